@@ -1,0 +1,77 @@
+import { InvalidLeaseKeyError, InvalidLeaseOptionError } from './errors.js';
+
+/** Longest key accepted, in characters; every backend indexes the whole key. */
+export const MAX_KEY_LENGTH = 255;
+/** Shortest ttl accepted: below this, network round trips alone eat the lease. */
+export const MIN_TTL_MS = 10;
+/** Longest ttl accepted: a day. Long leases are what this project exists to avoid. */
+export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+const MAX_OWNER_LENGTH = 128;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+export function validateKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new InvalidLeaseKeyError('lease key must be a non-empty string');
+  }
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new InvalidLeaseKeyError(`lease key is ${key.length} characters long; the limit is ${MAX_KEY_LENGTH}`);
+  }
+  if (CONTROL_CHARS.test(key)) {
+    throw new InvalidLeaseKeyError(`lease key ${JSON.stringify(key)} contains control characters`);
+  }
+  return key;
+}
+
+/** Validates a list prefix: like a key, but may be empty. */
+export function validatePrefix(prefix: unknown): string {
+  if (prefix === undefined || prefix === '') return '';
+  return validateKey(prefix);
+}
+
+export function validateTtl(ttlMs: unknown, name = 'ttlMs'): number {
+  if (typeof ttlMs !== 'number' || !Number.isInteger(ttlMs)) {
+    throw new InvalidLeaseOptionError(`${name} must be an integer number of milliseconds, got ${String(ttlMs)}`);
+  }
+  if (ttlMs < MIN_TTL_MS || ttlMs > MAX_TTL_MS) {
+    throw new InvalidLeaseOptionError(
+      `${name} must be between ${MIN_TTL_MS} ms and ${MAX_TTL_MS} ms (24 h), got ${ttlMs}`,
+    );
+  }
+  return ttlMs;
+}
+
+export function validateDuration(value: unknown, name: string, min: number, max = MAX_TTL_MS): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidLeaseOptionError(`${name} must be an integer between ${min} and ${max} ms, got ${String(value)}`);
+  }
+  return value;
+}
+
+export function validateOwnerName(owner: unknown): string {
+  if (owner === undefined) return defaultOwnerName();
+  if (typeof owner !== 'string' || owner.trim().length === 0) {
+    throw new InvalidLeaseOptionError('owner must be a non-empty string such as "full sync"');
+  }
+  if (owner.length > MAX_OWNER_LENGTH || CONTROL_CHARS.test(owner)) {
+    throw new InvalidLeaseOptionError(
+      `owner must be at most ${MAX_OWNER_LENGTH} printable characters, got ${JSON.stringify(owner.slice(0, 40))}…`,
+    );
+  }
+  return owner;
+}
+
+export function validateFence(fence: unknown): bigint | undefined {
+  if (fence === undefined || fence === null) return undefined;
+  try {
+    const value = BigInt(fence as string | number | bigint);
+    if (value > 0n) return value;
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidLeaseOptionError(`fence must be a positive integer, got ${String(fence)}`);
+}
+
+function defaultOwnerName(): string {
+  return process.title && process.title !== 'node' ? process.title.slice(0, MAX_OWNER_LENGTH) : 'forgesync';
+}
