@@ -1,0 +1,40 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/errors.js';
+import { LeaseError } from '../leases/errors.js';
+import { leaseCommands } from './lease-commands.js';
+
+/** Builds the `forgesync` command tree. */
+export function buildProgram(): Command {
+  const program = new Command('forgesync')
+    .description('replicate Git repositories and their project data under exclusive, fenced leases')
+    .option('--config <file>', 'JSON config file (default: $FORGESYNC_CONFIG or ./forgesync.json)')
+    .option('--data-dir <dir>', 'data directory (default: $FORGESYNC_DATA_DIR or ./data)')
+    .option('--database-url <url>', 'registry database URL (default: $FORGESYNC_DATABASE_URL)')
+    .option('--lease-url <url>', 'lease backend URL (default: $FORGESYNC_LEASE_URL, else the database)')
+    .showHelpAfterError()
+    .exitOverride();
+  program.addCommand(leaseCommands());
+  overrideExits(program);
+  return program;
+}
+
+// Errors come back to main() as exceptions instead of process.exit().
+function overrideExits(command: Command): void {
+  command.exitOverride();
+  for (const child of command.commands) overrideExits(child);
+}
+
+/** Runs the CLI; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof ConfigError || error instanceof LeaseError) {
+      process.stderr.write(`forgesync: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,7 @@
+/** The configuration is invalid; `problems` lists every problem found, not just the first. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  }
+}

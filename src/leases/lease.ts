@@ -1,0 +1,191 @@
+import { performance } from 'node:perf_hooks';
+import { LeaseExpiredError, LeaseLostError } from './errors.js';
+import type { LeaseOwner, LeaseStore } from './types.js';
+import { validateTtl } from './validate.js';
+
+/**
+ * How long before the computed lapse the client gives the lease up: 10 % of
+ * the ttl, between 5 ms and 2 s. It absorbs timer lateness and clock-rate
+ * drift between this machine and the backend.
+ */
+export function safetyMargin(ttlMs: number): number {
+  return Math.min(Math.max(Math.round(ttlMs * 0.1), 5), 2000);
+}
+
+interface LeaseInit {
+  key: string;
+  token: string;
+  fence: bigint;
+  owner: LeaseOwner;
+  expiresAt: Date;
+  ttlMs: number;
+  /** performance.now() taken just before the acquire request was sent. */
+  requestedAt: number;
+  lost?: AbortSignal;
+  onSettled: (lease: Lease) => void;
+}
+
+/**
+ * One held lease. The backend's clock decides expiry (`expiresAt`); the
+ * client keeps its own monotonic deadline counted from *before* the request
+ * was sent, so a slow round trip, an event-loop stall or a wall-clock jump
+ * can only make it give the lease up early, never late.
+ */
+export class Lease {
+  readonly key: string;
+  readonly token: string;
+  readonly fence: bigint;
+  readonly owner: LeaseOwner;
+  #expiresAt: Date;
+  #store: LeaseStore;
+  #controller = new AbortController();
+  #deadline = 0;
+  #safeUntil = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #released = false;
+  #busy: Promise<unknown> = Promise.resolve();
+  #onSettled: (lease: Lease) => void;
+  #detachLost: (() => void) | undefined;
+
+  /** @internal created by the LeaseManager only. */
+  constructor(store: LeaseStore, init: LeaseInit) {
+    this.#store = store;
+    this.key = init.key;
+    this.token = init.token;
+    this.fence = init.fence;
+    this.owner = init.owner;
+    this.#expiresAt = init.expiresAt;
+    this.#onSettled = init.onSettled;
+    this.#arm(init.requestedAt, init.ttlMs);
+    if (init.lost) this.#watch(init.lost);
+  }
+
+  /** When the lease lapses unless extended, by the backend's clock. */
+  get expiresAt(): Date {
+    return this.#expiresAt;
+  }
+
+  /**
+   * Aborts when the lease is lost or about to lapse; `signal.reason` is a
+   * LeaseLostError or LeaseExpiredError. Reading it also checks the
+   * monotonic deadline, so code resuming after a stall sees the truth.
+   */
+  get signal(): AbortSignal {
+    this.#checkDeadline();
+    return this.#controller.signal;
+  }
+
+  /** Milliseconds this client may still rely on the lease (0 once given up). */
+  get remainingMs(): number {
+    if (this.#controller.signal.aborted || this.#released) return 0;
+    return Math.max(0, Math.floor(this.#safeUntil - performance.now()));
+  }
+
+  /** Whether the lease is still held, as far as this client can tell. */
+  get held(): boolean {
+    return !this.#released && !this.signal.aborted;
+  }
+
+  /** Throws the loss reason if the lease can no longer be relied on. */
+  assertHeld(): void {
+    if (this.#released) throw new LeaseLostError(this.key, 'it was released by this holder');
+    this.signal.throwIfAborted();
+  }
+
+  /**
+   * Renews the lease for `ttlMs` (default: the acquire ttl) from now.
+   * Refused with LeaseExpiredError once the lease lapsed or was given up,
+   * and with LeaseLostError when another holder has the key.
+   */
+  async extend(ttlMs?: number): Promise<void> {
+    const ttl = ttlMs === undefined ? this.#ttlMs : validateTtl(ttlMs);
+    return this.#serialize(async () => {
+      this.assertHeld();
+      const requestedAt = performance.now();
+      const result = await this.#store.extend(this.key, this.token, ttl);
+      if (!result.extended) {
+        const error =
+          result.reason === 'expired' ? new LeaseExpiredError(this.key) : new LeaseLostError(this.key);
+        this.#abort(error);
+        throw error;
+      }
+      this.#checkDeadline();
+      this.signal.throwIfAborted();
+      this.#expiresAt = result.expiresAt;
+      this.#arm(requestedAt, ttl);
+    });
+  }
+
+  /**
+   * Gives the lease back. Idempotent for the holder; throws LeaseLostError
+   * when the backend says the token no longer held the key.
+   */
+  release(): Promise<void> {
+    if (this.#released) return this.#busy.then(() => undefined);
+    this.#released = true;
+    this.#stopTimers();
+    return this.#serialize(async () => {
+      try {
+        const released = await this.#store.release(this.key, this.token);
+        if (!released) throw new LeaseLostError(this.key, 'it had already expired or been taken over');
+      } finally {
+        this.#onSettled(this);
+      }
+    });
+  }
+
+  #ttlMs = 0;
+
+  #arm(requestedAt: number, ttlMs: number): void {
+    this.#ttlMs = ttlMs;
+    this.#deadline = requestedAt + ttlMs;
+    this.#safeUntil = this.#deadline - safetyMargin(ttlMs);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    // Timers may fire a little early: re-arm until the deadline has truly passed.
+    this.#timer = setTimeout(() => {
+      this.#checkDeadline();
+      if (!this.#released && !this.#controller.signal.aborted) this.#schedule();
+    }, Math.max(1, Math.ceil(this.#safeUntil - performance.now())));
+    this.#timer.unref();
+  }
+
+  #checkDeadline(): void {
+    if (this.#released || this.#controller.signal.aborted) return;
+    const now = performance.now();
+    if (now >= this.#safeUntil) {
+      const lapsed = now >= this.#deadline;
+      this.#abort(new LeaseExpiredError(this.key, lapsed ? 'its time to live ran out' : 'it was about to lapse without renewal'));
+    }
+  }
+
+  #watch(lost: AbortSignal): void {
+    const onLost = () => this.#abort(new LeaseLostError(this.key, String((lost.reason as Error)?.message ?? lost.reason)));
+    if (lost.aborted) return onLost();
+    lost.addEventListener('abort', onLost, { once: true });
+    this.#detachLost = () => lost.removeEventListener('abort', onLost);
+  }
+
+  #abort(reason: Error): void {
+    if (this.#controller.signal.aborted) return;
+    this.#stopTimers();
+    this.#controller.abort(reason);
+  }
+
+  #stopTimers(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#detachLost?.();
+    this.#detachLost = undefined;
+  }
+
+  /** Runs backend calls one at a time so a heartbeat never races a release. */
+  #serialize<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.#busy.then(operation, operation);
+    this.#busy = run.catch(() => undefined);
+    return run;
+  }
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LeaseLostError, LeaseManagerClosedError, LeaseUnavailableError } from './errors.js';
+import { startHeartbeat } from './heartbeat.js';
+import { Lease } from './lease.js';
+import type {
+  ForceReleaseOptions,
+  LeaseHolder,
+  LeaseRequest,
+  LeaseStore,
+  OwnerRecord,
+  ScopedLeaseRequest,
+  WaitingLeaseRequest,
+} from './types.js';
+import {
+  validateDuration,
+  validateFence,
+  validateKey,
+  validateOwnerName,
+  validatePrefix,
+  validateTtl,
+} from './validate.js';
+
+/** The outcome of one non-blocking attempt: the lease, or who has the key. */
+export type LeaseAttempt = { lease: Lease; holder: null } | { lease: null; holder: LeaseHolder | null };
+
+const HOST = hostname();
+
+/**
+ * Hands out exclusive, fenced leases on keys, over one backend store.
+ * Create it with `openLeaseManager(url)`.
+ */
+export class LeaseManager {
+  readonly #store: LeaseStore;
+  readonly #held = new Set<Lease>();
+  #closed = false;
+
+  /** @internal use openLeaseManager */
+  constructor(store: LeaseStore) {
+    this.#store = store;
+  }
+
+  /** The backend's name: "sqlite", "redis", "postgres" or "mysql". */
+  get backend(): string {
+    return this.#store.kind;
+  }
+
+  /** Takes the lease if it is free; never waits. Returns null when held. */
+  async tryAcquire(key: string, request: LeaseRequest): Promise<Lease | null> {
+    return (await this.attempt(key, request)).lease;
+  }
+
+  /**
+   * Like tryAcquire, but when the key is taken also says who holds it, in
+   * the same round trip, for the skip line
+   * `operation skipped - process locked by "name(pid)"`.
+   */
+  async attempt(key: string, request: LeaseRequest): Promise<LeaseAttempt> {
+    this.#assertOpen();
+    validateKey(key);
+    const ttlMs = validateTtl(request?.ttlMs);
+    const owner: OwnerRecord = { name: validateOwnerName(request?.owner), pid: process.pid, host: HOST };
+    return this.#attempt(key, ttlMs, owner);
+  }
+
+  /**
+   * Takes the lease, retrying every `retryMs` for up to `waitMs`; throws
+   * LeaseUnavailableError naming the holder when the wait runs out.
+   */
+  async acquire(key: string, request: WaitingLeaseRequest): Promise<Lease> {
+    this.#assertOpen();
+    validateKey(key);
+    const ttlMs = validateTtl(request?.ttlMs);
+    const owner: OwnerRecord = { name: validateOwnerName(request.owner), pid: process.pid, host: HOST };
+    const waitMs = validateDuration(request.waitMs ?? 0, 'waitMs', 0);
+    const retryMs = validateDuration(request.retryMs ?? Math.max(10, Math.min(100, Math.floor(waitMs / 10))), 'retryMs', 1, 60_000);
+    const started = performance.now();
+    for (;;) {
+      const result = await this.#attempt(key, ttlMs, owner);
+      if (result.lease) return result.lease;
+      const waited = performance.now() - started;
+      if (waited >= waitMs) throw new LeaseUnavailableError(key, result.holder, Math.round(waited));
+      // Jitter spreads contenders out so they do not retry in lockstep.
+      const pause = Math.min(waitMs - waited, retryMs * (0.75 + Math.random() * 0.5));
+      await sleep(Math.max(1, pause));
+      this.#assertOpen();
+    }
+  }
+
+  /**
+   * Runs `work` while holding the lease, renewing it by heartbeat (every
+   * ttl/3 by default) and always releasing it afterwards. If the lease is
+   * lost, `lease.signal` aborts; should `work` then fail, the loss is what
+   * is thrown (with the work's error as `cause`).
+   */
+  async withLease<T>(key: string, request: ScopedLeaseRequest, work: (lease: Lease) => Promise<T> | T): Promise<T> {
+    const lease = await this.acquire(key, request);
+    const period = validateDuration(request.heartbeatMs ?? Math.max(1, Math.floor(request.ttlMs / 3)), 'heartbeatMs', 1, request.ttlMs);
+    const stopHeartbeat = startHeartbeat(lease, period);
+    try {
+      return await work(lease);
+    } catch (error) {
+      if (lease.signal.aborted && error !== lease.signal.reason) {
+        const loss = lease.signal.reason as Error;
+        throw Object.assign(loss, { cause: error });
+      }
+      throw error;
+    } finally {
+      stopHeartbeat();
+      await lease.release().catch((error: unknown) => {
+        // Losing the lease was already signalled; anything else is news.
+        if (!(error instanceof LeaseLostError)) throw error;
+      });
+    }
+  }
+
+  /** The live holder of `key`, or null. */
+  async inspect(key: string): Promise<LeaseHolder | null> {
+    this.#assertOpen();
+    return this.#store.inspect(validateKey(key));
+  }
+
+  /** Every live holder whose key starts with `prefix`, sorted by key. */
+  async list(prefix = ''): Promise<LeaseHolder[]> {
+    this.#assertOpen();
+    return this.#store.list(validatePrefix(prefix));
+  }
+
+  /**
+   * Administrative release of an orphaned lease, whoever holds it. With
+   * `fence`, only that holder is released (a newer holder is left alone).
+   * Returns whether a lease was released.
+   */
+  async forceRelease(key: string, options: ForceReleaseOptions = {}): Promise<boolean> {
+    this.#assertOpen();
+    return this.#store.forceRelease(validateKey(key), validateFence(options.fence));
+  }
+
+  /** Throws LeaseBackendUnavailableError-like errors when the backend is down. */
+  async ping(): Promise<void> {
+    this.#assertOpen();
+    await this.#store.ping();
+  }
+
+  /** Releases every lease still held through this manager, then disconnects. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#held].map((lease) => lease.release()));
+    await this.#store.close();
+  }
+
+  async #attempt(key: string, ttlMs: number, owner: OwnerRecord): Promise<LeaseAttempt> {
+    const token = randomUUID();
+    const requestedAt = performance.now();
+    const result = await this.#store.acquire(key, token, ttlMs, owner);
+    if (!result.acquired) return { lease: null, holder: result.holder };
+    const lease = new Lease(this.#store, {
+      key,
+      token,
+      fence: result.fence,
+      owner: { ...owner, acquiredAt: result.acquiredAt },
+      expiresAt: result.expiresAt,
+      ttlMs,
+      requestedAt,
+      lost: result.lost,
+      onSettled: (settled) => this.#held.delete(settled),
+    });
+    this.#held.add(lease);
+    return { lease, holder: null };
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new LeaseManagerClosedError();
+  }
+}

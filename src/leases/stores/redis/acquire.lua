@@ -1,0 +1,38 @@
+--[[
+  Acquires a lease if nobody holds it, and reports the holder if someone does.
+
+  KEYS[1] lease key  forgesync:lease:{<key>}
+  KEYS[2] fence key  forgesync:fence:{<key>}   (never deleted, so fences only grow)
+  ARGV[1] token
+  ARGV[2] ttl in milliseconds
+  ARGV[3] the rest of the value, joined by the caller: \n pid \n owner name \n key \n host
+          (one argument instead of four is measurably cheaper; the key is stored so that
+          list() need not parse it back out of the Redis key name)
+
+  Stored value: token \n fence \n acquiredAtMs \n pid \n name \n key \n host
+  (host last: it is the only field nobody validated, so the reader keeps the rest of the string)
+
+  Returns
+    "fence\nacquiredAtMs\nnowMs"   acquired; also when ARGV[1] already holds the key, which is
+                                   what a resent acquire (reply lost on a dropped connection) sees
+    {nowMs, pttl, value}           someone else holds it
+  (A string, not an array, on the hot path: array replies cost measurably more to decode.)
+]]
+local time = redis.call('TIME')
+local now = string.format('%d', time[1] * 1000 + math.floor(time[2] / 1000))
+local current = redis.call('GET', KEYS[1])
+
+if not current then
+  local fence = string.format('%d', redis.call('INCR', KEYS[2]))
+  redis.call('SET', KEYS[1], ARGV[1] .. '\n' .. fence .. '\n' .. now .. ARGV[3], 'PX', ARGV[2])
+  return fence .. '\n' .. now .. '\n' .. now
+end
+
+local n = #ARGV[1]
+if string.sub(current, 1, n) == ARGV[1] and string.byte(current, n + 1) == 10 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  local fence, acquiredAt = string.match(current, '^[^\n]*\n([^\n]*)\n([^\n]*)')
+  return fence .. '\n' .. acquiredAt .. '\n' .. now
+end
+
+return {tonumber(now), redis.call('PTTL', KEYS[1]), current}

@@ -1,0 +1,145 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../errors.js';
+import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
+import { sqliteFilePath } from '../../util/sqlite-url.js';
+
+// Rows outlive their holders (token NULL after release) so that the fence
+// keeps growing per key across holders and crashes.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS forgesync_leases (
+  key         TEXT PRIMARY KEY,
+  token       TEXT,
+  fence       INTEGER NOT NULL,
+  owner_name  TEXT,
+  owner_pid   INTEGER,
+  owner_host  TEXT,
+  acquired_at INTEGER,
+  expires_at  INTEGER
+) WITHOUT ROWID`;
+
+const HOLDER_COLUMNS = 'key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at';
+
+interface HolderRow {
+  key: string;
+  fence: bigint;
+  owner_name: string;
+  owner_pid: number;
+  owner_host: string;
+  acquired_at: number;
+  expires_at: number;
+}
+
+function toHolder(row: HolderRow): LeaseHolder {
+  return {
+    key: row.key,
+    fence: BigInt(row.fence),
+    owner: { name: row.owner_name, pid: Number(row.owner_pid), host: row.owner_host, acquiredAt: new Date(Number(row.acquired_at)) },
+    expiresAt: new Date(Number(row.expires_at)),
+  };
+}
+
+/**
+ * The embedded lease backend: a table in the project's SQLite file. Every
+ * operation is one statement, so SQLite's write lock makes it atomic across
+ * all processes sharing the file (a CLI beside a running server). Times are
+ * epoch milliseconds of this machine's clock, the only clock all those
+ * processes share.
+ */
+export async function createSqliteStore(url: string): Promise<LeaseStore> {
+  let file: string;
+  try {
+    file = sqliteFilePath(url);
+  } catch (error) {
+    throw new UnsupportedLeaseUrlError((error as Error).message);
+  }
+  let db: Database.Database;
+  try {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('synchronous = NORMAL');
+    db.defaultSafeIntegers(true);
+    db.exec(SCHEMA);
+  } catch (error) {
+    throw new LeaseBackendUnavailableError('sqlite', url, error);
+  }
+
+  const acquire = db.prepare<[string, string, string, number, string, number, number], { fence: bigint }>(`
+    INSERT INTO forgesync_leases (key, token, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at)
+    VALUES (?, ?, 1, ?, ?, ?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET
+      token = excluded.token, fence = fence + 1,
+      owner_name = excluded.owner_name, owner_pid = excluded.owner_pid, owner_host = excluded.owner_host,
+      acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+    WHERE token IS NULL OR expires_at <= excluded.acquired_at
+    RETURNING fence`);
+  const live = db.prepare<[string, number], HolderRow>(
+    `SELECT ${HOLDER_COLUMNS} FROM forgesync_leases WHERE key = ? AND token IS NOT NULL AND expires_at > ?`,
+  );
+  const extend = db.prepare<[number, string, string, number], { expires_at: bigint }>(
+    `UPDATE forgesync_leases SET expires_at = ? WHERE key = ? AND token = ? AND expires_at > ? RETURNING expires_at`,
+  );
+  const tokenOf = db.prepare<[string], { token: string | null }>(`SELECT token FROM forgesync_leases WHERE key = ?`);
+  const release = db.prepare<[string, string]>(
+    `UPDATE forgesync_leases SET token = NULL, expires_at = NULL WHERE key = ? AND token = ?`,
+  );
+  const listAll = db.prepare<[number], HolderRow>(
+    `SELECT ${HOLDER_COLUMNS} FROM forgesync_leases WHERE token IS NOT NULL AND expires_at > ? ORDER BY key`,
+  );
+  // substr() rather than LIKE: keys may contain % and _ and LIKE ignores case.
+  const listPrefix = db.prepare<[number, string, string], HolderRow>(
+    `SELECT ${HOLDER_COLUMNS} FROM forgesync_leases
+     WHERE token IS NOT NULL AND expires_at > ? AND substr(key, 1, length(?)) = ? ORDER BY key`,
+  );
+  const forceAny = db.prepare<[string, number]>(
+    `UPDATE forgesync_leases SET token = NULL, expires_at = NULL WHERE key = ? AND token IS NOT NULL AND expires_at > ?`,
+  );
+  const forceFence = db.prepare<[string, number, bigint]>(
+    `UPDATE forgesync_leases SET token = NULL, expires_at = NULL
+     WHERE key = ? AND token IS NOT NULL AND expires_at > ? AND fence = ?`,
+  );
+
+  return {
+    kind: 'sqlite',
+    async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord): Promise<StoreAcquireResult> {
+      const now = Date.now();
+      const row = acquire.get(key, token, owner.name, owner.pid, owner.host, now, now + ttlMs);
+      if (row) {
+        return { acquired: true, fence: BigInt(row.fence), acquiredAt: new Date(now), expiresAt: new Date(now + ttlMs) };
+      }
+      const holder = live.get(key, now);
+      return { acquired: false, holder: holder ? toHolder(holder) : null };
+    },
+    async extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult> {
+      const now = Date.now();
+      const row = extend.get(now + ttlMs, key, token, now);
+      if (row) return { extended: true, expiresAt: new Date(Number(row.expires_at)) };
+      return { extended: false, reason: tokenOf.get(key)?.token === token ? 'expired' : 'lost' };
+    },
+    async release(key: string, token: string): Promise<boolean> {
+      return release.run(key, token).changes > 0;
+    },
+    async inspect(key: string): Promise<LeaseHolder | null> {
+      const row = live.get(key, Date.now());
+      return row ? toHolder(row) : null;
+    },
+    async list(prefix: string): Promise<LeaseHolder[]> {
+      const rows = prefix ? listPrefix.all(Date.now(), prefix, prefix) : listAll.all(Date.now());
+      return rows.map(toHolder);
+    },
+    async forceRelease(key: string, fence?: bigint): Promise<boolean> {
+      const now = Date.now();
+      const result = fence === undefined ? forceAny.run(key, now) : forceFence.run(key, now, fence);
+      return result.changes > 0;
+    },
+    async ping(): Promise<void> {
+      db.prepare('SELECT 1').get();
+    },
+    async close(): Promise<void> {
+      if (db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,281 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  InvalidLeaseKeyError,
+  InvalidLeaseOptionError,
+  LeaseExpiredError,
+  LeaseLostError,
+  LeaseUnavailableError,
+  openLeaseManager,
+  type LeaseManager,
+} from '../../src/index.js';
+import { aborted } from '../helpers.js';
+import type { BackendUnderTest } from './backends.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+export interface ConformanceOptions {
+  /** Removes the lease of `key` behind the manager's back, the backend's own way. */
+  removeUnderneath?: (key: string) => Promise<void>;
+}
+
+/** Starts a child process running a fixture; resolves with it once it printed its first line. */
+export async function startChild(args: string[]): Promise<{ child: ChildProcess; firstLine: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const [firstLine] = (await Promise.race([
+    once(lines, 'line'),
+    once(child, 'exit').then(([code]) => {
+      throw new Error(`child ${args.join(' ')} exited with ${code} before printing`);
+    }),
+  ])) as [string];
+  return { child, firstLine };
+}
+
+/** Runs the lease conformance suite against one backend. */
+export function describeLeaseConformance(backend: BackendUnderTest, options: ConformanceOptions = {}): void {
+  describe(`lease conformance: ${backend.name}`, () => {
+    let leases: LeaseManager;
+    let other: LeaseManager;
+    const prefix = `conf-${randomUUID().slice(0, 8)}:`;
+    let n = 0;
+    const freshKey = () => `${prefix}${++n}`;
+
+    beforeAll(async () => {
+      try {
+        leases = await openLeaseManager(backend.url);
+        other = await openLeaseManager(backend.url);
+      } catch (error) {
+        throw new Error(
+          `${backend.name} at ${backend.url} is not reachable (${(error as Error).message}); start it with: ${backend.hint}`,
+        );
+      }
+    });
+    afterAll(async () => {
+      await leases?.close();
+      await other?.close();
+    });
+
+    it('grants a free key with owner metadata and a fence, and refuses a second holder', async () => {
+      const key = freshKey();
+      const lease = await leases.tryAcquire(key, { ttlMs: 5000, owner: 'full sync' });
+      expect(lease).not.toBeNull();
+      expect(lease!.key).toBe(key);
+      expect(typeof lease!.fence).toBe('bigint');
+      expect(lease!.owner).toMatchObject({ name: 'full sync', pid: process.pid });
+      expect(lease!.owner.host.length).toBeGreaterThan(0);
+      expect(lease!.expiresAt.getTime()).toBeGreaterThan(lease!.owner.acquiredAt.getTime());
+      expect(await other.tryAcquire(key, { ttlMs: 5000, owner: 'partial sync' })).toBeNull();
+      const attempt = await other.attempt(key, { ttlMs: 5000 });
+      expect(attempt.holder).toMatchObject({ key, fence: lease!.fence, owner: { name: 'full sync', pid: process.pid } });
+      await lease!.release();
+      expect(await other.inspect(key)).toBeNull();
+    });
+
+    it('tryAcquire never waits for the holder', async () => {
+      const key = freshKey();
+      const lease = await leases.acquire(key, { ttlMs: 20_000, owner: 'holder' });
+      const started = Date.now();
+      expect(await other.tryAcquire(key, { ttlMs: 1000 })).toBeNull();
+      // Had it waited, it would have waited for the 20 s lease.
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await lease.release();
+    });
+
+    it('a waiting acquire times out with LeaseUnavailableError naming the holder', async () => {
+      const key = freshKey();
+      const lease = await leases.acquire(key, { ttlMs: 10_000, owner: 'full sync' });
+      const error = await other.acquire(key, { ttlMs: 1000, waitMs: 300, retryMs: 50 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LeaseUnavailableError);
+      expect((error as Error).message).toContain(`process locked by "full sync(${process.pid})"`);
+      expect((error as LeaseUnavailableError).holder?.fence).toBe(lease.fence);
+      await lease.release();
+    });
+
+    it('a waiting acquire gets the key when the holder lets go', async () => {
+      const key = freshKey();
+      const first = await leases.acquire(key, { ttlMs: 10_000 });
+      setTimeout(() => void first.release(), 200);
+      const second = await other.acquire(key, { ttlMs: 1000, waitMs: 5000, retryMs: 20 });
+      expect(second.fence).toBeGreaterThan(first.fence);
+      await second.release();
+    });
+
+    it('refuses extend and release by a stale token', async () => {
+      const key = freshKey();
+      const stale = await leases.acquire(key, { ttlMs: 10_000 });
+      expect(await other.forceRelease(key)).toBe(true);
+      const current = await other.acquire(key, { ttlMs: 10_000 });
+      await expect(stale.extend()).rejects.toBeInstanceOf(LeaseLostError);
+      expect(stale.signal.aborted).toBe(true);
+      await expect(stale.release()).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await leases.inspect(key))?.fence).toBe(current.fence);
+      await current.extend(10_000);
+      await current.release();
+    });
+
+    it('refuses to extend an expired lease and does not re-acquire it', async () => {
+      const key = freshKey();
+      const lease = await leases.acquire(key, { ttlMs: 100 });
+      await sleep(250);
+      expect(lease.signal.aborted).toBe(true);
+      await expect(lease.extend(5000)).rejects.toBeInstanceOf(LeaseExpiredError);
+      expect(await other.inspect(key)).toBeNull();
+      const next = await other.acquire(key, { ttlMs: 1000 });
+      expect(next.fence).toBeGreaterThan(lease.fence);
+      await next.release();
+    });
+
+    it('signals "about to lapse" before the ttl runs out', async () => {
+      const key = freshKey();
+      const lease = await leases.acquire(key, { ttlMs: 1000 });
+      await aborted(lease.signal);
+      expect(lease.signal.reason).toBeInstanceOf(LeaseExpiredError);
+      // The client gave up before the backend lets anyone else in.
+      expect(await other.tryAcquire(key, { ttlMs: 1000 })).toBeNull();
+      await lease.release();
+    });
+
+    it('fences strictly increase across holders, expiry and reconnects', async () => {
+      const key = freshKey();
+      const fences: bigint[] = [];
+      for (let i = 0; i < 5; i++) {
+        const lease = await (i % 2 ? leases : other).acquire(key, { ttlMs: 5000 });
+        fences.push(lease.fence);
+        await lease.release();
+      }
+      const lapsing = await leases.acquire(key, { ttlMs: 50 });
+      fences.push(lapsing.fence);
+      await sleep(120);
+      const reopened = await openLeaseManager(backend.url);
+      try {
+        const lease = await reopened.acquire(key, { ttlMs: 5000 });
+        fences.push(lease.fence);
+        await lease.release();
+      } finally {
+        await reopened.close();
+      }
+      for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!);
+    });
+
+    it('a heartbeat keeps a short lease alive well beyond its ttl', async () => {
+      const key = freshKey();
+      const result = await leases.withLease(key, { ttlMs: 300, owner: 'heartbeat' }, async (lease) => {
+        await sleep(1200);
+        expect(lease.signal.aborted).toBe(false);
+        expect(await other.tryAcquire(key, { ttlMs: 1000 })).toBeNull();
+        expect((await other.inspect(key))?.fence).toBe(lease.fence);
+        return lease.fence;
+      });
+      expect(typeof result).toBe('bigint');
+      expect(await other.inspect(key)).toBeNull();
+    });
+
+    it('aborts lease.signal when the lease is removed underneath', async () => {
+      const key = freshKey();
+      const remove = options.removeUnderneath ?? (async (k: string) => void (await other.forceRelease(k)));
+      const error = await leases
+        .withLease(key, { ttlMs: 600 }, async (lease) => {
+          await remove(key);
+          await aborted(lease.signal);
+          lease.signal.throwIfAborted();
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LeaseLostError);
+    });
+
+    it('forceRelease honours the fence it is given', async () => {
+      const key = freshKey();
+      const lease = await leases.acquire(key, { ttlMs: 10_000 });
+      expect(await other.forceRelease(key, { fence: lease.fence + 1n })).toBe(false);
+      expect((await other.inspect(key))?.fence).toBe(lease.fence);
+      expect(await other.forceRelease(key, { fence: lease.fence })).toBe(true);
+      expect(await other.inspect(key)).toBeNull();
+      expect(await other.forceRelease(key)).toBe(false);
+    });
+
+    it('lists live holders by prefix, literally', async () => {
+      const base = `${prefix}list%_*[{}]:`;
+      const held = await Promise.all(
+        ['a', 'b', 'c'].map((suffix) => leases.acquire(`${base}${suffix}`, { ttlMs: 10_000, owner: `lister ${suffix}` })),
+      );
+      const decoy = await leases.acquire(`${prefix}listX_*[{}]:z`, { ttlMs: 10_000 });
+      const listed = await other.list(base);
+      expect(listed.map((holder) => holder.key)).toEqual([`${base}a`, `${base}b`, `${base}c`]);
+      expect(listed[1]).toMatchObject({ fence: held[1]!.fence, owner: { name: 'lister b', pid: process.pid } });
+      expect((await other.list(prefix)).length).toBeGreaterThanOrEqual(4);
+      await Promise.all([...held, decoy].map((lease) => lease.release()));
+      expect(await other.list(base)).toEqual([]);
+    });
+
+    it('rejects bad input with typed errors and leaves held leases alone', async () => {
+      const key = freshKey();
+      const lease = await leases.acquire(key, { ttlMs: 10_000 });
+      await expect(leases.tryAcquire('', { ttlMs: 1000 })).rejects.toBeInstanceOf(InvalidLeaseKeyError);
+      await expect(leases.tryAcquire('x'.repeat(256), { ttlMs: 1000 })).rejects.toBeInstanceOf(InvalidLeaseKeyError);
+      await expect(leases.tryAcquire('bad\nkey', { ttlMs: 1000 })).rejects.toBeInstanceOf(InvalidLeaseKeyError);
+      for (const ttlMs of [0, -5, 1.5, Number.NaN, 10 * 24 * 3600 * 1000]) {
+        await expect(leases.tryAcquire(key, { ttlMs })).rejects.toBeInstanceOf(InvalidLeaseOptionError);
+      }
+      await expect(leases.acquire(key, { ttlMs: 1000, waitMs: -1 })).rejects.toBeInstanceOf(InvalidLeaseOptionError);
+      await expect(leases.forceRelease(key, { fence: 'abc' })).rejects.toBeInstanceOf(InvalidLeaseOptionError);
+      await expect(lease.extend(0)).rejects.toBeInstanceOf(InvalidLeaseOptionError);
+      expect((await other.inspect(key))?.fence).toBe(lease.fence);
+      // A 255-character key is fine.
+      const long = await leases.acquire(`${prefix}${'k'.repeat(255 - prefix.length)}`, { ttlMs: 1000 });
+      await long.release();
+      await lease.release();
+    });
+
+    it('keeps several processes hammering one key mutually exclusive', async () => {
+      const key = freshKey();
+      const processes = 4;
+      const rounds = 15;
+      const children = Array.from({ length: processes }, () =>
+        spawn(process.execPath, [fixture('hammer.mjs'), backend.url, key, String(rounds)], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        }),
+      );
+      const outputs = await Promise.all(
+        children.map(async (child) => {
+          let out = '';
+          child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          const [code] = await once(child, 'exit');
+          expect(code).toBe(0);
+          return out;
+        }),
+      );
+      const sections = outputs
+        .flatMap((out) => out.trim().split('\n'))
+        .map((line) => JSON.parse(line) as { start: string; end: string; fence: string })
+        .map((s) => ({ start: BigInt(s.start), end: BigInt(s.end), fence: BigInt(s.fence) }))
+        .sort((a, b) => (a.start < b.start ? -1 : 1));
+      expect(sections).toHaveLength(processes * rounds);
+      for (let i = 1; i < sections.length; i++) {
+        expect(sections[i]!.start).toBeGreaterThan(sections[i - 1]!.end);
+        expect(sections[i]!.fence).toBeGreaterThan(sections[i - 1]!.fence);
+      }
+    });
+
+    it('frees the key within ttl + a small margin after its holder is SIGKILLed', async () => {
+      const key = freshKey();
+      const ttlMs = 1500;
+      const { child, firstLine } = await startChild([fixture('holder.mjs'), backend.url, key, String(ttlMs), 'heartbeat']);
+      const fence = BigInt(firstLine.split(' ')[1]!);
+      await sleep(ttlMs); // the heartbeat has renewed it at least once by now
+      expect((await leases.inspect(key))?.fence).toBe(fence);
+      const killedAt = Date.now();
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      const lease = await leases.acquire(key, { ttlMs: 1000, waitMs: ttlMs + 3000, retryMs: 25 });
+      expect(Date.now() - killedAt).toBeLessThan(ttlMs + 1000);
+      expect(lease.fence).toBeGreaterThan(fence);
+      await lease.release();
+    });
+  });
+}
