@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config/errors.js';
-import { LeaseError } from '../leases/errors.js';
 import { leaseCommands } from './lease-commands.js';
+import { serveCommand } from './serve-command.js';
+import { sourceCommands } from './source-commands.js';
 
 /** Builds the `forgesync` command tree. */
 export function buildProgram(): Command {
@@ -13,6 +13,8 @@ export function buildProgram(): Command {
     .option('--lease-url <url>', 'lease backend URL (default: $FORGESYNC_LEASE_URL, else the database)')
     .showHelpAfterError()
     .exitOverride();
+  for (const command of sourceCommands()) program.addCommand(command);
+  program.addCommand(serveCommand());
   program.addCommand(leaseCommands());
   overrideExits(program);
   return program;
@@ -31,10 +33,9 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
-    if (error instanceof ConfigError || error instanceof LeaseError) {
-      process.stderr.write(`forgesync: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
+    // Every error forgesync raises on purpose carries a message meant for the user.
+    if (process.env.FORGESYNC_DEBUG) console.error(error);
+    else process.stderr.write(`forgesync: ${(error as Error)?.message ?? String(error)}\n`);
+    return 1;
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
+import { parseDuration } from '../replication/schedule.js';
 import { SETTINGS, type SettingKey } from './settings.js';
 
 /** The validated configuration, with every default filled in. */
@@ -9,6 +10,16 @@ export interface ForgesyncConfig {
   dataDir: string;
   databaseUrl: string;
   leaseUrl: string;
+  /** Directory of the bare mirrors: `<dataDir>/mirrors`. */
+  mirrorsDir: string;
+  gitProtocols: string;
+  maxConcurrentSyncs: number;
+  syncIntervalMs: number;
+  schedulerTickMs: number;
+  leaseTtlMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  secretsFile: string | undefined;
   /** The config file that was read, if any. */
   configFile: string | undefined;
 }
@@ -54,10 +65,20 @@ export function loadConfig(options: LoadConfigOptions = {}): ForgesyncConfig {
 
   const dataDir = resolve(cwd, (raw.dataDir as string | undefined) ?? './data');
   const databaseUrl = (raw.databaseUrl as string | undefined) ?? `sqlite:${join(dataDir, 'forgesync.db')}`;
+  const duration = (key: SettingKey, fallback: string) => parseDuration((raw[key] as string | undefined) ?? fallback);
   return {
     dataDir,
     databaseUrl,
     leaseUrl: (raw.leaseUrl as string | undefined) ?? databaseUrl,
+    mirrorsDir: join(dataDir, 'mirrors'),
+    gitProtocols: (raw.gitProtocols as string | undefined) ?? 'https,ssh',
+    maxConcurrentSyncs: (raw.maxConcurrentSyncs as number | undefined) ?? 4,
+    syncIntervalMs: Math.max(1000, duration('syncInterval', '1h')),
+    schedulerTickMs: duration('schedulerTick', '2s'),
+    leaseTtlMs: duration('leaseTtl', '15s'),
+    retryBaseMs: duration('retryBase', '15s'),
+    retryMaxMs: duration('retryMax', '1h'),
+    secretsFile: raw.secretsFile as string | undefined,
     configFile: file,
   };
 }

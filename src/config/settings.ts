@@ -22,6 +22,48 @@ export const SETTINGS = {
       .regex(/^(sqlite:|rediss?:\/\/|postgres(ql)?:\/\/|mysql:\/\/|mariadb:\/\/)/i, 'must be sqlite:<file>, redis://, postgres:// or mysql://'),
     doc: 'Lease backend (default: the same SQLite file as the registry).',
   },
+  gitProtocols: {
+    env: 'FORGESYNC_GIT_PROTOCOLS',
+    schema: z
+      .string()
+      .regex(/^\s*(https|http|ssh|git|file)(\s*,\s*(https|http|ssh|git|file))*\s*$/, 'must be a comma list of https, http, ssh, git, file'),
+    doc: 'Protocols git may use for upstreams (default https,ssh; add file for local paths).',
+  },
+  maxConcurrentSyncs: {
+    env: 'FORGESYNC_MAX_CONCURRENT_SYNCS',
+    schema: z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(256, 'must be at most 256'),
+    doc: 'Capacity: syncs running at once in one process (default 4).',
+  },
+  syncInterval: {
+    env: 'FORGESYNC_SYNC_INTERVAL',
+    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be an interval like 30m or 1h'),
+    doc: 'Default sync interval for sources without their own schedule (default 1h).',
+  },
+  schedulerTick: {
+    env: 'FORGESYNC_SCHEDULER_TICK',
+    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be an interval like 2s'),
+    doc: 'How often the scheduler looks for due work (default 2s).',
+  },
+  leaseTtl: {
+    env: 'FORGESYNC_LEASE_TTL',
+    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be a duration like 15s'),
+    doc: 'Ttl of sync and scheduler leases, renewed by heartbeat every third (default 15s).',
+  },
+  retryBase: {
+    env: 'FORGESYNC_RETRY_BASE',
+    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be a duration like 15s'),
+    doc: 'First retry delay after a failed sync (default 15s); doubles per failure.',
+  },
+  retryMax: {
+    env: 'FORGESYNC_RETRY_MAX',
+    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be a duration like 1h'),
+    doc: 'Cap of the retry delay, and the retry cadence of an upstream that is gone (default 1h).',
+  },
+  secretsFile: {
+    env: 'FORGESYNC_SECRETS_FILE',
+    schema: z.string().min(1),
+    doc: 'JSON file mapping credential names to secrets (optional).',
+  },
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;

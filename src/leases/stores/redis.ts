@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import { LeaseBackendUnavailableError } from '../errors.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
 
 /** How long createRedisStore waits for TCP, TLS, AUTH, SELECT and the ready check together. */
 const CONNECT_TIMEOUT_MS = 2000;
-/** A command unanswered for one to two of these periods makes the watchdog drop the connection. */
+/** A command unanswered for two to three of these periods makes the watchdog drop the connection. */
 const STALL_CHECK_MS = 5000;
 const SCAN_COUNT = 1000;
 
@@ -55,15 +55,17 @@ function decodeHolder(value: string, nowMs: number, pttl: number): LeaseHolder {
 /**
  * Opens a lease store on Redis at `url` (`redis://[user:pass@]host:port[/db]` or `rediss://`).
  *
- * Every operation is one Lua script, so one round trip and atomic on the server. Each lease
+ * acquire, extend, release, inspect and forceRelease are each one Lua script: one round trip,
+ * atomic on the server (list is SCAN plus one pipelined inspect per key). Each lease
  * is a string `forgesync:lease:{<key>}` with a PX expiry; its fence comes from a counter
  * `forgesync:fence:{<key>}` that is never deleted, so fences keep growing across holders,
  * releases and expiries (as long as Redis keeps its data). Times come from the server's TIME.
  *
  * Rejects with LeaseBackendUnavailableError within about two seconds if Redis cannot be
- * reached, instead of retrying forever; once connected, the client reconnects on its own,
+ * reached, instead of retrying forever. Once connected, the client reconnects on its own,
  * commands fail at once while it does, and a command left unanswered on a silent connection
- * fails within 10 to 20 seconds.
+ * fails within 15 seconds; such failures are LeaseBackendUnavailableError too, while errors
+ * the server answered with (OOM, READONLY, ...) come through as ioredis ReplyError.
  */
 export async function createRedisStore(url: string): Promise<LeaseStore> {
   let connected = false;
@@ -127,11 +129,20 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     }
   }, STALL_CHECK_MS).unref();
 
+  /**
+   * Errors the server answered with (a script bug, OOM, READONLY) pass through as they are;
+   * anything else means the connection failed, and is reported as the backend being unavailable.
+   */
+  const failure = (err: unknown): unknown =>
+    err instanceof ReplyError ? err : new LeaseBackendUnavailableError('redis', redactUrl(url), err);
+
   /** Counts a command for the watchdog. */
   async function watch<T>(command: Promise<T>): Promise<T> {
     pending++;
     try {
       return await command;
+    } catch (err) {
+      throw failure(err);
     } finally {
       pending--;
       answered++;
@@ -149,8 +160,10 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     try {
       return await client.evalsha(script.sha, keys, ...args);
     } catch (err) {
-      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
-      return await client.eval(script.lua, keys, ...args);
+      if (!(err instanceof ReplyError && (err as Error).message.startsWith('NOSCRIPT'))) throw failure(err);
+      return await client.eval(script.lua, keys, ...args).catch((evalErr: unknown) => {
+        throw failure(evalErr);
+      });
     } finally {
       pending--;
       answered++;
@@ -212,11 +225,7 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     },
 
     async ping(): Promise<void> {
-      try {
-        await watch(client.ping());
-      } catch (err) {
-        throw new LeaseBackendUnavailableError('redis', redactUrl(url), err);
-      }
+      await watch(client.ping());
     },
 
     async close(): Promise<void> {

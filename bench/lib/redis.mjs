@@ -1,0 +1,161 @@
+// Redis: forgesync vs ioredis issuing SET NX PX + EVALSHA compare-and-delete,
+// and the npm peers redis-semaphore (Mutex) and redlock. Every contender has
+// its own single ioredis connection (forgesync opens its own from the URL);
+// concurrent workers share it, so ioredis pipelines their commands alike.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import Redlock, { ExecutionError } from 'redlock';
+import { Mutex } from 'redis-semaphore';
+import { forgesyncContender } from './forgesync.mjs';
+import { unreachable } from './util.mjs';
+
+const CONNECT_TIMEOUT_MS = 2000;
+
+/** A connected ioredis client with default options, or an "unreachable" error within ~2 s. */
+export async function connectRedis(url) {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null, // a benchmark does not reconnect; a drop fails the backend's run
+  });
+  let firstError;
+  client.on('error', (error) => {
+    firstError ??= error;
+  });
+  let timer;
+  try {
+    await Promise.race([
+      client.connect(),
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (error) {
+    client.disconnect();
+    throw unreachable(firstError ?? error);
+  } finally {
+    clearTimeout(timer);
+  }
+  return client;
+}
+
+const DEL_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+/** Raw: SET key token NX PX ttl, then EVALSHA of a GET-compare-DEL script (loaded up front). */
+async function rawContender(url, { ttlMs }) {
+  const client = await connectRedis(url);
+  const sha = await client.script('LOAD', DEL_IF_EQUAL);
+  const release = async (key, token) => {
+    try {
+      return await client.evalsha(sha, 1, key, token);
+    } catch (error) {
+      if (!String(error?.message).startsWith('NOSCRIPT')) throw error;
+      return client.eval(DEL_IF_EQUAL, 1, key, token);
+    }
+  };
+  const session = {
+    async tryAcquire(key) {
+      const token = randomUUID();
+      return (await client.set(key, token, 'PX', ttlMs, 'NX')) === 'OK' ? { key, token } : null;
+    },
+    async release(handle) {
+      if ((await release(handle.key, handle.token)) !== 1) throw new Error(`raw redis: ${handle.key} was not ours any more`);
+    },
+  };
+  return {
+    name: 'raw',
+    role: 'baseline',
+    describe: 'ioredis: SET k token NX PX ttl + EVALSHA GET/compare/DEL',
+    sessions: (n) => Array.from({ length: n }, () => session),
+    close: () => client.quit().catch(() => client.disconnect()),
+  };
+}
+
+/**
+ * redis-semaphore Mutex, one per attempt (its identifier is the token), with
+ * acquireAttemptsLimit 1 so tryAcquire makes one SET NX PX. Caveat the harness
+ * cannot remove: after a failed attempt the library still sleeps retryInterval
+ * before giving up (0 here, which Node turns into a ~1 ms timer), so under
+ * contention its losers back off where the other contenders retry at once.
+ * refreshInterval is left at its default (a setInterval armed per lease).
+ */
+async function redisSemaphoreContender(url, { ttlMs }) {
+  const client = await connectRedis(url);
+  const options = { lockTimeout: ttlMs, acquireTimeout: ttlMs, acquireAttemptsLimit: 1, retryInterval: 0 };
+  const session = {
+    async tryAcquire(key) {
+      const mutex = new Mutex(client, key, options);
+      return (await mutex.tryAcquire()) ? mutex : null;
+    },
+    release: (mutex) => mutex.release(),
+  };
+  return {
+    name: 'redis-semaphore',
+    role: 'peer',
+    describe: 'redis-semaphore 5 Mutex.tryAcquire (acquireAttemptsLimit 1) + release',
+    sessions: (n) => Array.from({ length: n }, () => session),
+    close: () => client.quit().catch(() => client.disconnect()),
+  };
+}
+
+/**
+ * redlock 5 with a single client and retryCount 0: acquire is one EVALSHA,
+ * release another. When the resource is taken, redlock throws ExecutionError
+ * (after sending a release script to undo partial locks), which counts as a
+ * failed try here.
+ */
+async function redlockContender(url, { ttlMs }) {
+  const client = await connectRedis(url);
+  const redlock = new Redlock([client], { retryCount: 0, retryDelay: 0, retryJitter: 0 });
+  const session = {
+    async tryAcquire(key) {
+      try {
+        return await redlock.acquire([key], ttlMs);
+      } catch (error) {
+        if (error instanceof ExecutionError) return null;
+        throw error;
+      }
+    },
+    release: (lock) => redlock.release(lock),
+  };
+  return {
+    name: 'redlock',
+    role: 'peer',
+    describe: 'redlock 5.0.0-beta.2 acquire([key], ttl) with retryCount 0 + release',
+    sessions: (n) => Array.from({ length: n }, () => session),
+    close: () => client.quit().catch(() => client.disconnect()),
+  };
+}
+
+export async function openRedis(ctx, url) {
+  const admin = await connectRedis(url); // also the reachability probe
+  const contenders = [];
+  const cleanup = async () => {
+    for (const c of contenders) await c.close().catch(() => {});
+    // forgesync:lease:{…} and forgesync:fence:{…}, mutex:…, and the raw/redlock keys.
+    let cursor = '0';
+    let removed = 0;
+    do {
+      const [next, names] = await admin.scan(cursor, 'MATCH', `*${ctx.keyPrefix}*`, 'COUNT', 1000);
+      if (names.length) removed += await admin.del(...names);
+      cursor = next;
+    } while (cursor !== '0');
+    await admin.quit().catch(() => admin.disconnect());
+    return `removed ${removed} bench keys`;
+  };
+  try {
+    contenders.push(await forgesyncContender(url, ctx));
+    contenders.push(await rawContender(url, ctx));
+    contenders.push(await redisSemaphoreContender(url, ctx));
+    contenders.push(await redlockContender(url, ctx));
+  } catch (error) {
+    await cleanup().catch(() => {});
+    throw error;
+  }
+  const notes = [
+    'redis-semaphore sleeps retryInterval (0 → ~1 ms timer) after each failed try, a backoff the others do not get',
+    'redlock sends an extra release EVALSHA and throws ExecutionError on each failed try',
+  ];
+  return { url, contenders, cleanup, notes };
+}

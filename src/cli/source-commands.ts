@@ -1,0 +1,110 @@
+import { Command } from 'commander';
+import type { SourceWithRegistry } from '../store/types.js';
+import { redactUrl } from '../util/redact.js';
+import { withForgesync } from './app-context.js';
+import { printJson } from './output.js';
+
+/** The JSON form of a source in `forgesync status --json` (a contract for other tools). */
+export function sourceStatusJson(source: SourceWithRegistry) {
+  const row = source.registry;
+  return {
+    name: source.name,
+    url: redactUrl(source.url),
+    state: row.state,
+    enabled: source.enabled,
+    retryCount: row.retryCount,
+    nextRetryAt: row.nextRetryAt?.toISOString() ?? null,
+    lastAttemptAt: row.lastAttemptAt?.toISOString() ?? null,
+    lastSyncedAt: row.lastSyncedAt?.toISOString() ?? null,
+    lastFailure: row.lastFailure,
+    checksum: row.checksum,
+    verificationState: row.verificationState,
+    missingOnPrimary: row.missingOnPrimary,
+    mirrorPath: row.mirrorPath,
+    requestedSeq: row.requestedSeq,
+    completedSeq: row.completedSeq,
+  };
+}
+
+function statusLine(source: SourceWithRegistry): string {
+  const row = source.registry;
+  const when = row.lastSyncedAt ? `synced ${row.lastSyncedAt.toISOString()}` : 'never synced';
+  const failure = row.state === 'failed' ? `  retry #${row.retryCount} at ${row.nextRetryAt?.toISOString()}: ${row.lastFailure ?? ''}` : '';
+  return `${source.name}\t${row.state}${row.missingOnPrimary ? ' (missing on primary)' : ''}\t${when}\t${redactUrl(source.url)}${failure}`;
+}
+
+/** `forgesync add|remove|sync|resync|status`. */
+export function sourceCommands(): Command[] {
+  const add = new Command('add')
+    .description('register an upstream repository to mirror')
+    .argument('<url>', 'upstream URL (https, ssh; http/file/local paths only when FORGESYNC_GIT_PROTOCOLS lists them)')
+    .option('--name <name>', 'source name (default: from the URL)')
+    .option('--interval <interval>', 'sync interval, e.g. 30m or 1h (default: FORGESYNC_SYNC_INTERVAL)')
+    .option('--cron <expression>', 'cron schedule instead of an interval')
+    .option('--credential <ref>', 'credential reference: env:VAR, file:/path or a secrets-file name')
+    .option('--json', 'machine-readable output')
+    .action(async (url: string, options: { name?: string; interval?: string; cron?: string; credential?: string; json?: boolean }, command: Command) => {
+      const source = await withForgesync(command, (app) =>
+        app.addSource({ url, name: options.name, interval: options.interval, cron: options.cron, credentialRef: options.credential }),
+      );
+      if (options.json) printJson(sourceStatusJson(source));
+      else process.stdout.write(`added ${source.name} (${redactUrl(source.url)}); first sync requested\n`);
+    });
+
+  const remove = new Command('remove')
+    .description('remove a source and delete its mirror')
+    .argument('<name>')
+    .action(async (name: string, _options: unknown, command: Command) => {
+      await withForgesync(command, (app) => app.removeSource(name));
+      process.stdout.write(`removed ${name}\n`);
+    });
+
+  const sync = new Command('sync')
+    .description('request a sync of one source (and with --wait, run it here until done)')
+    .argument('<name>')
+    .option('--wait', 'wait until synced; exit status 0 only when the source is synced')
+    .option('--timeout <seconds>', 'give up waiting after this many seconds', '600')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, options: { wait?: boolean; timeout: string; json?: boolean }, command: Command) => {
+      if (!options.wait) {
+        const seq = await withForgesync(command, (app) => app.requestSync(name, 'cli'));
+        if (options.json) printJson({ name, requested: seq });
+        else process.stdout.write(`sync of ${name} requested (request #${seq}); a running forgesync serve picks it up\n`);
+        return;
+      }
+      const source = await withForgesync(command, (app) =>
+        app.syncAndWait(name, { trigger: 'cli', timeoutMs: Number(options.timeout) * 1000 }),
+      );
+      if (options.json) printJson(sourceStatusJson(source));
+      else process.stdout.write(`${statusLine(source)}\n`);
+      if (source.registry.state !== 'synced') process.exitCode = 1;
+    });
+
+  const resync = new Command('resync')
+    .description('request a new sync of one source, of every failed source, or of all')
+    .argument('[name]')
+    .option('--failed', 'every source in state failed')
+    .option('--all', 'every source')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string | undefined, options: { failed?: boolean; all?: boolean; json?: boolean }, command: Command) => {
+      const chosen = [name !== undefined, Boolean(options.failed), Boolean(options.all)].filter(Boolean).length;
+      if (chosen !== 1) command.error('give exactly one of <name>, --failed or --all', { exitCode: 2 });
+      const target = name !== undefined ? { name } : options.failed ? ('failed' as const) : ('all' as const);
+      const count = await withForgesync(command, (app) => app.resync(target, 'cli'));
+      if (options.json) printJson({ requested: count });
+      else process.stdout.write(`resync requested for ${count} source${count === 1 ? '' : 's'}\n`);
+    });
+
+  const status = new Command('status')
+    .description('show the registry: state, retries, last sync and failure of each source')
+    .argument('[name]')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string | undefined, options: { json?: boolean }, command: Command) => {
+      const sources = await withForgesync(command, async (app) => (name ? [await app.getSource(name)] : app.sources.list({})));
+      if (options.json) printJson(name ? sourceStatusJson(sources[0]!) : sources.map(sourceStatusJson));
+      else if (sources.length === 0) process.stdout.write('no sources; add one with: forgesync add <url>\n');
+      else for (const source of sources) process.stdout.write(`${statusLine(source)}\n`);
+    });
+
+  return [add, remove, sync, resync, status];
+}

@@ -1,0 +1,215 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { tokenScopeFor } from './env.js';
+import { GitCommandError } from './errors.js';
+import { mirrorDirName, safeJoin } from './paths.js';
+import { countRefChanges, localHead, localRefs, lsRemote, refsChecksum, type RefMap, type RemoteListing } from './refs.js';
+import type { GitRunOptions, GitRunner } from './runner.js';
+import {
+  discardDir,
+  makeTempDir,
+  readMirrorMeta,
+  recordedUrl,
+  releaseTempDir,
+  replaceDir,
+  staleMirrors,
+  writeMirrorMeta,
+} from './storage.js';
+import { validateRemoteUrl } from './url.js';
+
+export { lsRemote, localRefs, localHead, refsChecksum, countRefChanges, type RefMap, type RemoteListing } from './refs.js';
+export { cleanupTempDirs, removeMirror, mirrorPathFor } from './storage.js';
+
+export interface SyncMirrorOptions {
+  runner: GitRunner;
+  /** Root directory of all mirrors. */
+  storage: string;
+  /** Source name (sanitized into the directory name). */
+  name: string;
+  /** Upstream URL; validated against `runner.protocols` before anything runs. */
+  url: string;
+  /** Access token, sent as an `Authorization` header through the environment. */
+  token?: string;
+  /** Abort (e.g. lease lost): the running git process group is killed. */
+  signal?: AbortSignal;
+  /** git's progress lines, redacted. */
+  onProgress?: (line: string) => void;
+  /** Also run `git fsck --connectivity-only` on the existing mirror (slow on large repositories). */
+  fsck?: boolean;
+}
+
+export interface MirrorSyncResult {
+  action: 'cloned' | 'recloned' | 'fetched' | 'noop';
+  /** Absolute path of the bare mirror. */
+  path: string;
+  /** Refs added, removed or moved compared with the mirror before this sync. */
+  refsChanged: number;
+  /** {@link refsChecksum} of the mirror's refs after the sync. */
+  checksum: string;
+  /** {@link refsChecksum} of the upstream refs listed at the start of the sync. */
+  upstreamChecksum: string;
+  /** True when the mirror's refs equal that listing (false if upstream moved meanwhile). */
+  verified: boolean;
+  /** The mirror's HEAD target after the sync. */
+  head?: string;
+  /** Why an existing mirror was re-cloned (`recloned` only). */
+  reason?: string;
+}
+
+type Inspection =
+  | { state: 'missing' }
+  | { state: 'replace'; reason: string }
+  | { state: 'ok'; refs: RefMap; head: string | undefined };
+
+/**
+ * Brings the bare mirror of `url` under `storage` up to date: clone when missing,
+ * re-clone when it is corrupt or was made for another URL, otherwise fetch only if
+ * `ls-remote` shows a difference. Callers hold the source's lease.
+ */
+export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSyncResult> {
+  const { runner, storage, name, token, signal } = options;
+  const url = validateRemoteUrl(options.url, runner.protocols);
+  const path = safeJoin(storage, mirrorDirName(name, url));
+  await mkdir(storage, { recursive: true });
+  const remote = { signal, token };
+  const tokenScope = tokenScopeFor(url);
+  const git = {
+    signal,
+    ...(options.onProgress ? { onStderrLine: options.onProgress } : {}),
+    ...(tokenScope ? { tokenScope } : {}),
+  };
+  const progress = options.onProgress ? ['--progress'] : [];
+
+  const upstream = await lsRemote(runner, url, remote);
+  const inspection = await inspect(runner, path, url, options.fsck ?? false, signal);
+  let action: MirrorSyncResult['action'];
+  let before: RefMap = new Map();
+  let reason: string | undefined;
+
+  if (inspection.state === 'ok') {
+    before = inspection.refs;
+    const unchanged = refsChecksum(before) === refsChecksum(upstream.refs);
+    if (unchanged && (upstream.head === undefined || upstream.head === inspection.head)) {
+      return result('noop', path, 0, before, upstream, inspection.head);
+    }
+    try {
+      await runner.run(
+        [`--git-dir=${path}`, 'fetch', '--prune', '--atomic', '--no-write-fetch-head', ...progress, '--end-of-options', url, '+refs/*:refs/*'],
+        { ...git, token },
+      );
+      action = 'fetched';
+    } catch (error) {
+      // A fetch that fails on a mirror whose history is broken is healed by a re-clone.
+      if (!(error instanceof GitCommandError) || (await connected(runner, path, signal))) throw error;
+      await clone(options, url, path, progress, git);
+      action = 'recloned';
+      reason = `fetch failed and the mirror is broken: ${error.message}`;
+    }
+  } else {
+    const stale = inspection.state === 'missing' ? await staleMirrors(storage, name, url) : [];
+    await clone(options, url, path, progress, git);
+    for (const dir of stale) await discardDir(storage, dir);
+    action = inspection.state === 'missing' && stale.length === 0 ? 'cloned' : 'recloned';
+    if (inspection.state === 'replace') reason = inspection.reason;
+    else if (stale.length > 0) reason = 'the source URL changed';
+  }
+
+  let head = await localHead(runner, path, { signal });
+  if (upstream.head !== undefined && upstream.head !== head && /^refs\/\S+$/.test(upstream.head)) {
+    await runner.run([`--git-dir=${path}`, 'symbolic-ref', '--end-of-options', 'HEAD', upstream.head], { signal });
+    head = upstream.head;
+  }
+  const after = await localRefs(runner, path, { signal });
+  return { ...result(action, path, countRefChanges(before, after), after, upstream, head), ...(reason ? { reason } : {}) };
+}
+
+function result(
+  action: MirrorSyncResult['action'],
+  path: string,
+  refsChanged: number,
+  refs: RefMap,
+  upstream: RemoteListing,
+  head: string | undefined,
+): MirrorSyncResult {
+  const checksum = refsChecksum(refs);
+  const upstreamChecksum = refsChecksum(upstream.refs);
+  return {
+    action,
+    path,
+    refsChanged,
+    checksum,
+    upstreamChecksum,
+    verified: checksum === upstreamChecksum,
+    ...(head !== undefined ? { head } : {}),
+  };
+}
+
+/** Clones into a fresh `.tmp-*` directory, records the source, then renames it over `path`. */
+async function clone(
+  options: SyncMirrorOptions,
+  url: string,
+  path: string,
+  progress: string[],
+  git: GitRunOptions,
+): Promise<void> {
+  const { runner, storage, name, token } = options;
+  const tmp = await makeTempDir(storage);
+  try {
+    await runner.run(['clone', '--mirror', '--no-local', '--template=', ...progress, '--end-of-options', url, tmp], {
+      ...git,
+      token,
+    });
+    await writeMirrorMeta(tmp, name, url);
+    await replaceDir(storage, tmp, path);
+  } finally {
+    await releaseTempDir(tmp);
+  }
+}
+
+/** Decides whether the directory at `path` is a usable mirror of `url`. */
+async function inspect(runner: GitRunner, path: string, url: string, fsck: boolean, signal?: AbortSignal): Promise<Inspection> {
+  const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (!info) return { state: 'missing' };
+  if (!info.isDirectory()) return { state: 'replace', reason: 'not a directory' };
+  const gitDir = `--git-dir=${path}`;
+  try {
+    const { stdout } = await runner.run([gitDir, 'rev-parse', '--is-bare-repository'], { signal });
+    if (stdout.trim() !== 'true') return { state: 'replace', reason: 'not a bare repository' };
+  } catch (error) {
+    if (error instanceof GitCommandError) return { state: 'replace', reason: 'not a git repository' };
+    throw error;
+  }
+  const meta = await readMirrorMeta(path);
+  let recorded = meta.url;
+  if (recorded === undefined) {
+    const config = await runner.run([gitDir, 'config', '--get', 'remote.origin.url'], { signal }).catch(() => undefined);
+    recorded = config ? recordedUrl(config.stdout.trim()) : undefined;
+  }
+  if (recorded !== recordedUrl(url)) return { state: 'replace', reason: 'made for another URL' };
+  try {
+    const refs = await localRefs(runner, path, { signal });
+    if (refs.size > 0) {
+      const input = `${[...new Set(refs.values())].join('\n')}\n`;
+      const { stdout } = await runner.run([gitDir, 'cat-file', '--batch-check'], { signal, input });
+      if (/ missing$/m.test(stdout)) return { state: 'replace', reason: 'ref tips are missing' };
+    }
+    if (fsck && !(await connected(runner, path, signal))) return { state: 'replace', reason: 'fsck failed' };
+    return { state: 'ok', refs, head: await localHead(runner, path, { signal }) };
+  } catch (error) {
+    if (error instanceof GitCommandError) return { state: 'replace', reason: error.message };
+    throw error;
+  }
+}
+
+/** `git fsck --connectivity-only` succeeds. */
+async function connected(runner: GitRunner, path: string, signal?: AbortSignal): Promise<boolean> {
+  try {
+    await runner.run([`--git-dir=${path}`, 'fsck', '--connectivity-only', '--no-dangling', '--no-progress'], { signal });
+    return true;
+  } catch (error) {
+    if (error instanceof GitCommandError) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,142 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { sqliteFilePath } from '../util/sqlite-url.js';
+import { redactUrl } from '../util/redact.js';
+import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
+import { registerSqliteHandle } from './atomic.js';
+import type { Schema } from './types.js';
+
+/** An open Kysely instance plus what the migration step needs from its dialect. */
+export interface Connection {
+  db: Kysely<Schema>;
+  /** Schema holding Kysely's migration tables (PostgreSQL), so other schemas' tables cannot fool it. */
+  migrationSchema: string | undefined;
+  /**
+   * Runs `fn` while holding a lock that excludes every other process
+   * migrating the same database. Kysely's migrator takes no lock on SQLite,
+   * so the SQLite connection holds `BEGIN IMMEDIATE` around it; on
+   * PostgreSQL Kysely's own advisory lock does the job and this just runs fn.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+const MIGRATION_LOCK_WAIT_MS = 60_000;
+const BUSY_TIMEOUT_MS = 5_000;
+const INT8_OID = 20;
+
+/** Opens `sqlite:<file>`, creating its directory, with WAL and foreign keys on. */
+export function connectSqlite(url: string): Connection {
+  let file: string;
+  try {
+    file = sqliteFilePath(url);
+  } catch (error) {
+    throw new UnsupportedDatabaseUrlError((error as Error).message);
+  }
+  let raw: BetterSqlite3.Database;
+  try {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    raw = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
+    raw.pragma('journal_mode = WAL');
+    raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    raw.pragma('foreign_keys = ON');
+    raw.pragma('synchronous = NORMAL');
+  } catch (error) {
+    throw new DatabaseUnavailableError('sqlite', url, error);
+  }
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: raw }) });
+  registerSqliteHandle(db, raw);
+  return {
+    db,
+    migrationSchema: undefined,
+    exclusive: (fn) => withImmediateTransaction(raw, fn),
+  };
+}
+
+/**
+ * Takes SQLite's write lock without blocking the event loop (busy timeout 0
+ * and an async retry, so two handles in one process cannot starve each
+ * other), runs fn inside that transaction and commits, or rolls back on error.
+ */
+async function withImmediateTransaction<T>(raw: BetterSqlite3.Database, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
+  raw.pragma('busy_timeout = 0');
+  try {
+    for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+      try {
+        raw.exec('BEGIN IMMEDIATE');
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+        await sleep(delay);
+      }
+    }
+  } finally {
+    raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+  try {
+    const result = await fn();
+    raw.exec('COMMIT');
+    return result;
+  } catch (error) {
+    if (raw.inTransaction) raw.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+/** PostgreSQL folds unquoted identifiers in search_path to lower case: accept only names that survive it. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Opens a pool on `postgres://…` and checks that the server answers. With
+ * `schema`, every pooled connection gets `search_path=<schema>` (merged into
+ * the URL's `options` parameter); the schema is created by the migration step.
+ * int8 columns arrive as JavaScript numbers (ids, epoch ms, counters all stay
+ * below 2^53); fences are read through `cast(fence as text)` to stay exact.
+ */
+export async function connectPostgres(url: string, schema: string | undefined): Promise<Connection> {
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new InvalidDatabaseOptionError(
+      `schema "${schema}" is not a valid schema name; use lower-case letters, digits and "_", not starting with a digit, at most 63 characters`,
+    );
+  }
+  let connectionString = url;
+  try {
+    const parsed = new URL(url);
+    if (schema) {
+      const options = [parsed.searchParams.get('options'), `-c search_path=${schema}`].filter(Boolean).join(' ');
+      parsed.searchParams.set('options', options);
+      connectionString = parsed.toString();
+    }
+  } catch {
+    throw new UnsupportedDatabaseUrlError(`database URL ${redactUrl(url)} is not a valid postgres:// URL`);
+  }
+  const pool = new pg.Pool({
+    connectionString,
+    max: 10,
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: 5_000,
+    keepAlive: true,
+    allowExitOnIdle: true,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client dying (server restart, network drop) must not crash the
+  // process; the next query opens a new connection.
+  pool.on('error', () => {});
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  let migrationSchema = schema;
+  try {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+    migrationSchema ??= rows[0]?.schema ?? 'public';
+  } catch (error) {
+    await db.destroy().catch(() => {});
+    throw new DatabaseUnavailableError('postgres', redactUrl(url), error);
+  }
+  return { db, migrationSchema, exclusive: (fn) => fn() };
+}

@@ -1,0 +1,21 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import type { StoreDialect } from '../database.js';
+import { sourcesRegistry } from './001_sources_registry.js';
+import { syncAttempts } from './002_sync_attempts.js';
+
+/**
+ * Every migration, by name. Names sort in the order they run; a new
+ * migration gets the next number and is added here (no directory scan, so
+ * the bundle and the compiled output need no extra files).
+ */
+export function migrations(dialect: StoreDialect): Record<string, Migration> {
+  return {
+    '001_sources_registry': sourcesRegistry(dialect),
+    '002_sync_attempts': syncAttempts(dialect),
+  };
+}
+
+/** A static Kysely migration provider for `dialect`. */
+export function migrationProvider(dialect: StoreDialect): MigrationProvider {
+  return { getMigrations: async () => migrations(dialect) };
+}

@@ -1,0 +1,253 @@
+import { sql, type Kysely } from 'kysely';
+import { completeAttempt, insertAttempt, listAttempts, type AttemptOutcome } from './attempts.js';
+import type { Database } from './database.js';
+import { UnknownSourceError } from './errors.js';
+import { fenceText, registryColumns, selectSourcesWithRegistry, toRegistryRow, toSourceWithRegistry, truncateFailure } from './rows.js';
+import { fenceGuard, requestedChanges } from './sql.js';
+import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
+
+/** Which rows requestMany() records a request on. */
+export type RequestManyFilter = { state?: RegistryState } | 'all' | 'failed';
+
+/** Registry counts by state, plus verification and missing-upstream totals. */
+export type RegistryCounts = Record<RegistryState, number> & { verified: number; mismatch: number; missing: number };
+
+/**
+ * The registry: one row per source, the durable truth about its replication.
+ * Triggers only record requests here; syncs read and write it. Every write
+ * made on behalf of a sync carries the lease fence and applies only when the
+ * row's stored fence is NULL or not above it, so a holder that lost its lease
+ * cannot overwrite the next holder's row; those methods say false (or null)
+ * when the guard rejected the write.
+ */
+export class RegistryRepository {
+  readonly #db: Kysely<Schema>;
+
+  constructor(database: Pick<Database, 'db'>) {
+    this.#db = database.db;
+  }
+
+  /**
+   * Records a request in one atomic statement: requested_seq + 1, and a
+   * synced or failed row becomes pending with its backoff cleared (an
+   * explicit request overrides backoff). `trigger` is for the caller's logs.
+   * @returns the new requested_seq.
+   * @throws UnknownSourceError when the source has no registry row.
+   */
+  async request(sourceId: number, trigger: SyncTrigger, now: Date = new Date()): Promise<number> {
+    void trigger;
+    const row = await this.#db
+      .updateTable('registry')
+      .set(requestedChanges(now.getTime()))
+      .where('source_id', '=', sourceId)
+      .returning('requested_seq')
+      .executeTakeFirst();
+    if (!row) throw new UnknownSourceError(sourceId);
+    return Number(row.requested_seq);
+  }
+
+  /** request() on every row `filter` selects, in one statement; returns how many rows it touched. */
+  async requestMany(filter: RequestManyFilter, now: Date = new Date()): Promise<number> {
+    const state = filter === 'all' ? undefined : filter === 'failed' ? 'failed' : filter.state;
+    if (state !== undefined && !REGISTRY_STATES.includes(state)) {
+      throw new RangeError(`unknown registry state "${state}"; expected one of ${REGISTRY_STATES.join(', ')}`);
+    }
+    let query = this.#db.updateTable('registry').set(requestedChanges(now.getTime()));
+    if (state) query = query.where('state', '=', state);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** Guarded: marks the row started, serving the current requested_seq. Null when the guard rejected it. */
+  async start(sourceId: number, fence: bigint, now: Date): Promise<RegistryRow | null> {
+    const row = await this.#db
+      .updateTable('registry')
+      .set({ state: 'started', last_attempt_at: now.getTime(), target_seq: sql<number>`requested_seq`, fence, updated_at: now.getTime() })
+      .where('source_id', '=', sourceId)
+      .where(fenceGuard(fence))
+      .returning([...registryColumns, fenceText])
+      .executeTakeFirst();
+    return row ? toRegistryRow(row) : null;
+  }
+
+  /**
+   * Guarded: records a successful sync that served `targetSeq`. The row is
+   * synced unless a request arrived meanwhile or the checksum did not verify
+   * (then it is pending, to be synced again).
+   */
+  async finishSynced(
+    sourceId: number,
+    fence: bigint,
+    outcome: { targetSeq: number; checksum: string | null; verified: boolean; mirrorPath?: string | null; now: Date },
+  ): Promise<boolean> {
+    const { targetSeq: target, verified } = outcome;
+    const nowMs = outcome.now.getTime();
+    const result = await this.#db
+      .updateTable('registry')
+      .set({
+        completed_seq: sql<number>`case when completed_seq > ${target} then completed_seq else ${target} end`,
+        state: verified ? sql<RegistryState>`case when requested_seq > ${target} then 'pending' else 'synced' end` : 'pending',
+        retry_count: 0,
+        next_retry_at: null,
+        last_synced_at: nowMs,
+        missing_on_primary: 0,
+        checksum: outcome.checksum,
+        verification_state: verified ? 'verified' : 'mismatch',
+        verified_at: verified ? nowMs : sql<number | null>`verified_at`,
+        ...(outcome.mirrorPath !== undefined ? { mirror_path: outcome.mirrorPath } : {}),
+        fence,
+        updated_at: nowMs,
+      })
+      .where('source_id', '=', sourceId)
+      .where(fenceGuard(fence))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Guarded: records a failed sync; retried at `nextRetryAt` (null: only on request). */
+  async finishFailed(
+    sourceId: number,
+    fence: bigint,
+    outcome: { error: string; nextRetryAt: Date | null; missing: boolean; now: Date },
+  ): Promise<boolean> {
+    const nowMs = outcome.now.getTime();
+    const result = await this.#db
+      .updateTable('registry')
+      .set({
+        state: 'failed',
+        retry_count: sql<number>`retry_count + 1`,
+        next_retry_at: outcome.nextRetryAt?.getTime() ?? null,
+        last_failure: truncateFailure(outcome.error),
+        last_failure_at: nowMs,
+        missing_on_primary: outcome.missing ? 1 : 0,
+        fence,
+        updated_at: nowMs,
+      })
+      .where('source_id', '=', sourceId)
+      .where(fenceGuard(fence))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Guarded: puts a started row back to pending (clean shutdown or abort; the request is kept). */
+  async releaseStarted(sourceId: number, fence: bigint, now: Date = new Date()): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('registry')
+      .set({ state: 'pending', fence, updated_at: now.getTime() })
+      .where('source_id', '=', sourceId)
+      .where('state', '=', 'started')
+      .where(fenceGuard(fence))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Puts rows left started by dead workers back to pending (the caller checked their leases are gone). */
+  async recoverStarted(sourceIds: number[], now: Date = new Date()): Promise<number> {
+    if (sourceIds.length === 0) return 0;
+    const result = await this.#db
+      .updateTable('registry')
+      .set({ state: 'pending', updated_at: now.getTime() })
+      .where('source_id', 'in', sourceIds)
+      .where('state', '=', 'started')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * Enabled sources with work to do at `now`: pending; failed whose
+   * next_retry_at has come (missing upstreams included, on the slow cadence
+   * the caller set); synced whose interval (or `defaultIntervalMs`) has
+   * passed since the last sync; started (the caller checks the lease).
+   * Oldest last attempt first, never-attempted first of all.
+   */
+  async due(now: Date, options: { defaultIntervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
+    const nowMs = now.getTime();
+    const defaultMs = Math.round(options.defaultIntervalMs);
+    const rows = await selectSourcesWithRegistry(this.#db)
+      .where('s.enabled', '=', 1)
+      .where(
+        sql<boolean>`(r.state in ('pending', 'started')
+          or (r.state = 'failed' and r.next_retry_at <= ${nowMs})
+          or (r.state = 'synced' and (r.last_synced_at is null
+              or r.last_synced_at + coalesce(s.interval_ms, ${defaultMs}) <= ${nowMs})))`,
+      )
+      .orderBy(sql`case when r.last_attempt_at is null then 0 else 1 end`)
+      .orderBy('r.last_attempt_at')
+      .orderBy('s.id')
+      .limit(Math.max(0, Math.floor(options.limit)))
+      .execute();
+    return rows.map(toSourceWithRegistry);
+  }
+
+  /** Guarded: records a periodic re-verification; a mismatch records a request so the mirror is re-synced. */
+  async markVerification(
+    sourceId: number,
+    fence: bigint,
+    outcome: { checksum: string | null; verified: boolean; now: Date },
+  ): Promise<boolean> {
+    const nowMs = outcome.now.getTime();
+    const result = await this.#db
+      .updateTable('registry')
+      .set({
+        checksum: outcome.checksum,
+        verification_state: outcome.verified ? 'verified' : 'mismatch',
+        ...(outcome.verified
+          ? { verified_at: nowMs }
+          : { state: 'pending' as const, requested_seq: sql<number>`requested_seq + 1`, next_retry_at: null }),
+        fence,
+        updated_at: nowMs,
+      })
+      .where('source_id', '=', sourceId)
+      .where(fenceGuard(fence))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** The registry row of a source, or null. */
+  async get(sourceId: number): Promise<RegistryRow | null> {
+    const row = await this.#db
+      .selectFrom('registry')
+      .select([...registryColumns, fenceText])
+      .where('source_id', '=', sourceId)
+      .executeTakeFirst();
+    return row ? toRegistryRow(row) : null;
+  }
+
+  /** Rows per state (every state present, 0 when none) and verification / missing totals. */
+  async counts(): Promise<RegistryCounts> {
+    const rows = await this.#db
+      .selectFrom('registry')
+      .select((eb) => [
+        'state',
+        eb.fn.countAll().as('n'),
+        eb.fn.sum<number>(sql`case when verification_state = 'verified' then 1 else 0 end`).as('verified'),
+        eb.fn.sum<number>(sql`case when verification_state = 'mismatch' then 1 else 0 end`).as('mismatch'),
+        eb.fn.sum<number>('missing_on_primary').as('missing'),
+      ])
+      .groupBy('state')
+      .execute();
+    const counts: RegistryCounts = { pending: 0, started: 0, synced: 0, failed: 0, verified: 0, mismatch: 0, missing: 0 };
+    for (const row of rows) {
+      counts[row.state] = Number(row.n);
+      counts.verified += Number(row.verified ?? 0);
+      counts.mismatch += Number(row.mismatch ?? 0);
+      counts.missing += Number(row.missing ?? 0);
+    }
+    return counts;
+  }
+
+  /** Records a running attempt (keeping the last 100 per source); returns its id. */
+  startAttempt(sourceId: number, trigger: SyncTrigger, fence: bigint | null, now: Date = new Date()): Promise<number> {
+    return insertAttempt(this.#db, sourceId, trigger, fence, now);
+  }
+
+  /** Completes an attempt with its result; false when it no longer exists. */
+  finishAttempt(id: number, outcome: AttemptOutcome): Promise<boolean> {
+    return completeAttempt(this.#db, id, outcome);
+  }
+
+  /** The newest `limit` attempts of a source, newest first. */
+  attempts(sourceId: number, limit = 20): Promise<SyncAttempt[]> {
+    return listAttempts(this.#db, sourceId, limit);
+  }
+}

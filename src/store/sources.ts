@@ -1,0 +1,203 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database, StoreDialect } from './database.js';
+import { SourceExistsError, UnknownSourceError } from './errors.js';
+import { runAtomically } from './atomic.js';
+import {
+  fenceText,
+  registryColumns,
+  selectSourcesWithRegistry,
+  toRegistryRow,
+  toSource,
+  toSourceWithRegistry,
+  type RegistryRecord,
+  type SourceRecord,
+} from './rows.js';
+import { requestedChanges } from './sql.js';
+import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
+
+/** What a new source is made of; names are validated by the caller. */
+export interface CreateSourceInput {
+  name: string;
+  url: string;
+  credentialRef?: string | null;
+  intervalMs?: number | null;
+  cron?: string | null;
+  enabled?: boolean;
+}
+
+/** Fields of a source to change; absent fields are left as they are. */
+export type SourcePatch = Partial<CreateSourceInput>;
+
+/** Which sources list() and count() return. */
+export interface SourceFilter {
+  state?: RegistryState;
+  /** Case-insensitive substring of the name or the URL. */
+  search?: string;
+  limit?: number;
+  offset?: number;
+}
+
+/** Sources and their registry rows, created and removed together. */
+export class SourceRepository {
+  readonly #db: Kysely<Schema>;
+  readonly #dialect: StoreDialect;
+
+  constructor(database: Pick<Database, 'db' | 'dialect'>) {
+    this.#db = database.db;
+    this.#dialect = database.dialect;
+  }
+
+  /**
+   * Registers a source with its registry row (state `pending`, one request
+   * recorded so the first sync happens), in one transaction.
+   * @throws SourceExistsError when the name is taken.
+   */
+  async create(input: CreateSourceInput): Promise<SourceWithRegistry> {
+    const now = Date.now();
+    const db = this.#db;
+    try {
+      const results = await runAtomically(db, [
+        () =>
+          db
+            .insertInto('sources')
+            .values({
+              name: input.name,
+              url: input.url,
+              credential_ref: input.credentialRef ?? null,
+              interval_ms: input.intervalMs ?? null,
+              cron: input.cron ?? null,
+              enabled: input.enabled === false ? 0 : 1,
+              created_at: now,
+              updated_at: now,
+            })
+            .returningAll(),
+        (previous) =>
+          db
+            .insertInto('registry')
+            .values({
+              source_id: Number(previous[0]![0]!.id),
+              state: 'pending',
+              retry_count: 0,
+              verification_state: 'unverified',
+              missing_on_primary: 0,
+              requested_seq: 1,
+              completed_seq: 0,
+              target_seq: 0,
+              updated_at: now,
+            })
+            .returning([...registryColumns, fenceText]),
+      ]);
+      const source = results[0]![0] as unknown as SourceRecord;
+      const registry = results[1]![0] as unknown as RegistryRecord;
+      return { ...toSource(source), registry: toRegistryRow(registry) };
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new SourceExistsError(input.name);
+      throw error;
+    }
+  }
+
+  /** The source named `name`, or null. */
+  async get(name: string): Promise<SourceWithRegistry | null> {
+    const row = await selectSourcesWithRegistry(this.#db).where('s.name', '=', name).executeTakeFirst();
+    return row ? toSourceWithRegistry(row) : null;
+  }
+
+  /** The source with id `id`, or null. */
+  async getById(id: number): Promise<SourceWithRegistry | null> {
+    const row = await selectSourcesWithRegistry(this.#db).where('s.id', '=', id).executeTakeFirst();
+    return row ? toSourceWithRegistry(row) : null;
+  }
+
+  /** Sources matching `filter`, sorted by name (code point order on both dialects). */
+  async list(filter: SourceFilter = {}): Promise<SourceWithRegistry[]> {
+    let query = selectSourcesWithRegistry(this.#db)
+      .where(filterCondition(filter))
+      .orderBy(this.#dialect === 'postgres' ? sql`s.name collate "C"` : sql`s.name`);
+    if (filter.limit !== undefined || filter.offset !== undefined) {
+      // SQLite accepts OFFSET only after a LIMIT.
+      query = query.limit(filter.limit ?? Number.MAX_SAFE_INTEGER).offset(filter.offset ?? 0);
+    }
+    return (await query.execute()).map(toSourceWithRegistry);
+  }
+
+  /** How many sources match `filter` (limit and offset ignored). */
+  async count(filter: Omit<SourceFilter, 'limit' | 'offset'> = {}): Promise<number> {
+    const row = await this.#db
+      .selectFrom('sources as s')
+      .innerJoin('registry as r', 'r.source_id', 's.id')
+      .where(filterCondition(filter))
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Changes a source. A new URL resets the checksum and verification and
+   * records a request (the mirror must be fetched from the new upstream).
+   * @throws UnknownSourceError when no source is named `name`.
+   * @throws SourceExistsError when renaming onto a taken name.
+   */
+  async update(name: string, patch: SourcePatch): Promise<SourceWithRegistry> {
+    const now = Date.now();
+    const values = {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.url !== undefined ? { url: patch.url } : {}),
+      ...(patch.credentialRef !== undefined ? { credential_ref: patch.credentialRef } : {}),
+      ...(patch.intervalMs !== undefined ? { interval_ms: patch.intervalMs } : {}),
+      ...(patch.cron !== undefined ? { cron: patch.cron } : {}),
+      ...(patch.enabled !== undefined ? { enabled: patch.enabled ? 1 : 0 } : {}),
+    };
+    const db = this.#db;
+    try {
+      const results = await runAtomically(db, [
+        // A new URL: the mirror must be fetched again from the new upstream.
+        () =>
+          patch.url === undefined
+            ? null
+            : db
+                .updateTable('registry')
+                .set({
+                  ...requestedChanges(now),
+                  checksum: null,
+                  verification_state: 'unverified',
+                  verified_at: null,
+                  missing_on_primary: 0,
+                })
+                .where('source_id', '=', (eb) =>
+                  eb.selectFrom('sources').select('id').where('name', '=', name).where('url', '<>', patch.url!),
+                ),
+        () => db.updateTable('sources').set({ ...values, updated_at: now }).where('name', '=', name).returning('id'),
+        (previous) => {
+          const found = previous[1]![0];
+          if (!found) throw new UnknownSourceError(name);
+          return selectSourcesWithRegistry(db).where('s.id', '=', Number(found.id));
+        },
+      ]);
+      return toSourceWithRegistry(results[2]![0] as unknown as SourceRecord & RegistryRecord);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new SourceExistsError(patch.name ?? name);
+      throw error;
+    }
+  }
+
+  /** Deletes a source with its registry row and attempts; false when there was none. */
+  async remove(name: string): Promise<boolean> {
+    const result = await this.#db.deleteFrom('sources').where('name', '=', name).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}
+
+function filterCondition(filter: Omit<SourceFilter, 'limit' | 'offset'>): RawBuilder<boolean> {
+  const parts: RawBuilder<unknown>[] = [sql`1 = 1`];
+  if (filter.state) parts.push(sql`r.state = ${filter.state}`);
+  if (filter.search) {
+    const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    parts.push(sql`(lower(s.name) like ${pattern} escape '\\' or lower(s.url) like ${pattern} escape '\\')`);
+  }
+  return sql<boolean>`(${sql.join(parts, sql` and `)})`;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

@@ -1,0 +1,139 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Where a registry row stands: `pending → started → synced | failed`. */
+export type RegistryState = 'pending' | 'started' | 'synced' | 'failed';
+
+/** All registry states, in lifecycle order. */
+export const REGISTRY_STATES: readonly RegistryState[] = ['pending', 'started', 'synced', 'failed'];
+
+/** The outcome of the last checksum verification of a mirror. */
+export type VerificationState = 'unverified' | 'verified' | 'mismatch';
+
+/** What asked for a sync attempt. */
+export type SyncTrigger = 'schedule' | 'manual' | 'webhook' | 'cli' | 'library' | 'retry' | 'verify';
+
+/** How a sync attempt ended (null while it runs). */
+export type AttemptResult = 'synced' | 'noop' | 'failed' | 'missing' | 'skipped';
+
+/** Epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL). */
+type Millis = number;
+
+/**
+ * A lease fence. Written as a bigint; read back only through
+ * `cast(fence as text)` so that no driver rounds it through a double.
+ */
+type FenceColumn = ColumnType<string | number | bigint | null, bigint | null, bigint | null>;
+
+/** The `sources` table. Booleans are integers 0/1. */
+export interface SourcesTable {
+  id: Generated<number>;
+  name: string;
+  url: string;
+  credential_ref: string | null;
+  interval_ms: number | null;
+  cron: string | null;
+  enabled: number;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** The `registry` table: one row per source, deleted with it. */
+export interface RegistryTable {
+  source_id: number;
+  state: RegistryState;
+  retry_count: number;
+  next_retry_at: Millis | null;
+  last_attempt_at: Millis | null;
+  last_synced_at: Millis | null;
+  last_failure: string | null;
+  last_failure_at: Millis | null;
+  checksum: string | null;
+  verification_state: VerificationState;
+  verified_at: Millis | null;
+  missing_on_primary: number;
+  requested_seq: number;
+  completed_seq: number;
+  target_seq: number;
+  fence: FenceColumn;
+  mirror_path: string | null;
+  updated_at: Millis;
+}
+
+/** The `sync_attempts` table: the last attempts of each source. */
+export interface SyncAttemptsTable {
+  id: Generated<number>;
+  source_id: number;
+  trigger: SyncTrigger;
+  started_at: Millis;
+  finished_at: Millis | null;
+  result: AttemptResult | null;
+  error: string | null;
+  refs_changed: number | null;
+  duration_ms: number | null;
+  fence: FenceColumn;
+}
+
+/** The Kysely database interface of the registry store. */
+export interface Schema {
+  sources: SourcesTable;
+  registry: RegistryTable;
+  sync_attempts: SyncAttemptsTable;
+}
+
+/** An upstream repository and how often to sync it. */
+export interface Source {
+  id: number;
+  name: string;
+  url: string;
+  /** A reference such as `env:GITHUB_TOKEN`, never the secret itself. */
+  credentialRef: string | null;
+  /** Null: the default schedule applies. */
+  intervalMs: number | null;
+  cron: string | null;
+  enabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The durable truth about one source's replication. */
+export interface RegistryRow {
+  sourceId: number;
+  state: RegistryState;
+  retryCount: number;
+  nextRetryAt: Date | null;
+  lastAttemptAt: Date | null;
+  lastSyncedAt: Date | null;
+  /** Already redacted by the caller; at most 2000 characters. */
+  lastFailure: string | null;
+  lastFailureAt: Date | null;
+  checksum: string | null;
+  verificationState: VerificationState;
+  verifiedAt: Date | null;
+  missingOnPrimary: boolean;
+  /** Incremented by every request. */
+  requestedSeq: number;
+  /** The requestedSeq the last successful sync started from. */
+  completedSeq: number;
+  /** The requestedSeq the running (or last started) sync is serving. */
+  targetSeq: number;
+  /** Fence of the last lease holder that wrote the row. */
+  fence: bigint | null;
+  mirrorPath: string | null;
+}
+
+/** A source together with its registry row. */
+export type SourceWithRegistry = Source & { registry: RegistryRow };
+
+/** One recorded sync attempt. */
+export interface SyncAttempt {
+  id: number;
+  sourceId: number;
+  trigger: SyncTrigger;
+  startedAt: Date;
+  finishedAt: Date | null;
+  result: AttemptResult | null;
+  error: string | null;
+  refsChanged: number | null;
+  durationMs: number | null;
+  fence: bigint | null;
+}

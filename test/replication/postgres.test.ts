@@ -1,0 +1,3 @@
+import { describeReplication } from './suite.js';
+
+describeReplication('postgres');

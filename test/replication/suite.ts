@@ -1,0 +1,212 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Forgesync } from '../../src/app/forgesync.js';
+import type { ForgesyncConfig } from '../../src/config/config.js';
+import { openLeaseManager } from '../../src/leases/open.js';
+import { syncLeaseKey } from '../../src/replication/sync.js';
+import { Upstream } from '../support/upstream.js';
+import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type CapturedLogs, type TestDatabase } from './harness.js';
+
+/** Counts git fetch/clone processes and the most that ran at once, by wrapping the runner. */
+function countGit(app: Forgesync) {
+  const stats = { fetches: 0, clones: 0, inFlight: 0, maxInFlight: 0 };
+  const run = app.runner.run.bind(app.runner);
+  app.runner.run = async (args, options) => {
+    const mutating = args.includes('fetch') || args.includes('clone');
+    if (mutating) {
+      if (args.includes('fetch')) stats.fetches++;
+      else stats.clones++;
+      stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
+    }
+    try {
+      return await run(args, options);
+    } finally {
+      if (mutating) stats.inFlight--;
+    }
+  };
+  return stats;
+}
+
+/** The replication suite, run once per registry database kind. */
+export function describeReplication(kind: 'sqlite' | 'postgres'): void {
+  describe(`replication on ${kind}`, () => {
+    let database: TestDatabase;
+    let config: ForgesyncConfig;
+    let app: Forgesync;
+    let logs: CapturedLogs;
+
+    beforeAll(async () => {
+      database = await createTestDatabase(kind);
+      config = testConfig(database.url);
+      ({ app, logs } = await openTestForgesync(config));
+    });
+    afterAll(async () => {
+      await app?.close();
+      await database?.drop();
+    });
+
+    it('clones, then follows new commits, branches, tags, deletions and force-pushes', async () => {
+      const upstream = Upstream.create();
+      const source = await app.addSource({ url: upstream.bare, name: 'incremental' });
+      let status = await app.syncAndWait(source.name);
+      expect(status.registry.state).toBe('synced');
+      const mirror = status.registry.mirrorPath!;
+      expect(mirror.startsWith(config.mirrorsDir)).toBe(true);
+      expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
+
+      upstream.commit('main', 2);
+      upstream.commit('feature/x');
+      upstream.tag('v1.0');
+      upstream.tag('light', 'HEAD', false);
+      status = await app.syncAndWait(source.name);
+      expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
+
+      upstream.deleteBranch('feature/x');
+      upstream.deleteTag('light');
+      upstream.forcePush('main');
+      upstream.commit('dev');
+      upstream.setHead('dev');
+      status = await app.syncAndWait(source.name);
+      expect(status.registry.state).toBe('synced');
+      expect(status.registry.verificationState).toBe('verified');
+      expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
+      expect(readFileSync(join(mirror, 'HEAD'), 'utf8').trim()).toBe('ref: refs/heads/dev');
+    });
+
+    it('skips the fetch when nothing changed upstream', async () => {
+      const upstream = Upstream.create();
+      const source = await app.addSource({ url: upstream.bare, name: 'noop' });
+      await app.syncAndWait(source.name);
+      const stats = countGit(app);
+      const status = await app.syncAndWait(source.name);
+      expect(status.registry.state).toBe('synced');
+      expect(stats.fetches + stats.clones).toBe(0);
+      const [last] = await app.registry.attempts(source.id, 1);
+      expect(last?.result).toBe('noop');
+    });
+
+    it('collapses 50 concurrent triggers into a couple of fetches, never two at once', async () => {
+      const upstream = Upstream.create();
+      const source = await app.addSource({ url: upstream.bare, name: 'storm' });
+      await app.syncAndWait(source.name);
+      const { app: server } = await openTestForgesync(config);
+      server.startService();
+      const stats = countGit(app);
+      const serverStats = countGit(server);
+      upstream.commit('main');
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          i % 2 ? server.requestSync(source.name, 'webhook') : app.syncService.sync(source.id, 'library'),
+        ),
+      );
+      const synced = await eventually('storm source to be synced and caught up', async () => {
+        const current = await app.getSource(source.name);
+        const row = current.registry;
+        return row.state === 'synced' && row.completedSeq >= row.requestedSeq && !server.transport.has(source.id) ? current : null;
+      });
+      await server.close();
+      stats.fetches += serverStats.fetches;
+      stats.maxInFlight = Math.max(stats.maxInFlight, serverStats.maxInFlight);
+      expect(refsOf(synced.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
+      expect(stats.maxInFlight).toBe(1);
+      expect(stats.fetches).toBeGreaterThanOrEqual(1);
+      expect(stats.fetches).toBeLessThanOrEqual(3);
+    });
+
+    it('logs a skip naming the holder when another process has the lease, then serves the request', async () => {
+      const upstream = Upstream.create();
+      const source = await app.addSource({ url: upstream.bare, name: 'contended' });
+      await app.syncAndWait(source.name);
+      const other = await openLeaseManager(config.leaseUrl);
+      const held = await other.acquire(syncLeaseKey(source.id), { ttlMs: 10_000, owner: 'full sync' });
+      upstream.commit('main');
+      await app.registry.request(source.id, 'manual');
+      expect(await app.syncService.sync(source.id, 'manual')).toBe('skipped');
+      const skip = logs.lines.find((line) => line.event === 'lease_skip' && line.source === 'contended' && line.holder !== `sync contended(${process.pid})`);
+      expect(skip).toMatchObject({ lease_key: syncLeaseKey(source.id), holder: `full sync(${process.pid})` });
+      expect(String(skip?.msg)).toContain(`operation skipped - process locked by "full sync(${process.pid})"`);
+      expect((await app.getSource(source.name)).registry.state).toBe('pending');
+      await held.release();
+      await other.close();
+      const { app: server } = await openTestForgesync(config);
+      server.startService();
+      const done = await eventually('the skipped request to be served', async () => {
+        const current = await app.getSource(source.name);
+        return current.registry.state === 'synced' && current.registry.completedSeq >= current.registry.requestedSeq ? current : null;
+      });
+      await server.close();
+      expect(refsOf(done.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
+    });
+
+    it('backs off exponentially with jitter after failures', async () => {
+      const source = await app.addSource({ url: 'http://127.0.0.1:9/nothing-listens-here.git', name: 'failing' });
+      const before = Date.now();
+      let status = await app.syncAndWait(source.name);
+      expect(status.registry.state).toBe('failed');
+      expect(status.registry.retryCount).toBe(1);
+      const firstDelay = status.registry.nextRetryAt!.getTime() - before;
+      expect(firstDelay).toBeGreaterThanOrEqual(500 - 50);
+      expect(firstDelay).toBeLessThanOrEqual(1000 + 2000);
+      expect(status.registry.lastFailure).toBeTruthy();
+      status = await app.syncAndWait(source.name);
+      expect(status.registry.retryCount).toBe(2);
+      const secondDelay = status.registry.nextRetryAt!.getTime() - Date.now();
+      expect(secondDelay).toBeGreaterThanOrEqual(1000 - 200);
+      expect(secondDelay).toBeLessThanOrEqual(2000);
+    });
+
+    it('marks an upstream that is gone as missing on primary instead of looping', async () => {
+      const upstream = Upstream.create();
+      const source = await app.addSource({ url: upstream.bare, name: 'vanishing' });
+      await app.syncAndWait(source.name);
+      rmSync(upstream.bare, { recursive: true, force: true });
+      const status = await app.syncAndWait(source.name);
+      expect(status.registry.state).toBe('failed');
+      expect(status.registry.missingOnPrimary).toBe(true);
+      // Retried on the slow cadence (retry max, 60 s here), not the fast backoff.
+      expect(status.registry.nextRetryAt!.getTime() - Date.now()).toBeGreaterThan(20_000);
+    });
+
+    it('re-clones when the URL changes', async () => {
+      const first = Upstream.create();
+      const second = Upstream.create();
+      second.commit('other');
+      const source = await app.addSource({ url: first.bare, name: 'moving' });
+      const before = await app.syncAndWait(source.name);
+      await app.updateSource(source.name, { url: second.bare });
+      const after = await app.syncAndWait(source.name);
+      expect(after.registry.state).toBe('synced');
+      expect(refsOf(after.registry.mirrorPath!)).toBe(refsOf(second.bare));
+      expect(existsSync(before.registry.mirrorPath!) && before.registry.mirrorPath !== after.registry.mirrorPath).toBe(false);
+    });
+
+    it('refuses malicious input before anything is stored or run', async () => {
+      const count = (await app.sources.list({})).length;
+      const bad = [
+        '-oProxyCommand=touch /tmp/forgesync-pwned',
+        '--upload-pack=touch /tmp/forgesync-pwned',
+        'ext::sh -c touch% /tmp/forgesync-pwned',
+        'fd::17',
+      ];
+      for (const url of bad) await expect(app.addSource({ url, name: 'evil' })).rejects.toThrow();
+      await expect(app.addSource({ url: Upstream.create().bare, name: '../escape' })).rejects.toThrow(/name/);
+      await expect(app.addSource({ url: Upstream.create().bare, name: 'a/../../b' })).rejects.toThrow(/name/);
+      expect(existsSync('/tmp/forgesync-pwned')).toBe(false);
+      expect((await app.sources.list({})).length).toBe(count);
+    });
+
+    it('removes a source and its mirror under its lease', async () => {
+      const upstream = Upstream.create();
+      const source = await app.addSource({ url: upstream.bare, name: 'doomed' });
+      const status = await app.syncAndWait(source.name);
+      expect(existsSync(status.registry.mirrorPath!)).toBe(true);
+      await app.removeSource(source.name);
+      expect(existsSync(status.registry.mirrorPath!)).toBe(false);
+      await expect(app.getSource(source.name)).rejects.toThrow(/no source named/);
+      expect(readdirSync(config.mirrorsDir).some((entry) => entry.startsWith('doomed'))).toBe(false);
+      execFileSync('git', ['--version']);
+    });
+  });
+}

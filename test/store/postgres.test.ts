@@ -1,0 +1,4 @@
+import { postgresBackend } from './backends.js';
+import { describeStoreConformance } from './conformance.js';
+
+describeStoreConformance(postgresBackend);

@@ -1,0 +1,4 @@
+import { sqliteBackend } from './backends.js';
+import { describeStoreConformance } from './conformance.js';
+
+describeStoreConformance(sqliteBackend);
