@@ -45,8 +45,8 @@ function intSetting(name, fallback, min) {
 
 const cfg = {
   quick,
-  rounds: intSetting('BENCH_ROUNDS', quick ? 1 : 7, 1),
-  durationMs: intSetting('BENCH_MS', quick ? 300 : 600, 50),
+  rounds: intSetting('BENCH_ROUNDS', quick ? 3 : 15, 1),
+  durationMs: intSetting('BENCH_MS', quick ? 150 : 300, 50),
   warmupMs: intSetting('BENCH_WARMUP_MS', quick ? 100 : 300, 0),
   workers: intSetting('BENCH_WORKERS', 8, 1),
   keys: intSetting('BENCH_KEYS', 4, 1),

@@ -12,6 +12,7 @@ import { nameFromUrl, validateSourceName } from '../replication/names.js';
 import { parseCron, parseInterval } from '../replication/schedule.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { SyncService, syncLeaseKey, type SyncOutcome } from '../replication/sync.js';
+import { Verifier } from '../replication/verify.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { RegistryRepository } from '../store/registry.js';
 import { SourceRepository } from '../store/sources.js';
@@ -54,6 +55,7 @@ export class Forgesync {
   readonly transport: JobTransport;
   readonly syncService: SyncService;
   readonly scheduler: Scheduler;
+  readonly verifier: Verifier;
   readonly #protocols: ReadonlySet<string>;
 
   private constructor(
@@ -92,7 +94,9 @@ export class Forgesync {
       tickMs: config.schedulerTickMs,
       defaultIntervalMs: config.syncIntervalMs,
       leaseTtlMs: config.leaseTtlMs,
+      verifyIntervalMs: config.verifyIntervalMs,
     });
+    this.verifier = new Verifier({ registry: this.registry, leases, runner: this.runner, logger, leaseTtlMs: config.leaseTtlMs });
   }
 
   /** Opens the registry database (running migrations) and the lease backend. */
@@ -198,7 +202,10 @@ export class Forgesync {
 
   /** Starts workers and the scheduler (what `forgesync serve` runs). */
   startService(): void {
-    this.transport.start((job, signal) => this.syncService.sync(job.sourceId, job.trigger, signal).then(() => undefined));
+    this.transport.start(async (job, signal) => {
+      if (job.trigger !== 'verify') await this.syncService.sync(job.sourceId, job.trigger, signal);
+      else if ((await this.verifier.verify(job.sourceId)) === 'mismatch') await this.syncService.sync(job.sourceId, 'verify', signal);
+    });
     this.scheduler.start();
   }
 

@@ -19,6 +19,7 @@ export interface ForgesyncConfig {
   leaseTtlMs: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  verifyIntervalMs: number;
   secretsFile: string | undefined;
   /** The config file that was read, if any. */
   configFile: string | undefined;
@@ -78,6 +79,7 @@ export function loadConfig(options: LoadConfigOptions = {}): ForgesyncConfig {
     leaseTtlMs: duration('leaseTtl', '15s'),
     retryBaseMs: duration('retryBase', '15s'),
     retryMaxMs: duration('retryMax', '1h'),
+    verifyIntervalMs: duration('verifyInterval', '24h'),
     secretsFile: raw.secretsFile as string | undefined,
     configFile: file,
   };

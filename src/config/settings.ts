@@ -59,6 +59,11 @@ export const SETTINGS = {
     schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be a duration like 1h'),
     doc: 'Cap of the retry delay, and the retry cadence of an upstream that is gone (default 1h).',
   },
+  verifyInterval: {
+    env: 'FORGESYNC_VERIFY_INTERVAL',
+    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be an interval like 24h'),
+    doc: 'How often a synced mirror is re-verified against its recorded refs checksum (default 24h).',
+  },
   secretsFile: {
     env: 'FORGESYNC_SECRETS_FILE',
     schema: z.string().min(1),

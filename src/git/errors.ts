@@ -67,7 +67,9 @@ export class InvalidRemoteUrlError extends GitError {
   /** The offending URL with any credentials replaced by `***`. */
   readonly url: string;
   constructor(url: string, reason: string) {
-    const shown = redactUrl(url.length > 200 ? `${url.slice(0, 200)}…` : url);
+    const cut = url.length > 200 ? `${url.slice(0, 200)}…` : url;
+    // redactUrl covers scheme://user:pw@…; this covers scp-like user:pw@host:path.
+    const shown = redactUrl(cut).replace(/^([^:@/]*):[^@/]*@/, '$1:***@');
     super(`invalid remote URL ${JSON.stringify(shown)}: ${reason}`);
     this.url = shown;
   }

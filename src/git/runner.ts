@@ -19,6 +19,8 @@ export const DEFAULT_GIT_TIMEOUT_MS = 10 * 60 * 1000;
 /** Default cap on the stdout collected from one git command: 64 MiB. */
 export const DEFAULT_MAX_STDOUT_BYTES = 64 * 1024 * 1024;
 const STDERR_TAIL_CHARS = 8 * 1024;
+/** setTimeout's ceiling (~24.8 days); longer delays would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface GitRunnerOptions {
   /** Allowed transports (see `parseProtocols`); everything else is refused by git itself. */
@@ -154,7 +156,7 @@ export class GitRunner {
         else void waitGroupGone(pid).then(() => settle(error));
       };
       const onAbort = (): void => kill(new GitAbortedError(command, signal?.reason));
-      const timer = setTimeout(() => kill(new GitTimeoutError(command, timeoutMs)), timeoutMs);
+      const timer = setTimeout(() => kill(new GitTimeoutError(command, timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
       signal?.addEventListener('abort', onAbort, { once: true });
 
       child.stdout?.on('data', (chunk: Buffer) => {

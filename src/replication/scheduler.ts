@@ -20,6 +20,8 @@ export interface SchedulerOptions {
   defaultIntervalMs: number;
   /** Ttl of the scheduler's own lease. */
   leaseTtlMs: number;
+  /** How often a synced mirror is re-verified. */
+  verifyIntervalMs: number;
 }
 
 /** Only one process schedules at a time; the others stand by. */
@@ -94,6 +96,12 @@ export class Scheduler {
       if (!trigger) continue;
       await transport.enqueue({ sourceId: source.id, trigger, host: urlHost(source.url) });
       enqueued++;
+    }
+    // Spare room goes to re-verification, which only reads local refs.
+    if (enqueued >= room) return;
+    const stale = await registry.dueForVerification(now, { intervalMs: this.options.verifyIntervalMs, limit: room - enqueued });
+    for (const source of stale) {
+      if (!transport.has(source.id)) await transport.enqueue({ sourceId: source.id, trigger: 'verify', host: urlHost(source.url) });
     }
   }
 

@@ -179,6 +179,22 @@ export class RegistryRepository {
     return rows.map(toSourceWithRegistry);
   }
 
+  /**
+   * Enabled, synced sources whose mirror was last verified more than
+   * `intervalMs` ago (or never): candidates for periodic re-verification.
+   */
+  async dueForVerification(now: Date, options: { intervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
+    const cutoff = now.getTime() - Math.round(options.intervalMs);
+    const rows = await selectSourcesWithRegistry(this.#db)
+      .where('s.enabled', '=', 1)
+      .where('r.state', '=', 'synced')
+      .where((eb) => eb.or([eb('r.verified_at', 'is', null), eb('r.verified_at', '<=', cutoff)]))
+      .orderBy(sql`coalesce(r.verified_at, 0)`)
+      .limit(Math.max(0, Math.floor(options.limit)))
+      .execute();
+    return rows.map(toSourceWithRegistry);
+  }
+
   /** Guarded: records a periodic re-verification; a mismatch records a request so the mirror is re-synced. */
   async markVerification(
     sourceId: number,

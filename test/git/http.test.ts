@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GitAbortedError, GitCommandError, GitTimeoutError, RemoteNotFoundError } from '../../src/git/errors.js';
-import { localRefs, lsRemote, syncMirror } from '../../src/git/mirror.js';
+import { cleanupTempDirs, localRefs, lsRemote, syncMirror } from '../../src/git/mirror.js';
 import { GitRunner } from '../../src/git/runner.js';
 import { anyFileContains, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';
@@ -160,10 +160,18 @@ describe('over HTTP', () => {
     const controller = new AbortController();
     let posts = 0;
     http.hold = (r) => r.method === 'POST' && ++posts >= 2;
-    http.onHold = () => controller.abort();
+    let cleanedMeanwhile: Promise<string[]> | undefined;
+    let inProgress: string[] = [];
+    http.onHold = () => {
+      inProgress = readdirSync(storage);
+      cleanedMeanwhile = cleanupTempDirs(storage).finally(() => controller.abort());
+    };
     const url = http.url('project.git');
     const error = await syncMirror({ runner, storage, name: 'project', url, signal: controller.signal }).then(unexpected, (e: Error) => e);
     expect(error).toBeInstanceOf(GitAbortedError);
+    expect(inProgress).toHaveLength(1);
+    expect(inProgress[0]).toMatch(/^\.tmp-/);
+    expect(await cleanedMeanwhile).toEqual([]); // the clone in progress was left alone
     expect(processesFor(http.port)).toEqual([]);
     expect(readdirSync(storage)).toEqual([]);
   });

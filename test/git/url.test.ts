@@ -85,6 +85,7 @@ describe('validateRemoteUrl', () => {
       expect((error as Error).message).not.toContain('s3cr3t-value');
       expect((error as InvalidRemoteUrlError).url).toBe('https://user:***@example.com/x.git');
     }
+    expect(() => validateRemoteUrl('git:s3cr3t-value@example.com:x.git', all)).toThrow(/"git:\*\*\*@example.com:x.git"/);
   });
 
   it.each([

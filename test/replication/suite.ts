@@ -1,4 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,8 +9,22 @@ import type { Forgesync } from '../../src/app/forgesync.js';
 import type { ForgesyncConfig } from '../../src/config/config.js';
 import { openLeaseManager } from '../../src/leases/open.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
+import { GitHttpServer } from '../support/git-http-server.js';
+import { anyFileContains } from '../support/git-fixtures.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type CapturedLogs, type TestDatabase } from './harness.js';
+
+const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
+
+/** Every row of every table, as text, to search for secrets. */
+async function databaseText(app: Forgesync): Promise<string> {
+  let text = '';
+  for (const table of ['sources', 'registry', 'sync_attempts', 'forgesync_leases']) {
+    const rows = await app.database.db.selectFrom(table as 'sources').selectAll().execute();
+    text += JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? value.toString() : value));
+  }
+  return text;
+}
 
 /** Counts git fetch/clone processes and the most that ran at once, by wrapping the runner. */
 function countGit(app: Forgesync) {
@@ -195,6 +212,87 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       await expect(app.addSource({ url: Upstream.create().bare, name: 'a/../../b' })).rejects.toThrow(/name/);
       expect(existsSync('/tmp/forgesync-pwned')).toBe(false);
       expect((await app.sources.list({})).length).toBe(count);
+    });
+
+    it('recovers a worker SIGKILLed mid-fetch: the mirror stays sound and the row converges', async () => {
+      const root = dirname(Upstream.create().bare);
+      const upstream = Upstream.create(root, 'killed.git');
+      const server = await GitHttpServer.start({ root });
+      try {
+        const url = server.url('killed.git');
+        const source = await app.addSource({ url, name: 'killed' });
+        const first = await app.syncAndWait(source.name);
+        upstream.commit('main', 3);
+        let fetching = false;
+        server.hold = (request) => request.method === 'POST' && request.path.endsWith('/git-upload-pack');
+        server.onHold = () => (fetching = true);
+        const child = spawn(process.execPath, [CLI, 'sync', 'killed', '--wait'], {
+          env: {
+            ...process.env,
+            FORGESYNC_DATA_DIR: config.dataDir,
+            FORGESYNC_DATABASE_URL: config.databaseUrl,
+            FORGESYNC_GIT_PROTOCOLS: config.gitProtocols,
+            FORGESYNC_LEASE_TTL: '2s',
+          },
+          stdio: 'ignore',
+        });
+        await eventually('the child to be fetching', () => fetching);
+        expect((await app.getSource('killed')).registry.state).toBe('started');
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+        server.hold = () => false;
+        execFileSync('git', ['--git-dir', first.registry.mirrorPath!, 'fsck', '--no-progress'], { stdio: 'pipe' });
+        const { app: server2 } = await openTestForgesync(config);
+        server2.startService();
+        const recovered = await eventually('the killed row to converge', async () => {
+          const current = await app.getSource('killed');
+          return current.registry.state === 'synced' && current.registry.completedSeq >= current.registry.requestedSeq ? current : null;
+        });
+        await server2.close();
+        expect(refsOf(recovered.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
+        execFileSync('git', ['--git-dir', recovered.registry.mirrorPath!, 'fsck', '--no-progress'], { stdio: 'pipe' });
+        expect(logs.text.length).toBeGreaterThan(0);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('keeps a private upstream token out of logs, the database, argv and the mirror', async () => {
+      const token = `ghp_${Math.random().toString(36).slice(2)}SECRET${Date.now()}`;
+      process.env.FORGESYNC_TEST_TOKEN = token;
+      const root = dirname(Upstream.create().bare);
+      const upstream = Upstream.create(root, 'private.git');
+      const server = await GitHttpServer.start({ root, token });
+      try {
+        const argv: string[][] = [];
+        const run = app.runner.run.bind(app.runner);
+        app.runner.run = async (args, options) => {
+          argv.push(args);
+          return run(args, options);
+        };
+        const source = await app.addSource({ url: server.url('private.git'), name: 'private', credentialRef: 'env:FORGESYNC_TEST_TOKEN' });
+        upstream.commit('main');
+        const status = await app.syncAndWait(source.name);
+        expect(status.registry.state).toBe('synced');
+        expect(refsOf(status.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
+        expect(server.requests.some((request) => String(request.headers.authorization ?? '').length > 0)).toBe(true);
+        expect(argv.length).toBeGreaterThan(0);
+        expect(argv.flat().join(' ')).not.toContain(token);
+        expect(logs.text).not.toContain(token);
+        expect(await databaseText(app)).not.toContain(token);
+        expect(anyFileContains(status.registry.mirrorPath!, token)).toBeUndefined();
+        expect(anyFileContains(config.dataDir, token)).toBeUndefined();
+        // And a wrong token fails without echoing the secret.
+        process.env.FORGESYNC_TEST_TOKEN = `${token}-wrong`;
+        upstream.commit('main');
+        const failed = await app.syncAndWait(source.name);
+        expect(failed.registry.state).toBe('failed');
+        expect(failed.registry.lastFailure ?? '').not.toContain(token);
+        expect(logs.text).not.toContain(token);
+      } finally {
+        delete process.env.FORGESYNC_TEST_TOKEN;
+        await server.close();
+      }
     });
 
     it('removes a source and its mirror under its lease', async () => {

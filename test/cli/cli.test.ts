@@ -1,0 +1,97 @@
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { refsOf } from '../replication/harness.js';
+import { Upstream } from '../support/upstream.js';
+
+const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
+const run = promisify(execFile);
+
+function cliEnv(dataDir: string): NodeJS.ProcessEnv {
+  return { ...process.env, FORGESYNC_DATA_DIR: dataDir, FORGESYNC_GIT_PROTOCOLS: 'https,ssh,file', FORGESYNC_SCHEDULER_TICK: '200ms' };
+}
+
+/** Runs the CLI; resolves with exit code and output (never rejects on a non-zero exit). */
+async function forgesync(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: cliEnv(dataDir) });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('forgesync CLI', () => {
+  it('adds, syncs, reports, resyncs and removes a source', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
+    const upstream = Upstream.create();
+    const added = await forgesync(dataDir, 'add', upstream.bare, '--name', 'demo', '--interval', '30m');
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain('added demo');
+
+    const synced = await forgesync(dataDir, 'sync', 'demo', '--wait', '--json');
+    expect(synced.code).toBe(0);
+    const status = JSON.parse((await forgesync(dataDir, 'status', 'demo', '--json')).stdout);
+    expect(status).toMatchObject({ name: 'demo', url: upstream.bare, state: 'synced', retryCount: 0, nextRetryAt: null, lastFailure: null });
+    expect(status.checksum).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Date(status.lastSyncedAt).getTime()).toBeGreaterThan(0);
+    expect(refsOf(status.mirrorPath)).toBe(refsOf(upstream.bare));
+
+    const all = JSON.parse((await forgesync(dataDir, 'status', '--json')).stdout);
+    expect(all).toHaveLength(1);
+    expect((await forgesync(dataDir, 'resync', '--failed', '--json')).stdout).toContain('"requested": 0');
+    expect((await forgesync(dataDir, 'resync', '--all', '--json')).stdout).toContain('"requested": 1');
+    expect((await forgesync(dataDir, 'resync')).code).toBe(2);
+    expect(JSON.parse((await forgesync(dataDir, 'status', 'demo', '--json')).stdout).state).toBe('pending');
+
+    expect((await forgesync(dataDir, 'remove', 'demo')).code).toBe(0);
+    const gone = await forgesync(dataDir, 'status', 'demo');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('no source named "demo"');
+  });
+
+  it('rejects bad input with a clear message and stores nothing', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
+    const dash = await forgesync(dataDir, 'add', '--', '--upload-pack=touch /tmp/forgesync-cli-pwned');
+    expect(dash.code).toBe(1);
+    expect(dash.stderr).toMatch(/forgesync: .*(-|option)/);
+    const ext = await forgesync(dataDir, 'add', 'ext::sh -c touch% /tmp/forgesync-cli-pwned');
+    expect(ext.code).toBe(1);
+    const name = await forgesync(dataDir, 'add', Upstream.create().bare, '--name', '../../etc');
+    expect(name.code).toBe(1);
+    expect(name.stderr).toContain('source name');
+    const interval = await forgesync(dataDir, 'add', Upstream.create().bare, '--interval', 'soon');
+    expect(interval.code).toBe(1);
+    expect(interval.stderr).toContain('interval');
+    expect(JSON.parse((await forgesync(dataDir, 'status', '--json')).stdout)).toEqual([]);
+  });
+
+  it('serve syncs pending sources and stops cleanly on SIGTERM, releasing its leases', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
+    const upstream = Upstream.create();
+    expect((await forgesync(dataDir, 'add', upstream.bare, '--name', 'served')).code).toBe(0);
+    const server = spawn(process.execPath, [CLI, 'serve'], { env: cliEnv(dataDir), stdio: ['ignore', 'ignore', 'pipe'] });
+    let logs = '';
+    server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    const deadline = Date.now() + 20_000;
+    let state = '';
+    while (state !== 'synced' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      state = JSON.parse((await forgesync(dataDir, 'status', 'served', '--json')).stdout).state;
+    }
+    expect(state).toBe('synced');
+    const leases = JSON.parse((await forgesync(dataDir, 'lease', 'list', '--json')).stdout) as { key: string }[];
+    expect(leases.map((lease) => lease.key)).toContain('scheduler:replication');
+    server.kill('SIGTERM');
+    const [code] = await once(server, 'exit');
+    expect(code).toBe(0);
+    expect(logs).toContain('"event":"shutdown"');
+    expect(JSON.parse((await forgesync(dataDir, 'lease', 'list', '--json')).stdout)).toEqual([]);
+  });
+});
