@@ -16,3 +16,13 @@ export type {
   LeaseStore,
 } from './leases/types.js';
 export { loadConfig, type ForgesyncConfig } from './config/config.js';
+export { ConfigError } from './config/errors.js';
+export { Forgesync, SourceNotFoundError, type AddSourceInput, type ResyncTarget } from './app/forgesync.js';
+export type { SyncOutcome } from './replication/sync.js';
+export type { SyncTrigger, JobTransport, SyncJob } from './jobs/transport.js';
+export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttempt } from './store/types.js';
+export * from './git/errors.js';
+export { InvalidSourceNameError } from './replication/names.js';
+export { InvalidScheduleError } from './replication/schedule.js';
+export { CredentialError } from './replication/credentials.js';
+export { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './replication/backoff.js';

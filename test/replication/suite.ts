@@ -186,6 +186,24 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       expect(status.registry.nextRetryAt!.getTime() - Date.now()).toBeGreaterThan(20_000);
     });
 
+    it('re-verifies mirrors: a ref changed behind its back is caught and re-synced', async () => {
+      const upstream = Upstream.create();
+      upstream.commit('topic');
+      const source = await app.addSource({ url: upstream.bare, name: 'tampered' });
+      const synced = await app.syncAndWait(source.name);
+      expect(await app.verifier.verify(source.id)).toBe('verified');
+      const mirror = synced.registry.mirrorPath!;
+      execFileSync('git', ['--git-dir', mirror, 'update-ref', '-d', 'refs/heads/topic']);
+      expect(await app.verifier.verify(source.id)).toBe('mismatch');
+      const flagged = await app.getSource(source.name);
+      expect(flagged.registry.verificationState).toBe('mismatch');
+      expect(flagged.registry.state).toBe('pending');
+      const repaired = await app.syncAndWait(source.name);
+      expect(repaired.registry.state).toBe('synced');
+      expect(repaired.registry.verificationState).toBe('verified');
+      expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
+    });
+
     it('re-clones when the URL changes', async () => {
       const first = Upstream.create();
       const second = Upstream.create();
