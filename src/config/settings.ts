@@ -1,5 +1,12 @@
 import { z } from 'zod';
 
+const DURATION = /^(\d+|(\d+(ms|s|m|h|d))+)$/;
+
+/** A duration setting such as `15s`, `1h30m` or plain milliseconds. */
+function duration(env: string, doc: string) {
+  return { env, schema: z.string().regex(DURATION, 'must be a duration like 250ms, 15s, 30m or 1h'), doc };
+}
+
 /**
  * Every setting forgesync reads: its key in the config file, its
  * environment variable and its schema. Later capabilities add rows here.
@@ -34,36 +41,12 @@ export const SETTINGS = {
     schema: z.coerce.number().int('must be an integer').min(1, 'must be at least 1').max(256, 'must be at most 256'),
     doc: 'Capacity: syncs running at once in one process (default 4).',
   },
-  syncInterval: {
-    env: 'FORGESYNC_SYNC_INTERVAL',
-    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be an interval like 30m or 1h'),
-    doc: 'Default sync interval for sources without their own schedule (default 1h).',
-  },
-  schedulerTick: {
-    env: 'FORGESYNC_SCHEDULER_TICK',
-    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be an interval like 2s'),
-    doc: 'How often the scheduler looks for due work (default 2s).',
-  },
-  leaseTtl: {
-    env: 'FORGESYNC_LEASE_TTL',
-    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be a duration like 15s'),
-    doc: 'Ttl of sync and scheduler leases, renewed by heartbeat every third (default 15s).',
-  },
-  retryBase: {
-    env: 'FORGESYNC_RETRY_BASE',
-    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be a duration like 15s'),
-    doc: 'First retry delay after a failed sync (default 15s); doubles per failure.',
-  },
-  retryMax: {
-    env: 'FORGESYNC_RETRY_MAX',
-    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be a duration like 1h'),
-    doc: 'Cap of the retry delay, and the retry cadence of an upstream that is gone (default 1h).',
-  },
-  verifyInterval: {
-    env: 'FORGESYNC_VERIFY_INTERVAL',
-    schema: z.string().regex(/^(\d+|(\d+(ms|s|m|h|d))+)$/, 'must be an interval like 24h'),
-    doc: 'How often a synced mirror is re-verified against its recorded refs checksum (default 24h).',
-  },
+  syncInterval: duration('FORGESYNC_SYNC_INTERVAL', 'Default sync interval for sources without their own schedule (default 1h).'),
+  schedulerTick: duration('FORGESYNC_SCHEDULER_TICK', 'How often the scheduler looks for due work (default 2s).'),
+  leaseTtl: duration('FORGESYNC_LEASE_TTL', 'Ttl of sync and scheduler leases, renewed by heartbeat every third (default 15s).'),
+  retryBase: duration('FORGESYNC_RETRY_BASE', 'First retry delay after a failed sync (default 15s); doubles per failure.'),
+  retryMax: duration('FORGESYNC_RETRY_MAX', 'Cap of the retry delay, and the retry cadence of an upstream that is gone (default 1h).'),
+  verifyInterval: duration('FORGESYNC_VERIFY_INTERVAL', 'How often a synced mirror is re-verified against its recorded refs checksum (default 24h).'),
   secretsFile: {
     env: 'FORGESYNC_SECRETS_FILE',
     schema: z.string().min(1),

@@ -1,10 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
-import { sqliteFilePath } from '../util/sqlite-url.js';
+import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
 import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
 import { registerSqliteHandle } from './atomic.js';
@@ -25,7 +23,6 @@ export interface Connection {
 }
 
 const MIGRATION_LOCK_WAIT_MS = 60_000;
-const BUSY_TIMEOUT_MS = 5_000;
 const INT8_OID = 20;
 
 /** Opens `sqlite:<file>`, creating its directory, with WAL and foreign keys on. */
@@ -38,12 +35,7 @@ export function connectSqlite(url: string): Connection {
   }
   let raw: BetterSqlite3.Database;
   try {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    raw = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
-    raw.pragma('journal_mode = WAL');
-    raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    raw.pragma('foreign_keys = ON');
-    raw.pragma('synchronous = NORMAL');
+    raw = openSqliteFile(file);
   } catch (error) {
     throw new DatabaseUnavailableError('sqlite', url, error);
   }

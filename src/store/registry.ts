@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { completeAttempt, insertAttempt, listAttempts, type AttemptOutcome } from './attempts.js';
 import type { Database } from './database.js';
 import { UnknownSourceError } from './errors.js';
@@ -82,26 +82,18 @@ export class RegistryRepository {
   ): Promise<boolean> {
     const { targetSeq: target, verified } = outcome;
     const nowMs = outcome.now.getTime();
-    const result = await this.#db
-      .updateTable('registry')
-      .set({
-        completed_seq: sql<number>`case when completed_seq > ${target} then completed_seq else ${target} end`,
-        state: verified ? sql<RegistryState>`case when requested_seq > ${target} then 'pending' else 'synced' end` : 'pending',
-        retry_count: 0,
-        next_retry_at: null,
-        last_synced_at: nowMs,
-        missing_on_primary: 0,
-        checksum: outcome.checksum,
-        verification_state: verified ? 'verified' : 'mismatch',
-        verified_at: verified ? nowMs : sql<number | null>`verified_at`,
-        ...(outcome.mirrorPath !== undefined ? { mirror_path: outcome.mirrorPath } : {}),
-        fence,
-        updated_at: nowMs,
-      })
-      .where('source_id', '=', sourceId)
-      .where(fenceGuard(fence))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.#fencedUpdate(sourceId, fence, nowMs, {
+      completed_seq: sql<number>`case when completed_seq > ${target} then completed_seq else ${target} end`,
+      state: verified ? sql<RegistryState>`case when requested_seq > ${target} then 'pending' else 'synced' end` : 'pending',
+      retry_count: 0,
+      next_retry_at: null,
+      last_synced_at: nowMs,
+      missing_on_primary: 0,
+      checksum: outcome.checksum,
+      verification_state: verified ? 'verified' : 'mismatch',
+      verified_at: verified ? nowMs : sql<number | null>`verified_at`,
+      ...(outcome.mirrorPath !== undefined ? { mirror_path: outcome.mirrorPath } : {}),
+    });
   }
 
   /** Guarded: records a failed sync; retried at `nextRetryAt` (null: only on request). */
@@ -111,22 +103,14 @@ export class RegistryRepository {
     outcome: { error: string; nextRetryAt: Date | null; missing: boolean; now: Date },
   ): Promise<boolean> {
     const nowMs = outcome.now.getTime();
-    const result = await this.#db
-      .updateTable('registry')
-      .set({
-        state: 'failed',
-        retry_count: sql<number>`retry_count + 1`,
-        next_retry_at: outcome.nextRetryAt?.getTime() ?? null,
-        last_failure: truncateFailure(outcome.error),
-        last_failure_at: nowMs,
-        missing_on_primary: outcome.missing ? 1 : 0,
-        fence,
-        updated_at: nowMs,
-      })
-      .where('source_id', '=', sourceId)
-      .where(fenceGuard(fence))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.#fencedUpdate(sourceId, fence, nowMs, {
+      state: 'failed',
+      retry_count: sql<number>`retry_count + 1`,
+      next_retry_at: outcome.nextRetryAt?.getTime() ?? null,
+      last_failure: truncateFailure(outcome.error),
+      last_failure_at: nowMs,
+      missing_on_primary: outcome.missing ? 1 : 0,
+    });
   }
 
   /** Guarded: puts a started row back to pending (clean shutdown or abort; the request is kept). */
@@ -202,17 +186,20 @@ export class RegistryRepository {
     outcome: { checksum: string | null; verified: boolean; now: Date },
   ): Promise<boolean> {
     const nowMs = outcome.now.getTime();
+    return this.#fencedUpdate(sourceId, fence, nowMs, {
+      checksum: outcome.checksum,
+      verification_state: outcome.verified ? 'verified' : 'mismatch',
+      ...(outcome.verified
+        ? { verified_at: nowMs }
+        : { state: 'pending' as const, requested_seq: sql<number>`requested_seq + 1`, next_retry_at: null }),
+    });
+  }
+
+  /** One fence-guarded UPDATE of a registry row; false when the guard (or a missing row) stopped it. */
+  async #fencedUpdate(sourceId: number, fence: bigint, nowMs: number, values: UpdateObject<Schema, 'registry'>): Promise<boolean> {
     const result = await this.#db
       .updateTable('registry')
-      .set({
-        checksum: outcome.checksum,
-        verification_state: outcome.verified ? 'verified' : 'mismatch',
-        ...(outcome.verified
-          ? { verified_at: nowMs }
-          : { state: 'pending' as const, requested_seq: sql<number>`requested_seq + 1`, next_retry_at: null }),
-        fence,
-        updated_at: nowMs,
-      })
+      .set({ ...values, fence, updated_at: nowMs })
       .where('source_id', '=', sourceId)
       .where(fenceGuard(fence))
       .executeTakeFirst();

@@ -1,4 +1,6 @@
-import { isAbsolute, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 
 /**
  * The file path in a `sqlite:` URL. Accepts `sqlite:relative/file.db`,
@@ -11,4 +13,22 @@ export function sqliteFilePath(url: string): string {
   if (path === '' ) throw new Error(`sqlite URL "${url}" names no file; use sqlite:<path to file>`);
   if (path === ':memory:') return path;
   return isAbsolute(path) ? path : resolve(path);
+}
+
+/** How long a statement waits for another process's write lock. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens (creating its directory) the SQLite file that the registry and the
+ * embedded lease store share: WAL so readers never block the writer, a busy
+ * timeout so processes sharing the file wait for each other's short writes.
+ */
+export function openSqliteFile(file: string): BetterSqlite3.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
+  db.pragma('journal_mode = WAL');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  return db;
 }

@@ -1,9 +1,7 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../errors.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
-import { sqliteFilePath } from '../../util/sqlite-url.js';
+import { openSqliteFile, sqliteFilePath } from '../../util/sqlite-url.js';
 
 // Rows outlive their holders (token NULL after release) so that the fence
 // keeps growing per key across holders and crashes.
@@ -56,11 +54,7 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
   }
   let db: Database.Database;
   try {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.pragma('busy_timeout = 5000');
-    db.pragma('synchronous = NORMAL');
+    db = openSqliteFile(file);
     db.defaultSafeIntegers(true);
     db.exec(SCHEMA);
   } catch (error) {
