@@ -204,6 +204,22 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
     });
 
+    it('runs one active scheduler however many processes serve, and fails over', async () => {
+      const { app: first } = await openTestForgesync(config);
+      const { app: second } = await openTestForgesync(config);
+      first.startService();
+      await eventually('first scheduler active', () => first.scheduler.state === 'active');
+      second.startService();
+      await second.scheduler.tick();
+      expect(second.scheduler.state).toBe('standby');
+      await first.close();
+      await eventually('second scheduler to take over', async () => {
+        await second.scheduler.tick();
+        return second.scheduler.state === 'active';
+      });
+      await second.close();
+    });
+
     it('re-clones when the URL changes', async () => {
       const first = Upstream.create();
       const second = Upstream.create();
