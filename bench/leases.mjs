@@ -85,7 +85,8 @@ const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K
 
 /** Keys are unique to this run so a concurrent run or test suite never collides with it. */
 const runId = `${process.pid.toString(36)}${randomBytes(3).toString('hex')}`;
-const keyPrefix = `fsbench-${runId}`;
+const keyNamespace = 'fsbench-'; // every bench key starts with it; leftovers of killed runs are swept
+const keyPrefix = `${keyNamespace}${runId}`;
 const seqKey = (c) => `${keyPrefix}:${c.name}:seq`;
 const contendedKeys = (c) => Array.from({ length: cfg.keys }, (_, i) => `${keyPrefix}:${c.name}:c${i}`);
 
@@ -148,7 +149,7 @@ for (const name of selected) {
   log(`== ${name} (${shownUrl})`);
   let opened;
   try {
-    opened = await withDeadline(backend.open({ ...cfg, keyPrefix }, backend.url), 20_000, `opening ${name}`);
+    opened = await withDeadline(backend.open({ ...cfg, keyPrefix, keyNamespace }, backend.url), 20_000, `opening ${name}`);
   } catch (error) {
     const reason = describeError(error);
     if (error?.unreachable || error?.name === 'LeaseBackendUnavailableError') {

@@ -56,6 +56,15 @@ export async function openMysql(ctx, url) {
     `SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'forgesync_leases'`,
   );
   const forgesyncTableExisted = Number(probe.n) > 0;
+  const notes = [];
+  if (forgesyncTableExisted) {
+    // Rows a killed run left behind; never a lease that may still be held.
+    const [stale] = await admin.query(
+      `DELETE FROM forgesync_leases WHERE lease_key LIKE ? AND (token IS NULL OR expires_at < UTC_TIMESTAMP() - INTERVAL 1 MINUTE)`,
+      [`${ctx.keyNamespace}%`],
+    );
+    if (stale.affectedRows) notes.push(`swept ${stale.affectedRows} rows left by an earlier interrupted run`);
+  }
   const contenders = [];
   const cleanup = async () => {
     for (const c of contenders) await c.close().catch(() => {});
@@ -79,10 +88,11 @@ export async function openMysql(ctx, url) {
     throw error;
   }
   const [[server]] = await admin.query(
-    `SELECT VERSION() AS version, @@innodb_flush_log_at_trx_commit AS flush, @@log_bin AS log_bin`,
+    `SELECT VERSION() AS version, @@innodb_flush_log_at_trx_commit AS flush, @@log_bin AS log_bin,
+       (SELECT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'forgesync_leases') AS engine`,
   );
-  const notes = [
-    `server ${server.version}, innodb_flush_log_at_trx_commit=${server.flush}, log_bin=${server.log_bin}; raw writes no rows, forgesync commits a row write on acquire and on release`,
-  ];
+  notes.push(
+    `server ${server.version}, innodb_flush_log_at_trx_commit=${server.flush}, log_bin=${server.log_bin}; raw writes no rows, forgesync keeps a row per key (fence, owner, ttl) beside its GET_LOCK, in a ${server.engine} table`,
+  );
   return { url, contenders, cleanup, notes };
 }

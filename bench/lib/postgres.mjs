@@ -76,6 +76,15 @@ export async function openPostgres(ctx, url) {
     await admin.end().catch(() => {});
     return `removed ${removed.rowCount} forgesync rows${dropped.length ? `, dropped ${dropped.join(', ')}` : ''}`;
   };
+  const notes = [];
+  if (forgesyncTableExisted) {
+    // Rows a killed run left behind; never a lease that may still be held.
+    const stale = await admin.query(
+      `DELETE FROM forgesync_leases WHERE key LIKE $1 AND (token IS NULL OR expires_at < now() - interval '1 minute')`,
+      [`${ctx.keyNamespace}%`],
+    );
+    if (stale.rowCount) notes.push(`swept ${stale.rowCount} rows left by an earlier interrupted run`);
+  }
   try {
     await admin.query(`CREATE TABLE IF NOT EXISTS ${RAW_TABLE} (key text PRIMARY KEY, token text, expires_at timestamptz)`);
     contenders.push(await forgesyncContender(url, ctx));
@@ -84,7 +93,6 @@ export async function openPostgres(ctx, url) {
     await cleanup().catch(() => {});
     throw error;
   }
-  const notes = [];
   const settings = await admin.query(`SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit')`);
   notes.push(`server: ${settings.rows.map((r) => `${r.name}=${r.setting}`).join(', ')} (every statement is its own committed transaction, for all contenders)`);
   return { url, contenders, cleanup, notes };

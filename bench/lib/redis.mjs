@@ -130,6 +130,18 @@ async function redlockContender(url, { ttlMs }) {
 
 export async function openRedis(ctx, url) {
   const admin = await connectRedis(url); // also the reachability probe
+  // forgesync's fence counters never expire, so a killed run leaves them behind; every other
+  // bench key has a PX expiry and goes away by itself.
+  let swept = 0;
+  let cursor = '0';
+  do {
+    const [next, names] = await admin.scan(cursor, 'MATCH', `*${ctx.keyNamespace}*`, 'COUNT', 1000);
+    for (const name of names) {
+      if (name.includes(ctx.keyPrefix)) continue;
+      if ((await admin.pttl(name)) === -1) swept += await admin.del(name);
+    }
+    cursor = next;
+  } while (cursor !== '0');
   const contenders = [];
   const cleanup = async () => {
     for (const c of contenders) await c.close().catch(() => {});
@@ -154,6 +166,7 @@ export async function openRedis(ctx, url) {
     throw error;
   }
   const notes = [
+    ...(swept ? [`swept ${swept} fence keys left by an earlier interrupted run`] : []),
     'redis-semaphore sleeps retryInterval (0 → ~1 ms timer) after each failed try, a backoff the others do not get',
     'redlock sends an extra release EVALSHA and throws ExecutionError on each failed try',
   ];

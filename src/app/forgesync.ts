@@ -7,6 +7,7 @@ import type { JobTransport, SyncTrigger } from '../jobs/transport.js';
 import { openLeaseManager } from '../leases/open.js';
 import type { LeaseManager } from '../leases/manager.js';
 import { createLogger, type Logger } from '../logging/logger.js';
+import { Metrics } from '../metrics/metrics.js';
 import { CredentialResolver, validateCredentialRef } from '../replication/credentials.js';
 import { nameFromUrl, validateSourceName } from '../replication/names.js';
 import { parseCron, parseInterval } from '../replication/schedule.js';
@@ -56,6 +57,7 @@ export class Forgesync {
   readonly syncService: SyncService;
   readonly scheduler: Scheduler;
   readonly verifier: Verifier;
+  readonly metrics: Metrics;
   readonly #protocols: ReadonlySet<string>;
 
   private constructor(
@@ -68,6 +70,7 @@ export class Forgesync {
     this.#protocols = parseProtocols(config.gitProtocols);
     this.sources = new SourceRepository(database);
     this.registry = new RegistryRepository(database);
+    this.metrics = new Metrics(() => this.registry.counts());
     this.runner = new GitRunner({ protocols: this.#protocols });
     this.transport = new InProcessTransport({
       capacity: config.maxConcurrentSyncs,
@@ -84,6 +87,11 @@ export class Forgesync {
       leaseTtlMs: config.leaseTtlMs,
       backoff: { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
       onPending: (source) => void this.#nudge(source, 'retry'),
+      onAttempt: ({ trigger, result, durationMs }) => {
+        this.metrics.syncs.inc({ result, trigger });
+        this.metrics.syncDuration.observe(durationMs / 1000);
+      },
+      onSkip: () => this.metrics.leaseSkips.inc(),
       ...(onProgress ? { onProgress } : {}),
     });
     this.scheduler = new Scheduler({
@@ -198,6 +206,11 @@ export class Forgesync {
       if (Date.now() > deadline) return current;
       await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
     }
+  }
+
+  /** Throws when the registry database does not answer. */
+  async ping(): Promise<void> {
+    await this.registry.counts();
   }
 
   /** Starts workers and the scheduler (what `forgesync serve` runs). */

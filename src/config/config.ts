@@ -21,6 +21,13 @@ export interface ForgesyncConfig {
   retryMaxMs: number;
   verifyIntervalMs: number;
   secretsFile: string | undefined;
+  port: number;
+  host: string | undefined;
+  adminToken: string | undefined;
+  readToken: string | undefined;
+  githubWebhookSecret: string | undefined;
+  gitlabWebhookToken: string | undefined;
+  genericWebhookSecret: string | undefined;
   /** The config file that was read, if any. */
   configFile: string | undefined;
 }
@@ -81,6 +88,13 @@ export function loadConfig(options: LoadConfigOptions = {}): ForgesyncConfig {
     retryMaxMs: duration('retryMax', '1h'),
     verifyIntervalMs: duration('verifyInterval', '24h'),
     secretsFile: raw.secretsFile as string | undefined,
+    port: (raw.port as number | undefined) ?? 8080,
+    host: raw.host as string | undefined,
+    adminToken: raw.adminToken as string | undefined,
+    readToken: raw.readToken as string | undefined,
+    githubWebhookSecret: raw.githubWebhookSecret as string | undefined,
+    gitlabWebhookToken: raw.gitlabWebhookToken as string | undefined,
+    genericWebhookSecret: raw.genericWebhookSecret as string | undefined,
     configFile: file,
   };
 }

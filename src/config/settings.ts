@@ -47,6 +47,41 @@ export const SETTINGS = {
   retryBase: duration('FORGESYNC_RETRY_BASE', 'First retry delay after a failed sync (default 15s); doubles per failure.'),
   retryMax: duration('FORGESYNC_RETRY_MAX', 'Cap of the retry delay, and the retry cadence of an upstream that is gone (default 1h).'),
   verifyInterval: duration('FORGESYNC_VERIFY_INTERVAL', 'How often a synced mirror is re-verified against its recorded refs checksum (default 24h).'),
+  port: {
+    env: 'FORGESYNC_PORT',
+    schema: z.coerce.number().int('must be an integer').min(0, 'must be a port number').max(65535, 'must be a port number'),
+    doc: 'HTTP port of forgesync serve (default 8080).',
+  },
+  host: {
+    env: 'FORGESYNC_HOST',
+    schema: z.string().min(1),
+    doc: 'Address forgesync serve binds (default 0.0.0.0; forced to 127.0.0.1 when no admin token is set).',
+  },
+  adminToken: {
+    env: 'FORGESYNC_ADMIN_TOKEN',
+    schema: z.string().min(16, 'must be at least 16 characters'),
+    doc: 'Bearer token for the admin API and dashboard actions.',
+  },
+  readToken: {
+    env: 'FORGESYNC_READ_TOKEN',
+    schema: z.string().min(16, 'must be at least 16 characters'),
+    doc: 'Optional read-only bearer token.',
+  },
+  githubWebhookSecret: {
+    env: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',
+    schema: z.string().min(1),
+    doc: 'HMAC secret of GitHub webhooks (X-Hub-Signature-256).',
+  },
+  gitlabWebhookToken: {
+    env: 'FORGESYNC_GITLAB_WEBHOOK_TOKEN',
+    schema: z.string().min(1),
+    doc: 'Secret token of GitLab webhooks (X-Gitlab-Token).',
+  },
+  genericWebhookSecret: {
+    env: 'FORGESYNC_GENERIC_WEBHOOK_SECRET',
+    schema: z.string().min(1),
+    doc: 'HMAC-SHA256 secret of the generic webhook (X-Forgesync-Signature-256: sha256=<hex>).',
+  },
   secretsFile: {
     env: 'FORGESYNC_SECRETS_FILE',
     schema: z.string().min(1),

@@ -1,8 +1,20 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { tokenScopeFor } from './env.js';
 import { GitCommandError } from './errors.js';
 import { mirrorDirName, safeJoin } from './paths.js';
-import { countRefChanges, localHead, localRefs, lsRemote, refsChecksum, type RefMap, type RemoteListing } from './refs.js';
+import {
+  countRefChanges,
+  localHead,
+  localRefs,
+  lsRemote,
+  objectsPresent,
+  readHeadFile,
+  readRefFiles,
+  refsChecksum,
+  type RefMap,
+  type RemoteListing,
+} from './refs.js';
 import type { GitRunOptions, GitRunner } from './runner.js';
 import {
   discardDir,
@@ -113,12 +125,14 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     else if (stale.length > 0) reason = 'the source URL changed';
   }
 
-  let head = await localHead(runner, path, { signal });
+  // Read from the files when they are plain (no process); git otherwise.
+  const headFile = await readHeadFile(path);
+  let head = headFile === undefined ? await localHead(runner, path, { signal }) : (headFile ?? undefined);
   if (upstream.head !== undefined && upstream.head !== head && /^refs\/\S+$/.test(upstream.head)) {
     await runner.run([`--git-dir=${path}`, 'symbolic-ref', '--end-of-options', 'HEAD', upstream.head], { signal });
     head = upstream.head;
   }
-  const after = await localRefs(runner, path, { signal });
+  const after = (await readRefFiles(path)) ?? (await localRefs(runner, path, { signal }));
   return { ...result(action, path, countRefChanges(before, after), after, upstream, head), ...(reason ? { reason } : {}) };
 }
 
@@ -173,6 +187,11 @@ async function inspect(runner: GitRunner, path: string, url: string, fsck: boole
   });
   if (!info) return { state: 'missing' };
   if (!info.isDirectory()) return { state: 'replace', reason: 'not a directory' };
+  const quick = await inspectFiles(path, url);
+  if (quick) {
+    if (fsck && !(await connected(runner, path, signal))) return { state: 'replace', reason: 'fsck failed' };
+    return quick;
+  }
   const gitDir = `--git-dir=${path}`;
   try {
     const { stdout } = await runner.run([gitDir, 'rev-parse', '--is-bare-repository'], { signal });
@@ -200,6 +219,39 @@ async function inspect(runner: GitRunner, path: string, url: string, fsck: boole
   } catch (error) {
     if (error instanceof GitCommandError) return { state: 'replace', reason: error.message };
     throw error;
+  }
+}
+
+/**
+ * The usual case of {@link inspect} answered from the mirror's files without
+ * starting a process: a bare repository layout git would accept, recorded for
+ * `url`, plain refs and HEAD, every ref tip present. The checks git would run
+ * (rev-parse, for-each-ref, cat-file --batch-check, symbolic-ref) cost five
+ * process starts per sync, more than the ls-remote itself. Undefined as soon as
+ * anything is unusual or wrong: git then looks (the slow path below), so a
+ * damaged mirror is still judged, and re-cloned, by git.
+ */
+async function inspectFiles(path: string, url: string): Promise<Extract<Inspection, { state: 'ok' }> | undefined> {
+  const [meta, layout, head, refs] = await Promise.all([readMirrorMeta(path), plainBareLayout(path), readHeadFile(path), readRefFiles(path)]);
+  if (meta.url === undefined || meta.url !== recordedUrl(url) || !layout || head === undefined || refs === undefined) return undefined;
+  if (refs.size > 0 && (await objectsPresent(path, refs.values())) !== true) return undefined;
+  return { state: 'ok', refs, head: head ?? undefined };
+}
+
+/**
+ * `objects/` and `refs/` are directories and the config says `bare = true` with
+ * no extensions or includes (which only git can interpret) — what
+ * `git rev-parse --is-bare-repository` would answer `true` for.
+ */
+async function plainBareLayout(path: string): Promise<boolean> {
+  try {
+    const [objects, refs, config] = await Promise.all([stat(join(path, 'objects')), stat(join(path, 'refs')), readFile(join(path, 'config'), 'utf8')]);
+    if (!objects.isDirectory() || !refs.isDirectory()) return false;
+    if (/^\s*\[\s*(extensions|include|includeif)\b/im.test(config)) return false;
+    const bare = [...config.matchAll(/^\s*bare\s*=\s*(\S+)\s*$/gim)].map((match) => match[1]!.toLowerCase());
+    return bare.length > 0 && bare.every((value) => value === 'true');
+  } catch {
+    return false;
   }
 }
 

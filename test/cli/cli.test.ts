@@ -76,9 +76,14 @@ describe('forgesync CLI', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
     const upstream = Upstream.create();
     expect((await forgesync(dataDir, 'add', upstream.bare, '--name', 'served')).code).toBe(0);
-    const server = spawn(process.execPath, [CLI, 'serve'], { env: cliEnv(dataDir), stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: cliEnv(dataDir), stdio: ['ignore', 'ignore', 'pipe'] });
     let logs = '';
     server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    while (!/"address":"http:\/\/127\.0\.0\.1:\d+"/.test(logs)) await new Promise((resolve) => setTimeout(resolve, 50));
+    const address = /"address":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(logs)![1]!;
+    expect(logs).toContain('binds to 127.0.0.1 only');
+    expect(await (await fetch(`${address}/livez`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${address}/readyz`)).json()).toMatchObject({ status: 'ok', database: 'ok', leases: 'ok' });
     const deadline = Date.now() + 20_000;
     let state = '';
     while (state !== 'synced' && Date.now() < deadline) {

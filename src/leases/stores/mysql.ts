@@ -1,42 +1,52 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import mysql, { type Pool, type PoolConnection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import type { Connection, ResultSetHeader } from 'mysql2';
 import { LeaseBackendUnavailableError } from '../errors.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
-import { isBroken, lastRows, PINNED_QUERY_TIMEOUT_MS, PinnedSessions, type MysqlError } from './mysql/pinned.js';
+import { PINNED_QUERY_TIMEOUT_MS, PinnedSessions } from './mysql/pinned.js';
+import { execute, isBroken, query, Sessions, type MysqlError } from './mysql/sessions.js';
 import * as sql from './mysql/sql.js';
 import { parseMysqlUrl } from './mysql/url.js';
 
 /*
  * The exclusion is GET_LOCK, which belongs to one server session: the
- * connection is taken out of the pool when the lease is acquired and kept
+ * session is taken off the free list when the lease is acquired and kept
  * ("pinned") until release. If it dies, the server frees the lock, so the
  * lease is lost and the `lost` signal of the acquire result aborts.
  *
  * GET_LOCK knows no ttl. When a contender finds the lock held but the
  * holder's row expired (the holder hung while its connection lives), it
  * KILLs that session, which frees the lock, and tries again: the ttl wins.
+ *
+ * An uncontended acquire + release costs two round trips, each a prepared
+ * statement answered by an OK packet: the acquire UPDATE takes the lock and
+ * rewrites the row (MEMORY table, no log flush) and returns the new fence as
+ * its insert id; the release frees the lock. See sql.ts.
  */
 
 /** How long to wait for a killed session's lock to be freed (KILL is asynchronous). */
 const KILL_WAIT_MS = 2_000;
-const ER_NO_SUCH_TABLE = 1146;
-const ER_TABLE_EXISTS = 1050;
 const ER_NO_SUCH_THREAD = 1094;
+const ER_RECORD_FILE_FULL = 1114;
 
 interface AcquireRow extends sql.HolderRow {
-  got: string | number | null;
   lock_conn: string | number;
   token: string | null;
   conn_id: string | null;
   unexpired: number | null;
 }
 
+interface Attempt {
+  got: boolean;
+  row: AcquireRow;
+}
+
 /**
  * Connects to MySQL or MariaDB at `url` (`mysql://user[:pass]@host:port/db`
- * or `mariadb://…`), creates the `forgesync_leases` table if it is missing,
- * and returns a lease store whose exclusion is `GET_LOCK` held on a
- * connection pinned to each lease (one server connection per held lease).
+ * or `mariadb://…`), creates the `forgesync_leases` table if it is missing
+ * (moving one of an earlier version to ENGINE=MEMORY), and returns a lease
+ * store whose exclusion is `GET_LOCK` held on a connection pinned to each
+ * lease (one server connection per held lease).
  *
  * Needs a direct connection to the server, not a proxy that multiplexes
  * sessions. Evicting a hung holder whose ttl ran out uses KILL, which works
@@ -48,105 +58,148 @@ interface AcquireRow extends sql.HolderRow {
  * @throws UnsupportedLeaseUrlError for another scheme or a URL without database.
  */
 export async function createMysqlStore(url: string): Promise<LeaseStore> {
-  const pool = mysql.createPool({
+  const sessions = new Sessions({
     ...parseMysqlUrl(url),
-    multipleStatements: true, // one round trip per hot operation; values stay placeholders
+    multipleStatements: true, // one round trip for the slow paths; values stay placeholders
     supportBigNumbers: true,
     bigNumberStrings: true,
     timezone: 'Z', // DATETIME columns hold UTC_TIMESTAMP values
     connectTimeout: 5_000,
     enableKeepAlive: true,
     keepAliveInitialDelay: 10_000,
-    // Every held lease occupies a connection, so the limit is high and only
-    // a few idle ones are kept. Past the limit fail rather than queue forever.
-    connectionLimit: 1_000,
-    maxIdle: 8,
-    idleTimeout: 30_000,
-    waitForConnections: false,
   });
-  // A dying connection (server restart, KILL, network loss) must never crash
-  // the process; pinned connections get their own listeners on top of this.
-  pool.pool.on('connection', (conn) => conn.on('error', () => {}));
   try {
-    await ensureTable(pool);
+    await ensureTable(sessions);
   } catch (cause) {
-    await pool.end().catch(() => {});
+    sessions.close();
     throw new LeaseBackendUnavailableError('mysql', redactUrl(url), cause);
   }
-  return new MysqlStore(pool, redactUrl(url));
+  return new MysqlStore(sessions, redactUrl(url));
 }
 
-/** Probes first so a user without CREATE can use a table made by an admin. */
-async function ensureTable(pool: Pool): Promise<void> {
+/**
+ * Creates the table, or moves an earlier version's InnoDB table to MEMORY,
+ * and drops rows of keys long unused. A user without CREATE or ALTER can use
+ * a table made by an admin: only the final probe must succeed.
+ */
+async function ensureTable(sessions: Sessions): Promise<void> {
+  const conn = await sessions.connect();
   try {
-    await pool.query(sql.PROBE_TABLE);
+    const [status] = await query<{ engine: string | null; max_bytes: string | number | null }[]>(conn, sql.TABLE_STATUS);
+    await query(conn, sql.SET_TABLE_CAP);
+    if (!status) {
+      // Several processes may start together; IF NOT EXISTS makes that safe.
+      await query(conn, sql.CREATE_TABLE);
+    } else if (status.engine?.toUpperCase() !== 'MEMORY' || Number(status.max_bytes) < sql.MAX_TABLE_BYTES * 0.9) {
+      // Best effort: the store works on any engine, only slower, and with
+      // the server's default cap the table just holds fewer keys.
+      await query(conn, sql.TO_MEMORY).catch(() => {});
+    }
+    await query(conn, sql.SWEEP).catch(() => {});
+    await query(conn, `SELECT 1 FROM ${sql.TABLE} LIMIT 0`);
+    sessions.end(conn); // its max_heap_table_size is not for lease work
   } catch (err) {
-    if ((err as MysqlError).errno !== ER_NO_SUCH_TABLE) throw err;
-    // Several processes may start together; IF NOT EXISTS makes that safe.
-    await pool.query(sql.CREATE_TABLE).catch((e: MysqlError) => {
-      if (e.errno !== ER_TABLE_EXISTS) throw e;
-    });
+    sessions.destroy(conn);
+    throw err;
   }
 }
 
 class MysqlStore implements LeaseStore {
   readonly kind = 'mysql';
-  readonly #pinned = new PinnedSessions();
+  readonly #pinned: PinnedSessions;
   #closing: Promise<void> | undefined;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly sessions: Sessions,
     private readonly url: string,
-  ) {}
+  ) {
+    this.#pinned = new PinnedSessions(sessions);
+  }
 
   async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord): Promise<StoreAcquireResult> {
     const name = sql.lockName(key);
-    const row = [key, token, owner.name, owner.pid, owner.host, ttlMs * 1000];
-    const values = [name, 0, ...row, ...row.slice(1), name, key];
-    const attempt = async (conn: PoolConnection) => {
-      const [results] = await conn.query({ sql: sql.ACQUIRE, timeout: PINNED_QUERY_TIMEOUT_MS }, values);
-      return lastRows<AcquireRow>(results)[0]!;
-    };
-    let conn = await this.#connection();
-    let result: AcquireRow;
+    const values = [token, owner.name, owner.pid, owner.host, ttlMs * 1000, key, name];
+    let conn = this.sessions.idle() ?? (await this.#connect());
+    let header: ResultSetHeader;
     try {
-      // A pooled idle connection may have died unnoticed: one retry on a fresh one.
-      result = await attempt(conn).catch(async (err: unknown) => {
-        if (!isBroken(err)) throw err;
-        conn.destroy();
-        conn = await this.#connection();
-        return attempt(conn);
+      header = await execute(conn, sql.ACQUIRE_FAST, values, PINNED_QUERY_TIMEOUT_MS);
+    } catch (err) {
+      this.sessions.destroy(conn); // also frees a GET_LOCK the statement may have taken
+      if (!isBroken(err)) throw err;
+      // An idle session may have died unnoticed: one retry on a new one.
+      conn = await this.#connect();
+      try {
+        header = await execute(conn, sql.ACQUIRE_FAST, values, PINNED_QUERY_TIMEOUT_MS);
+      } catch (retryErr) {
+        this.sessions.destroy(conn);
+        throw retryErr;
+      }
+    }
+    if (header.affectedRows !== 1) return this.#acquireSlow(conn, key, name, token, ttlMs, owner);
+    // The UPDATE's insert id is the new fence, whose clock part is the
+    // server's UTC_TIMESTAMP(6) of the acquire: acquired_at and expires_at of
+    // the row, to the millisecond, with no result set to fetch. (Only after a
+    // server clock step back does the fence run ahead of the clock, and these
+    // two with it, by at most that step; the lease's own deadline is measured
+    // on this machine's monotonic clock either way.)
+    const fence = BigInt(header.insertId);
+    const acquiredAt = new Date(Number(fence / 1000n));
+    return this.#pin(conn, key, token, fence, acquiredAt, new Date(acquiredAt.getTime() + ttlMs));
+  }
+
+  /** The key has no row yet, or its lock is held: insert or take over, or report the holder (and maybe evict it). */
+  async #acquireSlow(
+    conn: Connection,
+    key: string,
+    name: string,
+    token: string,
+    ttlMs: number,
+    owner: OwnerRecord,
+  ): Promise<StoreAcquireResult> {
+    const row = [token, owner.name, owner.pid, owner.host, ttlMs * 1000];
+    const values = [key, ...row, name, ...row, name, key];
+    const attempt = async (): Promise<Attempt> => {
+      const [inserted, rows] = await query<[ResultSetHeader, AcquireRow[]]>(conn, sql.ACQUIRE_SLOW, values, PINNED_QUERY_TIMEOUT_MS);
+      return { got: inserted.affectedRows > 0, row: rows[0]! };
+    };
+    let result: Attempt;
+    try {
+      result = await attempt().catch(async (err: MysqlError) => {
+        if (err.errno !== ER_RECORD_FILE_FULL) throw err;
+        // The capped MEMORY table is full: drop rows of keys long unused, once.
+        await query(conn, sql.RELEASE); // the failed statement may have taken the lock
+        await query(conn, sql.SWEEP);
+        return attempt();
       });
-      if (Number(result.got) !== 1 && isExpiredHolder(result)) {
-        const victim = Number(result.conn_id);
+      if (!result.got && isExpiredHolder(result.row)) {
+        const victim = Number(result.row.conn_id);
         this.#pinned.loseSession(victim, new Error('its ttl ran out and another contender evicted it'));
         if (!(await this.#kill(conn, victim))) {
-          conn.release();
-          return { acquired: false, holder: sql.toHolder(result) }; // a hung holder we may not evict
+          this.sessions.give(conn);
+          return { acquired: false, holder: sql.toHolder(result.row) }; // a hung holder we may not evict
         }
         // Retry until the killed session's lock is gone and someone (maybe us) took it.
         const deadline = Date.now() + KILL_WAIT_MS;
         do {
           await sleep(5);
-          result = await attempt(conn);
-        } while (Number(result.got) !== 1 && [0, victim].includes(Number(result.lock_conn)) && Date.now() < deadline);
+          result = await attempt();
+        } while (!result.got && [0, victim].includes(Number(result.row.lock_conn)) && Date.now() < deadline);
       }
     } catch (err) {
-      conn.destroy(); // also frees a GET_LOCK the failed statements may have taken
+      this.sessions.destroy(conn); // also frees a GET_LOCK the failed statements may have taken
       throw err;
     }
-    if (Number(result.got) !== 1) {
-      conn.release();
-      return { acquired: false, holder: isLiveHolder(result) ? sql.toHolder(result) : null };
+    if (!result.got) {
+      this.sessions.give(conn);
+      return { acquired: false, holder: isLiveHolder(result.row) ? sql.toHolder(result.row) : null };
     }
+    const { fence, acquired_at, expires_at } = result.row;
+    return this.#pin(conn, key, token, BigInt(fence), acquired_at, expires_at);
+  }
+
+  #pin(conn: Connection, key: string, token: string, fence: bigint, acquiredAt: Date, expiresAt: Date): StoreAcquireResult {
     const pinned = this.#pinned.pin(conn, key, token);
-    return {
-      acquired: true,
-      fence: BigInt(result.fence),
-      acquiredAt: result.acquired_at,
-      expiresAt: result.expires_at,
-      lost: pinned.controller.signal,
-    };
+    return { acquired: true, fence, acquiredAt, expiresAt, lost: pinned.controller.signal };
   }
 
   async extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult> {
@@ -157,8 +210,8 @@ class MysqlStore implements LeaseStore {
     try {
       // A renewal that outlasts the ttl is useless: the lease lapsed meanwhile.
       const timeout = Math.max(ttlMs, 1_000);
-      const [results] = await pinned.conn.query({ sql: sql.EXTEND, timeout }, [ttlMs * 1000, key, token, key]);
-      row = lastRows<Row>(results)[0];
+      const [, rows] = await query<[ResultSetHeader, Row[]]>(pinned.conn, sql.EXTEND, [ttlMs * 1000, key, token, key], timeout);
+      row = rows[0];
     } catch (err) {
       if (!isBroken(err) && this.#pinned.isPinned(pinned)) throw err;
       this.#pinned.lose(pinned, new Error('connection to mysql lost', { cause: err }));
@@ -168,11 +221,18 @@ class MysqlStore implements LeaseStore {
     if (row?.token === token) return { extended: false, reason: 'expired' };
     // Row cleared or taken over while our session lives (a force-release
     // that could not KILL us): give the lock up so the key is not stuck.
-    await this.#pinned.free(pinned, false);
+    await this.#pinned.free(pinned);
     pinned.controller.abort(new Error('the lease was force-released'));
     return { extended: false, reason: 'lost' };
   }
 
+  /**
+   * Frees the lock on the pinned session, in one round trip. The lease was
+   * ours up to here if the session still held the lock, which a live pinned
+   * session does: the server frees it only on release or when the session
+   * ends, and a session that ended (KILLed by an evicting contender, say)
+   * fails this statement, or was unpinned already when its end was noticed.
+   */
   async release(key: string, token: string): Promise<boolean> {
     const pinned = this.#pinned.get(key, token);
     // Not pinned: never ours, already released, or its session died and
@@ -180,62 +240,57 @@ class MysqlStore implements LeaseStore {
     if (!pinned) return false;
     this.#pinned.unpin(pinned);
     try {
-      const [results] = await pinned.conn.query({ sql: sql.RELEASE, timeout: PINNED_QUERY_TIMEOUT_MS }, [
-        key,
-        token,
-        sql.lockName(key),
-      ]);
-      const row = lastRows<{ cleared: string | number; freed: string | number | null }>(results)[0];
-      if (Number(row?.freed) === 1) pinned.conn.release();
-      else pinned.conn.destroy(); // unexpected; never pool a session that may still hold a lock
-      return Number(row?.cleared) > 0;
+      await execute(pinned.conn, sql.RELEASE, [], PINNED_QUERY_TIMEOUT_MS);
     } catch (err) {
-      pinned.conn.destroy();
+      this.sessions.destroy(pinned.conn);
       if (isBroken(err)) return false;
       throw err;
     }
+    this.sessions.give(pinned.conn);
+    return true;
   }
 
   async inspect(key: string): Promise<LeaseHolder | null> {
-    const rows = await this.#query<sql.HolderRow>(sql.INSPECT, [key]);
+    const rows = await this.#run<sql.HolderRow[]>(sql.INSPECT, [key]);
     return rows[0] ? sql.toHolder(rows[0]) : null;
   }
 
   async list(prefix: string): Promise<LeaseHolder[]> {
-    return (await this.#query<sql.HolderRow>(sql.LIST, [sql.likePrefix(prefix)])).map(sql.toHolder);
+    return (await this.#run<sql.HolderRow[]>(sql.LIST, [sql.likePrefix(prefix)])).map(sql.toHolder);
   }
 
   async forceRelease(key: string, fence?: bigint): Promise<boolean> {
-    const [row] = await this.#query<sql.HolderRow & { token: string; conn_id: string }>(sql.INSPECT, [key]);
+    const [row] = await this.#run<(sql.HolderRow & { token: string; conn_id: string })[]>(sql.INSPECT, [key]);
     if (!row || (fence !== undefined && BigInt(row.fence) !== fence)) return false;
     // Compare-and-clear on the token we saw: a newer holder is left alone.
-    const [cleared] = await this.pool.query<ResultSetHeader>(sql.CLEAR_ROW, [key, row.token]);
+    const cleared = await this.#run<ResultSetHeader>(sql.CLEAR_ROW, [key, row.token]);
     if (cleared.affectedRows === 0) return false;
     const victim = Number(row.conn_id);
     this.#pinned.loseSession(victim, new Error('the lease was force-released'));
     // Free the GET_LOCK too, and wait for it, so the key can be taken at
     // once. If KILL is refused, the holder finds its row gone at its next
     // heartbeat and gives the lock up then.
-    const conn = await this.#connection();
+    const conn = this.sessions.idle() ?? (await this.#connect());
     try {
       if (await this.#kill(conn, victim)) {
+        const name = sql.lockName(key);
         const deadline = Date.now() + KILL_WAIT_MS;
         while (Date.now() < deadline) {
-          const [owner] = await conn.query<RowDataPacket[]>(sql.LOCK_OWNER, [sql.lockName(key)]);
-          if (Number(owner[0]?.lock_conn) !== victim) break;
+          const [owner] = await query<{ lock_conn: string | number }[]>(conn, sql.LOCK_OWNER, [name]);
+          if (Number(owner?.lock_conn) !== victim) break;
           await sleep(5);
         }
       }
-      conn.release();
+      this.sessions.give(conn);
     } catch {
-      conn.destroy(); // the row is cleared either way
+      this.sessions.destroy(conn); // the row is cleared either way
     }
     return true;
   }
 
   async ping(): Promise<void> {
     try {
-      await this.pool.query('SELECT 1');
+      await this.#run('SELECT 1', []);
     } catch (err) {
       throw new LeaseBackendUnavailableError('mysql', this.url, err);
     }
@@ -246,39 +301,47 @@ class MysqlStore implements LeaseStore {
     this.#closing ??= (async () => {
       await Promise.allSettled(
         this.#pinned.all().map(async (pinned) => {
-          await this.#pinned.free(pinned, true);
+          await this.#pinned.free(pinned);
           pinned.controller.abort(new Error('the lease store was closed'));
         }),
       );
-      await this.pool.end().catch(() => {});
+      this.sessions.close();
     })();
     return this.#closing;
   }
 
-  async #connection(): Promise<PoolConnection> {
+  async #connect(): Promise<Connection> {
     try {
-      return await this.pool.getConnection();
+      return await this.sessions.connect();
     } catch (err) {
       throw new LeaseBackendUnavailableError('mysql', this.url, err);
     }
   }
 
-  /** A plain (unpinned) query, retried once if a pooled connection had died. */
-  async #query<T>(text: string, values: unknown[]): Promise<T[]> {
+  /** A query on a borrowed (unpinned) session, retried once on a new one if the session had died. */
+  async #run<T>(text: string, values: unknown[]): Promise<T> {
+    let conn = this.sessions.idle() ?? (await this.#connect());
     for (let attempt = 0; ; attempt++) {
       try {
-        const [rows] = await this.pool.query(text, values);
-        return rows as T[];
+        const result = await query<T>(conn, text, values);
+        this.sessions.give(conn);
+        return result;
       } catch (err) {
-        if (!isBroken(err) || attempt > 0) throw err;
+        if (!isBroken(err)) {
+          this.sessions.give(conn);
+          throw err;
+        }
+        this.sessions.destroy(conn);
+        if (attempt > 0) throw err;
+        conn = await this.#connect();
       }
     }
   }
 
   /** KILLs a session; true if it is gone (or already was), false if refused. */
-  async #kill(conn: PoolConnection, threadId: number): Promise<boolean> {
+  async #kill(conn: Connection, threadId: number): Promise<boolean> {
     try {
-      await conn.query('KILL CONNECTION ?', [threadId]);
+      await query(conn, 'KILL CONNECTION ?', [threadId]);
       return true;
     } catch (err) {
       if (isBroken(err)) throw err;

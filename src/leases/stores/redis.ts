@@ -114,11 +114,12 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
   // A command sent on a connection whose peer went silent (hung server, partition without a
   // reset) would wait for TCP to give up, which takes many minutes; ioredis resends it only once
   // a new connection is ready; and a reconnect whose handshake goes unanswered stays in
-  // 'connect' forever (connectTimeout covers only TCP). ioredis's commandTimeout would cover
-  // the first case only, at the price of a timer per command on the hot path. So one coarse
-  // timer watches instead: the same command at the head of ioredis's queue of commands
-  // awaiting a reply over three checks, or a handshake unfinished as long, means the
-  // connection is dead. Closing it fails every pending command; the 'end' handler reopens it.
+  // 'connect' forever (connectTimeout covers only TCP). ioredis's commandTimeout would fail
+  // such commands, at the price of a timer per command on the hot path, but would leave the
+  // stuck handshake alone. So one coarse timer watches instead: the same command at the head
+  // of ioredis's queue of commands awaiting a reply over three checks, or a handshake
+  // unfinished as long, means the connection is dead. Closing it fails every pending
+  // command; the 'end' handler then opens a new one.
   let closing = false;
   let oldest: unknown;
   let stalledChecks = 0;

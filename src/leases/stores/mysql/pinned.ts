@@ -1,38 +1,20 @@
-import type { EventEmitter } from 'node:events';
-import type { PoolConnection } from 'mysql2/promise';
+import type { Connection } from 'mysql2';
+import { execute, type Sessions } from './sessions.js';
 import * as sql from './sql.js';
 
-/** A held lease and the pool connection pinned to it (the one holding its GET_LOCK). */
+/** A held lease and the session pinned to it (the one holding its GET_LOCK). */
 export interface Pinned {
   key: string;
   token: string;
-  conn: PoolConnection;
+  conn: Connection;
   /** Server session id (CONNECTION_ID()), as recorded in the row's conn_id. */
   threadId: number;
   controller: AbortController;
   detach: () => void;
 }
 
-export type MysqlError = Error & { errno?: number; code?: string; fatal?: boolean };
-type CoreConnection = EventEmitter & { threadId: number };
-
 /** Bound on queries over a pinned session, so a silently dead network cannot hang a release. */
 export const PINNED_QUERY_TIMEOUT_MS = 10_000;
-
-/**
- * The session is unusable: fatal protocol/network error, or a query timeout
- * (after which mysql2 leaves the session in an unknown state, so we drop it).
- */
-export function isBroken(err: unknown): boolean {
-  const e = err as MysqlError | undefined;
-  return e?.fatal === true || e?.code === 'PROTOCOL_SEQUENCE_TIMEOUT';
-}
-
-/** Rows of the last statement of a multi-statement text query (one result per statement). */
-export function lastRows<T>(results: unknown): T[] {
-  const sets = results as unknown[];
-  return sets[sets.length - 1] as T[];
-}
 
 /**
  * The leases this store holds, by token and by server session id. Losing
@@ -43,21 +25,22 @@ export class PinnedSessions {
   readonly #byToken = new Map<string, Pinned>();
   readonly #byThread = new Map<number, Pinned>();
 
-  pin(conn: PoolConnection, key: string, token: string): Pinned {
-    const core = conn.connection as unknown as CoreConnection;
+  constructor(private readonly sessions: Sessions) {}
+
+  pin(conn: Connection, key: string, token: string): Pinned {
     const pinned: Pinned = {
       key,
       token,
       conn,
-      threadId: core.threadId,
+      threadId: conn.threadId,
       controller: new AbortController(),
       detach: () => {},
     };
     // 'end' when the server closes the socket (KILL, restart), 'error' for
     // resets and timeouts; whichever comes first wins, the other is a no-op.
     const onGone = () => this.lose(pinned, new Error('connection to mysql lost'));
-    core.on('error', onGone).on('end', onGone);
-    pinned.detach = () => core.off('error', onGone).off('end', onGone);
+    conn.on('error', onGone).on('end', onGone);
+    pinned.detach = () => conn.off('error', onGone).off('end', onGone);
     this.#byToken.set(token, pinned);
     this.#byThread.set(pinned.threadId, pinned);
     return pinned;
@@ -88,7 +71,7 @@ export class PinnedSessions {
   /** The lease is gone without its holder asking: drop the session, tell the holder. */
   lose(pinned: Pinned, reason: Error): void {
     if (!this.unpin(pinned)) return;
-    pinned.conn.destroy();
+    this.sessions.destroy(pinned.conn);
     pinned.controller.abort(reason);
   }
 
@@ -99,20 +82,17 @@ export class PinnedSessions {
   }
 
   /**
-   * Gives the lock up (and with `clearRow` our row too) and returns the
-   * session to the pool; a session that fails to do so is destroyed, which
-   * frees its lock on the server just the same.
+   * Gives the lock up and returns the session to the free list; a session
+   * that fails to do so is dropped, which frees its lock on the server just
+   * the same. The row is left alone: with its lock free it is not live.
    */
-  async free(pinned: Pinned, clearRow: boolean): Promise<void> {
+  async free(pinned: Pinned): Promise<void> {
     if (!this.unpin(pinned)) return;
-    const name = sql.lockName(pinned.key);
     try {
-      await (clearRow
-        ? pinned.conn.query({ sql: sql.RELEASE, timeout: PINNED_QUERY_TIMEOUT_MS }, [pinned.key, pinned.token, name])
-        : pinned.conn.query({ sql: sql.RELEASE_LOCK_ONLY, timeout: PINNED_QUERY_TIMEOUT_MS }, [name]));
-      pinned.conn.release();
+      await execute(pinned.conn, sql.RELEASE, [], PINNED_QUERY_TIMEOUT_MS);
+      this.sessions.give(pinned.conn);
     } catch {
-      pinned.conn.destroy();
+      this.sessions.destroy(pinned.conn);
     }
   }
 }

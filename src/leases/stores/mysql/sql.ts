@@ -6,20 +6,33 @@ import type { LeaseHolder } from '../../types.js';
  * connection pinned to the lease; the table only carries what GET_LOCK cannot:
  * the ttl, the fence and the owner. Times are UTC_TIMESTAMP(3) (server clock,
  * independent of the session time_zone) stored in DATETIME(3) and read back
- * with mysql2's `timezone: 'Z'`.
+ * with mysql2's `timezone: 'Z'`. Values are always `?` placeholders, never
+ * concatenated.
  *
- * Statements are sent as one multi-statement text query (multipleStatements)
- * so a hot operation costs a single round trip; values are always `?`
- * placeholders, escaped by mysql2, never concatenated.
+ * The table is ENGINE=MEMORY: its rows are exactly as durable as the
+ * GET_LOCKs they describe. A server restart ends every session, and so frees
+ * every lock, and it also empties the table; nothing of value is lost, and no
+ * acquire waits for a log flush.
+ *
+ * Every statement that takes a key's GET_LOCK also writes that key's row, in
+ * the same statement (GET_LOCK sits in its WHERE clause). MEMORY tables are
+ * locked for the whole of a statement, so nobody ever sees the lock taken with
+ * the row not yet written: a row whose conn_id holds the key's lock always
+ * describes that holder. That is why release may leave the row alone: once
+ * the lock is free the row is not live (see LIVE), and the next taker
+ * overwrites it.
  */
 
 export const TABLE = 'forgesync_leases';
 
-// Rows are never deleted: release only clears token, conn_id and expires_at,
-// so the fence of a key keeps growing across releases, crashes and restarts.
+/** Cap on the table's memory, set (per table) when the table is created or rebuilt. */
+export const MAX_TABLE_BYTES = 256 * 1024 * 1024;
+
 // utf8mb4_bin makes keys byte exact (and ORDER BY code point order).
 // token is VARCHAR(128) rather than CHAR(36): the store treats tokens as
 // opaque, and CHAR pads, which would make "a" and "a " the same token.
+// MEMORY rows are fixed width (about 3 KB here); see SWEEP for how the table
+// is kept to the keys in use.
 export const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (
   lease_key   VARCHAR(255) NOT NULL PRIMARY KEY,
   token       VARCHAR(128) NULL,
@@ -30,46 +43,97 @@ export const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (
   conn_id     BIGINT UNSIGNED,
   acquired_at DATETIME(3),
   expires_at  DATETIME(3)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+) ENGINE=MEMORY DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
 
-/** Probe: fails with ER_NO_SUCH_TABLE (1146) when the table is missing. */
-export const PROBE_TABLE = `SELECT 1 FROM ${TABLE} LIMIT 0`;
+/** A MEMORY table's size cap is the session's max_heap_table_size when it is created or rebuilt. */
+export const SET_TABLE_CAP = `SET SESSION max_heap_table_size = ${MAX_TABLE_BYTES}`;
+
+/** Engine and size cap of the table; no row when the table is missing. */
+export const TABLE_STATUS = `SELECT ENGINE AS engine, MAX_DATA_LENGTH AS max_bytes FROM information_schema.TABLES
+  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '${TABLE}'`;
+
+/**
+ * Moves a table of an earlier version (InnoDB: two log flushes per acquire
+ * and release) to MEMORY, or re-applies the size cap, which a server
+ * restart resets to the global max_heap_table_size. Keeps the rows.
+ */
+export const TO_MEMORY = `ALTER TABLE ${TABLE} ENGINE=MEMORY`;
 
 const LOCK_HASH_CHARS = 61; // 'fs:' + 61 hex = 64, MySQL's lock name limit
 
+const lockNames = new Map<string, string>();
+
 /** GET_LOCK name of a key: fixed length whatever the key; same as LOCK_NAME_SQL. */
 export function lockName(key: string): string {
-  return 'fs:' + createHash('sha256').update(key, 'utf8').digest('hex').slice(0, LOCK_HASH_CHARS);
+  let name = lockNames.get(key);
+  if (name === undefined) {
+    name = 'fs:' + createHash('sha256').update(key, 'utf8').digest('hex').slice(0, LOCK_HASH_CHARS);
+    // A small cache: workers tend to take the same few keys over and over.
+    if (lockNames.size >= 1024) lockNames.delete(lockNames.keys().next().value!);
+    lockNames.set(key, name);
+  }
+  return name;
 }
 
 /** The lock name computed by the server from the row (SHA2 hashes the utf8mb4 bytes). */
 const LOCK_NAME_SQL = `CONCAT('fs:', LEFT(SHA2(lease_key, 256), ${LOCK_HASH_CHARS}))`;
 
 /**
- * A row is a live holder only while its ttl runs AND its recorded connection
- * still holds the GET_LOCK: a crashed holder's lock is free at once, and then
- * the key is free whatever the row says.
+ * Server time in microseconds since the epoch, from UTC_TIMESTAMP so that no
+ * session time zone (and no daylight-saving fold) is involved.
  */
-const LIVE = `token IS NOT NULL AND expires_at > UTC_TIMESTAMP(3) AND IS_USED_LOCK(${LOCK_NAME_SQL}) = conn_id`;
+const NOW_US = `TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6))`;
 
-const HOLDER_COLUMNS = 'lease_key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at';
+/*
+ * The fence is a hybrid logical clock: GREATEST(previous fence + 1, server
+ * time in µs). It strictly increases per key:
+ *  - acquires of one key are serialised by its GET_LOCK, and each one reads
+ *    the previous fence from the row and writes a larger one in the same
+ *    statement, so while the row exists every holder's fence exceeds the
+ *    previous holder's, whatever the clock does;
+ *  - the row can vanish (a server restart empties the MEMORY table; SWEEP
+ *    deletes rows idle for an hour), and then the fence restarts from the
+ *    clock alone. Every earlier fence was at most the clock of its time
+ *    (unless a clock step back had pushed the +1 branch ahead, by no more than
+ *    that step), so the new fence is larger unless the server clock stepped
+ *    back by more than the downtime (or the hour) since.
+ * Fences are thus about 1.8e15 (the clock in µs), larger than any fence of the
+ * earlier InnoDB version, which counted from 1.
+ *
+ * LAST_INSERT_ID(expr) hands the new fence back in the OK packet (insertId),
+ * so a successful acquire needs no result set.
+ */
+const NEXT_FENCE = `LAST_INSERT_ID(GREATEST(fence + 1, ${NOW_US}))`;
 const EXPIRES = 'UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND';
 
 /**
- * Try GET_LOCK; if it was granted, take over the row (fence + 1) in the same
- * round trip; then read the row back, with who holds the lock, for either
- * outcome. Values: lockName, timeoutSec, key, token, owner name, pid, host,
- * ttlUs, then again token, name, pid, host, ttlUs, then lockName, key.
- * The update values are repeated rather than written VALUES(col), which
- * MySQL 8 deprecates and MariaDB has no replacement for.
+ * Hot path of acquire, a prepared statement: take the lock and the row in
+ * one statement if the row exists. affectedRows = 1 means the lock is ours
+ * and insertId is the new fence; 0 means the row is missing or the lock is
+ * held (GET_LOCK is only evaluated for the one row the key finds), and
+ * ACQUIRE_SLOW sorts it out.
+ * Values: token, owner name, pid, host, ttlUs, key, lockName.
  */
-export const ACQUIRE = `SET @fs_got = GET_LOCK(?, ?);
-INSERT INTO ${TABLE} (lease_key, token, fence, owner_name, owner_pid, owner_host, conn_id, acquired_at, expires_at)
-  SELECT ?, ?, 1, ?, ?, ?, CONNECTION_ID(), UTC_TIMESTAMP(3), ${EXPIRES} FROM DUAL WHERE @fs_got = 1
-  ON DUPLICATE KEY UPDATE fence = fence + 1, token = ?, owner_name = ?, owner_pid = ?, owner_host = ?,
+export const ACQUIRE_FAST = `UPDATE ${TABLE} SET fence = ${NEXT_FENCE}, token = ?, owner_name = ?, owner_pid = ?,
+  owner_host = ?, conn_id = CONNECTION_ID(), acquired_at = UTC_TIMESTAMP(3), expires_at = ${EXPIRES}
+  WHERE lease_key = ? AND GET_LOCK(?, 0) = 1`;
+
+/**
+ * Acquire for a new key, a held key, or after an eviction: take the lock and
+ * insert or take over the row in one statement, then read the row back with
+ * who holds the lock, for either outcome (one round trip). The first result's
+ * affectedRows is > 0 iff the lock was taken.
+ * Values: key, token, owner name, pid, host, ttlUs, lockName, then again
+ * token, name, pid, host, ttlUs, then lockName, key. The update values are
+ * repeated rather than written VALUES(col), which MySQL 8 deprecates.
+ */
+export const ACQUIRE_SLOW = `INSERT INTO ${TABLE} (lease_key, token, fence, owner_name, owner_pid, owner_host, conn_id, acquired_at, expires_at)
+  SELECT ?, ?, LAST_INSERT_ID(${NOW_US}), ?, ?, ?, CONNECTION_ID(), UTC_TIMESTAMP(3), ${EXPIRES}
+  FROM DUAL WHERE GET_LOCK(?, 0) = 1
+  ON DUPLICATE KEY UPDATE fence = ${NEXT_FENCE}, token = ?, owner_name = ?, owner_pid = ?, owner_host = ?,
     conn_id = CONNECTION_ID(), acquired_at = UTC_TIMESTAMP(3), expires_at = ${EXPIRES};
-SELECT @fs_got AS got, COALESCE(IS_USED_LOCK(?), 0) AS lock_conn, l.token, l.conn_id,
-    l.expires_at > UTC_TIMESTAMP(3) AS unexpired, ${prefixed('l.', HOLDER_COLUMNS)}
+SELECT COALESCE(IS_USED_LOCK(?), 0) AS lock_conn, l.token, l.conn_id,
+    l.expires_at > UTC_TIMESTAMP(3) AS unexpired, ${prefixed('l.', 'lease_key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at')}
   FROM (SELECT 1) AS one LEFT JOIN ${TABLE} AS l ON l.lease_key = ?`;
 
 /**
@@ -81,20 +145,25 @@ export const EXTEND = `UPDATE ${TABLE} SET expires_at = ${EXPIRES}
 SELECT ROW_COUNT() AS matched, token, expires_at FROM ${TABLE} WHERE lease_key = ?`;
 
 /**
- * Clear our row (even if its ttl just ran out: nobody else took the key,
- * taking it replaces the token) and free the lock, on the pinned connection.
- * Values: key, token, lockName.
+ * Release, on the pinned session, a prepared statement with an OK reply. A
+ * pinned session holds exactly one lock, so this frees the lease's lock and
+ * leaves the session clean for reuse whatever it held. The row stays: with
+ * its lock free it is no longer live, and the next taker overwrites it.
  */
-export const RELEASE = `UPDATE ${TABLE} SET token = NULL, conn_id = NULL, expires_at = NULL
-  WHERE lease_key = ? AND token = ?;
-SELECT ROW_COUNT() AS cleared, RELEASE_LOCK(?) AS freed`;
-
-/** Frees the lock without touching the row (the row is no longer ours). */
-export const RELEASE_LOCK_ONLY = `SELECT RELEASE_LOCK(?) AS freed`;
+export const RELEASE = 'DO RELEASE_ALL_LOCKS()';
 
 /** Clears a row whose token we saw; harmless if it changed meanwhile. Values: key, token. */
 export const CLEAR_ROW = `UPDATE ${TABLE} SET token = NULL, conn_id = NULL, expires_at = NULL
   WHERE lease_key = ? AND token = ?`;
+
+/**
+ * A row is a live holder only while its ttl runs AND its recorded connection
+ * still holds the GET_LOCK: a crashed or released holder's lock is free, and
+ * then the key is free whatever the row says.
+ */
+const LIVE = `token IS NOT NULL AND expires_at > UTC_TIMESTAMP(3) AND IS_USED_LOCK(${LOCK_NAME_SQL}) = conn_id`;
+
+const HOLDER_COLUMNS = 'lease_key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at';
 
 export const INSPECT = `SELECT ${HOLDER_COLUMNS}, token, conn_id FROM ${TABLE} WHERE lease_key = ? AND ${LIVE}`;
 
@@ -103,6 +172,15 @@ export const LIST = `SELECT ${HOLDER_COLUMNS} FROM ${TABLE}
   WHERE lease_key LIKE ? ESCAPE '!' AND ${LIVE} ORDER BY lease_key`;
 
 export const LOCK_OWNER = `SELECT COALESCE(IS_USED_LOCK(?), 0) AS lock_conn`;
+
+/**
+ * Drops rows of keys nobody holds whose fence is over an hour behind the
+ * clock, so the (fixed-width, capped) MEMORY table holds the keys in use
+ * rather than every key ever used. The next holder of such a key starts from
+ * the clock, which is then an hour past the old fence (see NEXT_FENCE).
+ */
+export const SWEEP = `DELETE FROM ${TABLE}
+  WHERE fence < ${NOW_US} - 3600000000 AND NOT COALESCE(IS_USED_LOCK(${LOCK_NAME_SQL}) = conn_id, FALSE)`;
 
 export function likePrefix(prefix: string): string {
   return prefix.replace(/[!%_]/g, (c) => `!${c}`) + '%';

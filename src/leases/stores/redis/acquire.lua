@@ -6,8 +6,8 @@
   ARGV[1] token
   ARGV[2] ttl in milliseconds
   ARGV[3] the rest of the value, joined by the caller: \n pid \n owner name \n key \n host
-          (one argument instead of four is measurably cheaper; the key is stored so that
-          list() need not parse it back out of the Redis key name)
+          (one argument rather than four; the key is stored so that list() need not parse
+          it back out of the Redis key name)
 
   Stored value: token \n fence \n acquiredAtMs \n pid \n name \n key \n host
   (host last: it is the only field nobody validated, so the reader keeps the rest of the string)
@@ -16,7 +16,7 @@
     "fence\nacquiredAtMs\nnowMs"   acquired; also when ARGV[1] already holds the key, which is
                                    what a resent acquire (reply lost on a dropped connection) sees
     {nowMs, pttl, value}           someone else holds it
-  (A string, not an array, on the hot path: array replies cost measurably more to decode.)
+  (A string rather than an array on the success path: one bulk reply is cheaper to build and parse.)
 ]]
 local time = redis.call('TIME')
 local now = string.format('%d', time[1] * 1000 + math.floor(time[2] / 1000))

@@ -1,0 +1,344 @@
+#!/usr/bin/env node
+// Mirror sync throughput: forgesync's real service path vs a plain
+// `git fetch` loop over the same upstreams with the same parallelism.
+//
+//   npm run bench:sync                build, then: node --expose-gc bench/sync.mjs
+//   BENCH_QUICK=1                     40 repositories, 2 cycles of each kind (smoke test)
+//   BENCH_REPOS=200                   number of upstreams
+//   BENCH_PARALLEL=4                  forgesync capacity = plain loop parallelism
+//   BENCH_CYCLES=3                    measured cycles of each kind
+//   BENCH_KEEP=1                      keep the temp directory (printed)
+//   BENCH_STRICT=1                    exit 1 when a goal is missed
+//
+// Method:
+//  - N small bare upstreams (a template with 4 commits, 2 branches, a
+//    lightweight and an annotated tag, copied N times, each given a commit of
+//    its own) in a temp directory, served over local paths.
+//  - forgesync: Forgesync.open on an embedded SQLite file, FORGESYNC_GIT_PROTOCOLS
+//    =file, capacity P, logging at info to a file; startService(); every
+//    source added and cloned (not timed). A measured run calls
+//    requestSync(name) for every source — the real path: registry request,
+//    job enqueued, InProcessTransport workers, lease, SyncService — and ends
+//    when every registry row has completedSeq ≥ requestedSeq and state synced.
+//  - plain: `git clone --mirror --no-local` of every upstream (not timed); a
+//    measured run is `git --git-dir=<mirror> fetch --prune origin` (the
+//    mirror's configured refspec is +refs/*:refs/*) in every mirror through
+//    child_process.execFile, P at a time.
+//  - cycles: "all changed" first pushes one new commit to every upstream (not
+//    timed), then both sides catch up; "none changed" changes nothing. One
+//    untimed warm-up of each kind, then BENCH_CYCLES of each kind, the
+//    forgesync/plain order alternating; the table shows medians, and the ratio
+//    is the median of the per-cycle ratios (both ran seconds apart).
+//  - memory: process RSS sampled every 50 ms while forgesync runs (peak), and
+//    RSS / heap after a forced gc() at the end of every cycle.
+// Results also go to bench/results/sync.json.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { Forgesync, loadConfig } from '../dist/index.js';
+import { createLogger } from '../dist/logging/logger.js';
+import { addCommit, cloneMirror, createTemplate, createUpstreams, git, pool, PLAIN_GIT_ENV, refLines } from './lib/git-fleet.mjs';
+import { median, spreadPct } from './lib/harness.mjs';
+
+const env = process.env;
+const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
+
+function intSetting(name, fallback, min) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    console.error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const cfg = {
+  quick,
+  repos: intSetting('BENCH_REPOS', quick ? 40 : 200, 1),
+  parallel: intSetting('BENCH_PARALLEL', 4, 1),
+  cycles: intSetting('BENCH_CYCLES', quick ? 2 : 3, 1),
+  rssSampleMs: 50,
+  keep: env.BENCH_KEEP === '1',
+  strict: env.BENCH_STRICT === '1',
+};
+const GOALS = { changed: 1.1, unchanged: 0.5 };
+const SCENARIOS = [
+  { key: 'changed', label: 'all changed' },
+  { key: 'unchanged', label: 'none changed' },
+];
+
+const log = (line = '') => console.log(line);
+const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : () => {};
+const collectGarbage = () => {
+  if (typeof globalThis.gc === 'function') {
+    globalThis.gc();
+    globalThis.gc();
+  }
+};
+const mib = (bytes) => bytes / (1024 * 1024);
+
+/** Samples RSS every `intervalMs` while `active`; `peak` is the highest sample (and reading) seen while active. */
+class RssSampler {
+  peak = 0;
+  active = false;
+  #timer = setInterval(() => this.sample(), cfg.rssSampleMs);
+  constructor() {
+    this.#timer.unref();
+  }
+  sample() {
+    if (this.active) this.peak = Math.max(this.peak, process.memoryUsage.rss());
+  }
+  stop() {
+    clearInterval(this.#timer);
+  }
+}
+
+const root = mkdtempSync(join(os.tmpdir(), 'forgesync-bench-sync-'));
+let app;
+const cleanup = async () => {
+  await app?.close().catch(() => {});
+  app = undefined;
+  if (!cfg.keep) rmSync(root, { recursive: true, force: true });
+};
+process.once('SIGINT', async () => {
+  console.error('\ninterrupted: cleaning up');
+  await cleanup();
+  process.exit(130);
+});
+
+const gitVersion = (await git(['--version'])).trim();
+log(
+  `forgesync sync benchmark — node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ` +
+    `gc ${typeof globalThis.gc === 'function' ? 'forced between cycles' : 'NOT exposed (run with --expose-gc)'}`,
+);
+log(`${cfg.repos} upstreams, parallelism ${cfg.parallel}, ${cfg.cycles} measured cycle(s) of each kind after one warm-up; temp dir ${root}`);
+const loadAtStart = os.loadavg();
+log(`load average at start: ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
+
+const started = performance.now();
+const setupParallel = Math.max(cfg.parallel, os.cpus().length * 2);
+
+// ---- fixtures (not timed) ----
+progress('creating upstreams');
+const upstreamRoot = join(root, 'upstreams');
+mkdirSync(upstreamRoot);
+const template = await createTemplate(join(root, 'template.git'));
+const upstreams = await createUpstreams(template, upstreamRoot, cfg.repos, setupParallel);
+const names = upstreams.map((_, i) => `repo-${String(i).padStart(4, '0')}`);
+
+progress('cloning plain mirrors');
+const plainRoot = join(root, 'plain');
+mkdirSync(plainRoot);
+const plainMirrors = upstreams.map((_, i) => join(plainRoot, `${names[i]}.git`));
+await pool(upstreams, setupParallel, (url, i) => cloneMirror(url, plainMirrors[i]));
+
+progress('opening forgesync');
+const dataDir = join(root, 'forgesync');
+const config = loadConfig({
+  cwd: root,
+  env: {
+    FORGESYNC_DATA_DIR: dataDir,
+    FORGESYNC_GIT_PROTOCOLS: 'file',
+    FORGESYNC_MAX_CONCURRENT_SYNCS: String(cfg.parallel),
+  },
+});
+const logFile = join(root, 'forgesync.log');
+const rssBeforeOpen = process.memoryUsage.rss();
+app = await Forgesync.open(config, { logger: createLogger({ level: 'info', destination: pino.destination(logFile) }) });
+app.startService();
+
+/** Resolves when every registry row has caught up with its requests; throws on a failed row. */
+async function waitCaughtUp(deadlineMs = 10 * 60_000) {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    // The transport is in memory: looking at it costs nothing, the registry is read once it is idle.
+    const { running, queued } = app.transport.load;
+    if (running === 0 && queued === 0) {
+      const rows = await app.sources.list();
+      const failed = rows.filter((row) => row.registry.state === 'failed');
+      if (failed.length) throw new Error(`${failed.length} source(s) failed, e.g. ${failed[0].name}: ${failed[0].registry.lastFailure}`);
+      if (rows.every((row) => row.registry.state === 'synced' && row.registry.completedSeq >= row.registry.requestedSeq)) return rows;
+    }
+    if (Date.now() > deadline) throw new Error('forgesync did not catch up in time');
+    await sleep(2);
+  }
+}
+
+progress(`forgesync: adding and cloning ${cfg.repos} sources`);
+for (let i = 0; i < upstreams.length; i++) await app.addSource({ url: upstreams[i], name: names[i] });
+await waitCaughtUp();
+
+const sampler = new RssSampler();
+
+/** One forgesync run: request a sync of every source, wait until all rows caught up. */
+async function runForgesync() {
+  collectGarbage();
+  sampler.active = true;
+  const t0 = performance.now();
+  for (const name of names) await app.requestSync(name, 'library');
+  const rows = await waitCaughtUp();
+  const ms = performance.now() - t0;
+  sampler.sample();
+  sampler.active = false;
+  const unverified = rows.filter((row) => row.registry.verificationState !== 'verified').length;
+  if (unverified) throw new Error(`${unverified} forgesync mirror(s) not verified after the run`);
+  return ms;
+}
+
+/** One plain run: `git fetch --prune origin` in every mirror, P at a time. */
+async function runPlain() {
+  collectGarbage();
+  const t0 = performance.now();
+  await pool(plainMirrors, cfg.parallel, (mirror) => git([`--git-dir=${mirror}`, 'fetch', '--prune', 'origin']));
+  return performance.now() - t0;
+}
+
+let changeCounter = 0;
+async function changeAll() {
+  changeCounter++;
+  await pool(upstreams, setupParallel, (upstream) => addCommit(upstream, `cycle ${changeCounter}`));
+}
+
+const samples = { changed: [], unchanged: [] };
+const memory = [];
+const rssAfterGc = () => {
+  collectGarbage();
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heapUsed: usage.heapUsed, external: usage.external };
+};
+
+for (let cycle = 0; cycle <= cfg.cycles; cycle++) {
+  const warmup = cycle === 0;
+  for (const scenario of SCENARIOS) {
+    progress(`${warmup ? 'warm-up' : `cycle ${cycle}/${cfg.cycles}`}: ${scenario.label}`);
+    if (scenario.key === 'changed') await changeAll();
+    const order = cycle % 2 === 0 ? ['forgesync', 'plain'] : ['plain', 'forgesync'];
+    const sample = { cycle, order: order.join(' then ') };
+    for (const who of order) sample[who] = who === 'forgesync' ? await runForgesync() : await runPlain();
+    sample.ratio = sample.forgesync / sample.plain;
+    if (!warmup) samples[scenario.key].push(sample);
+    memory.push({ cycle, warmup, scenario: scenario.key, ...rssAfterGc() });
+  }
+}
+progress('checking mirrors');
+sampler.stop();
+
+// Both sides must have ended where the upstreams are.
+const mismatched = [];
+await pool(upstreams, setupParallel, async (upstream, i) => {
+  const expected = await refLines(upstream);
+  const row = await app.getSource(names[i]);
+  if ((await refLines(row.registry.mirrorPath)) !== expected) mismatched.push(`forgesync ${names[i]}`);
+  if ((await refLines(plainMirrors[i])) !== expected) mismatched.push(`plain ${names[i]}`);
+});
+progress('');
+if (mismatched.length) log(`WARNING: ${mismatched.length} mirror(s) differ from their upstream, e.g. ${mismatched.slice(0, 3).join(', ')}`);
+
+// ---- report ----
+const results = {};
+for (const scenario of SCENARIOS) {
+  const list = samples[scenario.key];
+  const plainMs = median(list.map((s) => s.plain));
+  const forgesyncMs = median(list.map((s) => s.forgesync));
+  const ratio = median(list.map((s) => s.ratio));
+  results[scenario.key] = {
+    label: scenario.label,
+    plainMs,
+    forgesyncMs,
+    ratio,
+    ratioOfMedians: forgesyncMs / plainMs,
+    spreadPct: { plain: spreadPct(list.map((s) => s.plain)), forgesync: spreadPct(list.map((s) => s.forgesync)) },
+    goal: GOALS[scenario.key],
+    met: ratio <= GOALS[scenario.key],
+    samples: list,
+  };
+}
+
+const measuredMemory = memory.filter((m) => !m.warmup);
+const rssValues = measuredMemory.map((m) => m.rss);
+const rssGrowth = rssValues.length ? rssValues[rssValues.length - 1] - rssValues[0] : 0;
+const heapGrowth = measuredMemory.length ? measuredMemory[measuredMemory.length - 1].heapUsed - measuredMemory[0].heapUsed : 0;
+// "Flat": the last measured cycle ends within 10% (and at least 8 MiB) of the first one.
+const memoryFlat = rssGrowth <= Math.max(8 * 1024 * 1024, rssValues[0] * 0.1);
+
+function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+const ms = (n) => `${Math.round(n).toLocaleString('en-US')}`;
+const x = (n) => `${n.toFixed(2)}×`;
+
+log('');
+log(
+  table(
+    ['scenario', 'plain ms', 'forgesync ms', 'ratio', 'goal', 'met?'],
+    SCENARIOS.map(({ key }) => {
+      const r = results[key];
+      return [r.label, ms(r.plainMs), ms(r.forgesyncMs), x(r.ratio), `≤ ${x(r.goal)}`, r.met ? 'yes' : 'NO'];
+    }),
+  ),
+);
+log(`  (${cfg.repos} repos, parallelism ${cfg.parallel}; medians of ${cfg.cycles} cycles; ratio = median of per-cycle forgesync/plain)`);
+for (const { key } of SCENARIOS) {
+  const r = results[key];
+  log(
+    `  ${r.label}: per cycle forgesync/plain ms = ${r.samples.map((s) => `${ms(s.forgesync)}/${ms(s.plain)}`).join(', ')}` +
+      `; per-sync ${(r.forgesyncMs / cfg.repos).toFixed(1)} vs ${(r.plainMs / cfg.repos).toFixed(1)} ms`,
+  );
+}
+log('');
+log(`forgesync peak RSS while syncing: ${mib(sampler.peak).toFixed(1)} MiB (sampled every ${cfg.rssSampleMs} ms; ${mib(rssBeforeOpen).toFixed(1)} MiB before Forgesync.open)`);
+log(
+  table(
+    ['after cycle', 'RSS MiB', 'heap used MiB'],
+    memory.map((m) => [`${m.warmup ? 'warm-up' : m.cycle} ${m.scenario}`, mib(m.rss).toFixed(1), mib(m.heapUsed).toFixed(1)]),
+  ),
+);
+log(
+  `memory across measured cycles (after gc): RSS ${rssGrowth >= 0 ? '+' : ''}${mib(rssGrowth).toFixed(1)} MiB, ` +
+    `heap ${heapGrowth >= 0 ? '+' : ''}${mib(heapGrowth).toFixed(1)} MiB → ${memoryFlat ? 'flat' : 'GROWING'}`,
+);
+const loadAtEnd = os.loadavg();
+log(`load average at end: ${loadAtEnd.map((n) => n.toFixed(2)).join(' ')}`);
+const allMet = SCENARIOS.every(({ key }) => results[key].met) && memoryFlat && mismatched.length === 0;
+log(`goals: ${allMet ? 'all met' : 'NOT all met'} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(resultsDir, { recursive: true });
+writeFileSync(
+  join(resultsDir, 'sync.json'),
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      git: gitVersion,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      loadAverage: { start: loadAtStart, end: loadAtEnd },
+      config: { ...cfg, goals: GOALS },
+      method: {
+        forgesync: 'Forgesync.startService(); requestSync(name) for every source; done when every row is synced with completedSeq ≥ requestedSeq',
+        plain: 'git --git-dir=<mirror> fetch --prune origin (mirror refspec +refs/*:refs/*) via execFile, P at a time',
+        plainEnv: Object.keys(PLAIN_GIT_ENV),
+      },
+      results,
+      memory: { peakRss: sampler.peak, rssBeforeOpen, perCycle: memory, rssGrowth, heapGrowth, flat: memoryFlat },
+      mirrorsMatchingUpstream: mismatched.length === 0,
+      goalsMet: allMet,
+    },
+    null,
+    2,
+  )}\n`,
+);
+log(`results written to ${join(resultsDir, 'sync.json')}`);
+await cleanup();
+if (cfg.keep) log(`kept ${root}`);
+if (cfg.strict && !allMet) process.exitCode = 1;
