@@ -43,7 +43,8 @@ export class Lease {
   #safeUntil = 0;
   #timer: NodeJS.Timeout | undefined;
   #released = false;
-  #busy: Promise<unknown> = Promise.resolve();
+  /** The backend call in flight, if any (calls never overlap). */
+  #busy: Promise<void> | undefined;
   #onSettled: (lease: Lease) => void;
   #detachLost: (() => void) | undefined;
 
@@ -121,17 +122,21 @@ export class Lease {
    * when the backend says the token no longer held the key.
    */
   release(): Promise<void> {
-    if (this.#released) return this.#busy.then(() => undefined);
+    if (this.#released) return this.#busy ?? Promise.resolve();
     this.#released = true;
     this.#stopTimers();
-    return this.#serialize(async () => {
-      try {
-        const released = await this.#store.release(this.key, this.token);
-        if (!released) throw new LeaseLostError(this.key, 'it had already expired or been taken over');
-      } finally {
-        this.#onSettled(this);
-      }
-    });
+    return this.#serialize(() =>
+      this.#store.release(this.key, this.token).then(
+        (released) => {
+          this.#onSettled(this);
+          if (!released) throw new LeaseLostError(this.key, 'it had already expired or been taken over');
+        },
+        (error: unknown) => {
+          this.#onSettled(this);
+          throw error;
+        },
+      ),
+    );
   }
 
   #ttlMs = 0;
@@ -183,9 +188,17 @@ export class Lease {
   }
 
   /** Runs backend calls one at a time so a heartbeat never races a release. */
-  #serialize<T>(operation: () => Promise<T>): Promise<T> {
-    const run = this.#busy.then(operation, operation);
-    this.#busy = run.catch(() => undefined);
+  #serialize(operation: () => Promise<void>): Promise<void> {
+    // Straight through when idle: a chained .then would cost a hop per call.
+    const run = this.#busy ? this.#busy.then(operation, operation) : operation();
+    const settled: Promise<void> = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#busy = settled;
+    void settled.then(() => {
+      if (this.#busy === settled) this.#busy = undefined;
+    });
     return run;
   }
 }

@@ -48,8 +48,20 @@ export class LeaseManager {
   }
 
   /** Takes the lease if it is free; never waits. Returns null when held. */
-  async tryAcquire(key: string, request: LeaseRequest): Promise<Lease | null> {
-    return (await this.attempt(key, request)).lease;
+  tryAcquire(key: string, request: LeaseRequest): Promise<Lease | null> {
+    // Not async, and no holder lookup: on the hot path every microtask hop
+    // keeps the lease held longer and every extra read costs a round trip.
+    let owner: OwnerRecord;
+    let ttlMs: number;
+    try {
+      this.#assertOpen();
+      validateKey(key);
+      ttlMs = validateTtl(request?.ttlMs);
+      owner = this.#owner(request?.owner);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#attempt(key, ttlMs, owner, false).then((result) => result.lease);
   }
 
   /**
@@ -61,8 +73,7 @@ export class LeaseManager {
     this.#assertOpen();
     validateKey(key);
     const ttlMs = validateTtl(request?.ttlMs);
-    const owner: OwnerRecord = { name: validateOwnerName(request?.owner), pid: process.pid, host: HOST };
-    return this.#attempt(key, ttlMs, owner);
+    return this.#attempt(key, ttlMs, this.#owner(request?.owner), true);
   }
 
   /**
@@ -73,12 +84,12 @@ export class LeaseManager {
     this.#assertOpen();
     validateKey(key);
     const ttlMs = validateTtl(request?.ttlMs);
-    const owner: OwnerRecord = { name: validateOwnerName(request.owner), pid: process.pid, host: HOST };
+    const owner = this.#owner(request.owner);
     const waitMs = validateDuration(request.waitMs ?? 0, 'waitMs', 0);
     const retryMs = validateDuration(request.retryMs ?? Math.max(10, Math.min(100, Math.floor(waitMs / 10))), 'retryMs', 1, 60_000);
     const started = performance.now();
     for (;;) {
-      const result = await this.#attempt(key, ttlMs, owner);
+      const result = await this.#attempt(key, ttlMs, owner, true);
       if (result.lease) return result.lease;
       const waited = performance.now() - started;
       if (waited >= waitMs) throw new LeaseUnavailableError(key, result.holder, Math.round(waited));
@@ -152,25 +163,38 @@ export class LeaseManager {
     await this.#store.close();
   }
 
-  async #attempt(key: string, ttlMs: number, owner: OwnerRecord): Promise<LeaseAttempt> {
+  #attempt(key: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean): Promise<LeaseAttempt> {
     const token = randomUUID();
     const requestedAt = performance.now();
-    const result = await this.#store.acquire(key, token, ttlMs, owner);
-    if (!result.acquired) return { lease: null, holder: result.holder };
-    const lease = new Lease(this.#store, {
-      key,
-      token,
-      fence: result.fence,
-      owner: { ...owner, acquiredAt: result.acquiredAt },
-      expiresAt: result.expiresAt,
-      ttlMs,
-      requestedAt,
-      lost: result.lost,
-      onSettled: (settled) => this.#held.delete(settled),
+    return this.#store.acquire(key, token, ttlMs, owner, withHolder).then((result): LeaseAttempt => {
+      if (!result.acquired) return { lease: null, holder: result.holder };
+      const lease = new Lease(this.#store, {
+        key,
+        token,
+        fence: result.fence,
+        owner: { name: owner.name, pid: owner.pid, host: owner.host, acquiredAt: result.acquiredAt },
+        expiresAt: result.expiresAt,
+        ttlMs,
+        requestedAt,
+        lost: result.lost,
+        onSettled: this.#forget,
+      });
+      this.#held.add(lease);
+      return { lease, holder: null };
     });
-    this.#held.add(lease);
-    return { lease, holder: null };
   }
+
+  readonly #forget = (lease: Lease) => void this.#held.delete(lease);
+
+  /** The owner record for a name, validated once per distinct name. */
+  #owner(name: string | undefined): OwnerRecord {
+    if (this.#lastOwner && this.#lastOwner.requested === name) return this.#lastOwner.record;
+    const record: OwnerRecord = { name: validateOwnerName(name), pid: process.pid, host: HOST };
+    this.#lastOwner = { requested: name, record };
+    return record;
+  }
+
+  #lastOwner: { requested: string | undefined; record: OwnerRecord } | undefined;
 
   #assertOpen(): void {
     if (this.#closed) throw new LeaseManagerClosedError();

@@ -84,7 +84,12 @@ export type StoreExtendResult =
 export interface LeaseStore {
   /** Backend name for messages and metrics: "sqlite", "redis", ... */
   readonly kind: string;
-  acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord): Promise<StoreAcquireResult>;
+  /**
+   * Takes `key` for `token` if it is free. When `withHolder` is false the
+   * caller does not need the current holder on failure, and the store may
+   * skip looking it up (return `holder: null`).
+   */
+  acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder?: boolean): Promise<StoreAcquireResult>;
   extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult>;
   /** Releases if `token` still holds `key`; returns whether it did. */
   release(key: string, token: string): Promise<boolean>;

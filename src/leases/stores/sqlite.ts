@@ -98,12 +98,13 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
 
   return {
     kind: 'sqlite',
-    async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord): Promise<StoreAcquireResult> {
+    async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
       const now = Date.now();
       const row = acquire.get(key, token, owner.name, owner.pid, owner.host, now, now + ttlMs);
       if (row) {
         return { acquired: true, fence: BigInt(row.fence), acquiredAt: new Date(now), expiresAt: new Date(now + ttlMs) };
       }
+      if (!withHolder) return { acquired: false, holder: null };
       const holder = live.get(key, now);
       return { acquired: false, holder: holder ? toHolder(holder) : null };
     },
