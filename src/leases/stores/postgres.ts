@@ -194,17 +194,18 @@ class PostgresStore implements LeaseStore {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord): Promise<StoreAcquireResult> {
+  async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
     const values = [key, token, ttlMs, owner.name, owner.pid, owner.host];
     // A loser's snapshot may predate the winner's commit and show no live
     // holder; one retry usually names the holder (or finds the key free).
+    // A bare tryAcquire does not need the name, so it spares that round trip.
     for (let attempt = 0; ; attempt++) {
       const { rows } = await this.pool.query<HolderRow & { acquired: boolean }>({ ...ACQUIRE, values });
       const row = rows[0];
       if (row?.acquired) {
         return { acquired: true, fence: BigInt(row.fence), acquiredAt: row.acquired_at, expiresAt: row.expires_at };
       }
-      if (row || attempt > 0) return { acquired: false, holder: row ? toHolder(row) : null };
+      if (row || attempt > 0 || !withHolder) return { acquired: false, holder: row ? toHolder(row) : null };
     }
   }
 

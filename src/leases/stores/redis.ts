@@ -28,7 +28,7 @@ const FORCE_RELEASE = loadScript('force-release');
 const INSPECT = loadScript('inspect');
 
 /** Replies of the Lua scripts; see the header of each .lua file. */
-type AcquireReply = string | [number, number, string];
+type AcquireReply = string | 0 | [number, number, string];
 type InspectReply = [number, number, string] | null;
 
 const isOne = (reply: unknown): boolean => reply === 1;
@@ -163,10 +163,11 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
   return {
     kind: 'redis',
 
-    acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord): Promise<StoreAcquireResult> {
+    acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
       const rest = `\n${owner.pid}\n${owner.name}\n${key}\n${owner.host}`;
-      return run(ACQUIRE, 2, [leaseKey(key), fenceKey(key), token, ttlMs, rest], (reply): StoreAcquireResult => {
+      return run(ACQUIRE, 2, [leaseKey(key), fenceKey(key), token, ttlMs, rest, withHolder ? '1' : '0'], (reply): StoreAcquireResult => {
         const r = reply as AcquireReply;
+        if (r === 0) return { acquired: false, holder: null };
         if (typeof r !== 'string') return { acquired: false, holder: decodeHolder(r[2], r[0], r[1]) };
         const [fence, acquiredAt, now] = r.split('\n');
         return { acquired: true, fence: BigInt(fence!), acquiredAt: new Date(Number(acquiredAt)), expiresAt: new Date(Number(now) + ttlMs) };
