@@ -38,9 +38,13 @@ export class Lease {
   readonly owner: LeaseOwner;
   #expiresAt: Date;
   #store: LeaseStore;
-  #controller = new AbortController();
+  /** Created on first use of `signal`: most short leases are never observed. */
+  #controller: AbortController | undefined;
+  /** Why the lease can no longer be relied on, once it can't. */
+  #loss: Error | undefined;
   #deadline = 0;
   #safeUntil = 0;
+  #ttlMs = 0;
   #timer: NodeJS.Timeout | undefined;
   #released = false;
   /** The backend call in flight, if any (calls never overlap). */
@@ -57,7 +61,7 @@ export class Lease {
     this.owner = init.owner;
     this.#expiresAt = init.expiresAt;
     this.#onSettled = init.onSettled;
-    this.#arm(init.requestedAt, init.ttlMs);
+    this.#setDeadline(init.requestedAt, init.ttlMs);
     if (init.lost) this.#watch(init.lost);
   }
 
@@ -73,24 +77,32 @@ export class Lease {
    */
   get signal(): AbortSignal {
     this.#checkDeadline();
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#loss) this.#controller.abort(this.#loss);
+      else if (!this.#released) this.#schedule();
+    }
     return this.#controller.signal;
   }
 
   /** Milliseconds this client may still rely on the lease (0 once given up). */
   get remainingMs(): number {
-    if (this.#controller.signal.aborted || this.#released) return 0;
+    this.#checkDeadline();
+    if (this.#loss || this.#released) return 0;
     return Math.max(0, Math.floor(this.#safeUntil - performance.now()));
   }
 
   /** Whether the lease is still held, as far as this client can tell. */
   get held(): boolean {
-    return !this.#released && !this.signal.aborted;
+    this.#checkDeadline();
+    return !this.#released && !this.#loss;
   }
 
   /** Throws the loss reason if the lease can no longer be relied on. */
   assertHeld(): void {
     if (this.#released) throw new LeaseLostError(this.key, 'it was released by this holder');
-    this.signal.throwIfAborted();
+    this.#checkDeadline();
+    if (this.#loss) throw this.#loss;
   }
 
   /**
@@ -110,10 +122,10 @@ export class Lease {
         this.#abort(error);
         throw error;
       }
-      this.#checkDeadline();
-      this.signal.throwIfAborted();
+      this.assertHeld();
       this.#expiresAt = result.expiresAt;
-      this.#arm(requestedAt, ttl);
+      this.#setDeadline(requestedAt, ttl);
+      if (this.#timer) this.#schedule();
     });
   }
 
@@ -139,27 +151,25 @@ export class Lease {
     );
   }
 
-  #ttlMs = 0;
-
-  #arm(requestedAt: number, ttlMs: number): void {
+  #setDeadline(requestedAt: number, ttlMs: number): void {
     this.#ttlMs = ttlMs;
     this.#deadline = requestedAt + ttlMs;
     this.#safeUntil = this.#deadline - safetyMargin(ttlMs);
-    this.#schedule();
   }
 
   #schedule(): void {
     if (this.#timer) clearTimeout(this.#timer);
     // Timers may fire a little early: re-arm until the deadline has truly passed.
     this.#timer = setTimeout(() => {
+      this.#timer = undefined;
       this.#checkDeadline();
-      if (!this.#released && !this.#controller.signal.aborted) this.#schedule();
+      if (!this.#released && !this.#loss) this.#schedule();
     }, Math.max(1, Math.ceil(this.#safeUntil - performance.now())));
     this.#timer.unref();
   }
 
   #checkDeadline(): void {
-    if (this.#released || this.#controller.signal.aborted) return;
+    if (this.#released || this.#loss) return;
     const now = performance.now();
     if (now >= this.#safeUntil) {
       const lapsed = now >= this.#deadline;
@@ -175,9 +185,10 @@ export class Lease {
   }
 
   #abort(reason: Error): void {
-    if (this.#controller.signal.aborted) return;
+    if (this.#loss) return;
+    this.#loss = reason;
     this.#stopTimers();
-    this.#controller.abort(reason);
+    this.#controller?.abort(reason);
   }
 
   #stopTimers(): void {
