@@ -1,15 +1,25 @@
-// Copies non-TypeScript assets (Lua scripts, SQL) from src/ to dist/ after tsc.
+// Copies non-TypeScript assets from src/ to dist/ after tsc: Lua scripts and SQL
+// anywhere, and the dashboard's static files (HTML, plain browser JS, CSS) from
+// src/server/dashboard only, so no compiled or stray .js elsewhere is touched.
 import { cpSync, readdirSync, statSync } from 'node:fs';
-import { join, extname } from 'node:path';
+import { extname, join, sep } from 'node:path';
 
 const ASSET_EXTENSIONS = new Set(['.lua', '.sql']);
+const DASHBOARD_DIR = join('src', 'server', 'dashboard');
+const DASHBOARD_EXTENSIONS = new Set(['.html', '.js', '.css']);
+
+function isAsset(source) {
+  const extension = extname(source);
+  if (ASSET_EXTENSIONS.has(extension)) return true;
+  return source.startsWith(DASHBOARD_DIR + sep) && DASHBOARD_EXTENSIONS.has(extension);
+}
 
 function copyAssets(from, to) {
   for (const entry of readdirSync(from)) {
     const source = join(from, entry);
     const target = join(to, entry);
     if (statSync(source).isDirectory()) copyAssets(source, target);
-    else if (ASSET_EXTENSIONS.has(extname(entry))) cpSync(source, target);
+    else if (isAsset(source)) cpSync(source, target);
   }
 }
 

@@ -1,8 +1,148 @@
+import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Forgesync } from '../../app/forgesync.js';
+import { syncLeaseKey } from '../../replication/sync.js';
 import type { AuthTokens } from '../auth.js';
+import {
+  CreateSourceBodySchema,
+  SourceDetailQuerySchema,
+  SourceDetailSchema,
+  SourceListQuerySchema,
+  SourceListSchema,
+  SourceParamsSchema,
+  SourceSchema,
+  UpdateSourceBodySchema,
+} from '../schemas.js';
+import { attemptJson, leaseHolderJson, sourceJson } from '../serialize.js';
+import { access, BEARER, errorResponses } from './common.js';
+import { sourceActionRoutes } from './source-actions.js';
 
-/** TODO(issue 4): sources routes. */
-export function sourceRoutes(_app: Forgesync, _tokens: AuthTokens): FastifyPluginAsyncZod {
-  return async () => {};
+/** How long DELETE waits for a running sync to let go of the source's lease before answering 409. */
+const REMOVE_WAIT_MS = 10_000;
+
+const tags = ['sources'];
+
+/**
+ * `/api/sources` CRUD: list (state filter, search, pagination), create,
+ * detail (registry row, lease holder, last attempts), update, delete; plus
+ * the sync/resync actions and the overview (see source-actions.ts).
+ * Reads need the read token, changes the admin token.
+ */
+export function sourceRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAsyncZod {
+  return async (server) => {
+    const read = access('read', tokens);
+    const admin = access('admin', tokens);
+
+    server.get(
+      '/sources',
+      {
+        ...read,
+        schema: {
+          tags,
+          summary: 'List sources',
+          description: 'Sources sorted by name, optionally filtered by registry state and a search string, one page at a time.',
+          security: BEARER,
+          querystring: SourceListQuerySchema,
+          response: { 200: SourceListSchema, ...errorResponses(400) },
+        },
+      },
+      async (request) => {
+        const { state, search, limit, offset } = request.query;
+        const filter = { ...(state ? { state } : {}), ...(search ? { search } : {}) };
+        const [items, total] = await Promise.all([app.sources.list({ ...filter, limit, offset }), app.sources.count(filter)]);
+        return { items: items.map(sourceJson), total, limit, offset };
+      },
+    );
+
+    server.post(
+      '/sources',
+      {
+        ...admin,
+        schema: {
+          tags,
+          summary: 'Add a source',
+          description: 'Registers an upstream repository; its first sync is requested at once.',
+          security: BEARER,
+          body: CreateSourceBodySchema,
+          response: { 201: SourceSchema, ...errorResponses(400, 403, 409) },
+        },
+      },
+      async (request, reply) => {
+        const source = await app.addSource(request.body);
+        return reply.code(201).send(sourceJson(source));
+      },
+    );
+
+    server.get(
+      '/sources/:name',
+      {
+        ...read,
+        schema: {
+          tags,
+          summary: 'Show a source',
+          description: 'The source and its registry row, the current holder of its sync lease, and its last attempts (newest first).',
+          security: BEARER,
+          params: SourceParamsSchema,
+          querystring: SourceDetailQuerySchema,
+          response: { 200: SourceDetailSchema, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const source = await app.getSource(request.params.name);
+        const leaseKey = syncLeaseKey(source.id);
+        const [holder, attempts] = await Promise.all([
+          app.leases.inspect(leaseKey),
+          request.query.attempts > 0 ? app.registry.attempts(source.id, request.query.attempts) : [],
+        ]);
+        return {
+          ...sourceJson(source),
+          leaseKey,
+          lease: holder ? leaseHolderJson(holder) : null,
+          attempts: attempts.map(attemptJson),
+        };
+      },
+    );
+
+    server.patch(
+      '/sources/:name',
+      {
+        ...admin,
+        schema: {
+          tags,
+          summary: 'Change a source',
+          description: 'Changes the URL (the mirror is re-cloned on the next sync), schedule, credential reference or enabled flag.',
+          security: BEARER,
+          params: SourceParamsSchema,
+          body: UpdateSourceBodySchema,
+          response: { 200: SourceSchema, ...errorResponses(400, 403, 404) },
+        },
+      },
+      async (request) => {
+        const { credentialRef, ...rest } = request.body;
+        const patch = { ...rest, ...(credentialRef !== undefined ? { credentialRef: credentialRef ?? '' } : {}) };
+        return sourceJson(await app.updateSource(request.params.name, patch));
+      },
+    );
+
+    server.delete(
+      '/sources/:name',
+      {
+        ...admin,
+        schema: {
+          tags,
+          summary: 'Remove a source',
+          description: 'Deletes the source, its registry row and its mirror, under the source\'s lease (409 if a sync keeps it busy).',
+          security: BEARER,
+          params: SourceParamsSchema,
+          response: { 204: z.null().describe('removed'), ...errorResponses(400, 403, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        await app.removeSource(request.params.name, { waitMs: REMOVE_WAIT_MS });
+        return reply.code(204).send(null);
+      },
+    );
+
+    await server.register(sourceActionRoutes(app, tokens));
+  };
 }

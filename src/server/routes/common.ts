@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { requireRole, type AuthTokens, type Role } from '../auth.js';
+import { ErrorSchema } from '../schemas.js';
+
+/** The OpenAPI security requirement of every API route: a bearer token. */
+export const BEARER = [{ bearer: [] as string[] }];
+
+/**
+ * Route options that require `role`: checked in `onRequest`, so an
+ * unauthenticated request is refused (401/403) before its body is parsed
+ * or validated.
+ */
+export function access(role: Role, tokens: AuthTokens) {
+  return { onRequest: requireRole(role, tokens) };
+}
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'invalid request',
+  401: 'no valid bearer token',
+  403: 'the token is read-only',
+  404: 'not found',
+  409: 'conflict (name taken, or the lease is busy)',
+};
+
+/** Documented error responses (`{ error, message }`) for these status codes, plus 401. */
+export function errorResponses<const C extends number>(...codes: C[]): Record<C | 401, typeof ErrorSchema> {
+  const out = {} as Record<C | 401, typeof ErrorSchema>;
+  for (const code of [401, ...codes] as (C | 401)[]) out[code] = ErrorSchema.describe(DESCRIPTIONS[code] ?? 'error');
+  return out;
+}
+
+/** A `{ error: 'not_found', message }` body. */
+export function notFound(message: string): z.output<typeof ErrorSchema> {
+  return { error: 'not_found', message };
+}

@@ -1,0 +1,221 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sourceStatusJson } from '../../src/cli/source-commands.js';
+import { syncLeaseKey } from '../../src/replication/sync.js';
+import type { SourceDetailJson } from '../../src/server/schemas.js';
+import { eventually } from '../replication/harness.js';
+import { Upstream } from '../support/upstream.js';
+import { startTestServer, type TestServer } from './support.js';
+
+const ADMIN = 'admin-token-0123456789';
+const READ = 'read-token-0123456789';
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+describe('HTTP API: sources', () => {
+  let t: TestServer;
+  /** A request with the admin token, another token, or none (null). */
+  const call = (method: Method, url: string, body?: unknown, token: string | null = ADMIN) =>
+    t.server.inject({ method, url, headers: t.auth(token ?? undefined), ...(body !== undefined ? { payload: body as object } : {}) });
+
+  beforeAll(async () => {
+    t = await startTestServer({ tokens: { admin: ADMIN, read: READ } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('creates, lists, shows, syncs, updates and deletes a source against a real upstream', async () => {
+    const upstream = Upstream.create();
+    const created = await call('POST', '/api/sources', { url: upstream.bare, name: 'alpha', interval: '1h' });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toMatchObject({ name: 'alpha', url: upstream.bare, state: 'pending', intervalMs: 3_600_000, enabled: true, requestedSeq: 1 });
+
+    const list = await call('GET', '/api/sources?search=ALP', undefined, READ);
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toMatchObject({ total: 1, limit: 50, offset: 0, items: [{ name: 'alpha' }] });
+
+    const before = (await call('GET', '/api/sources/alpha', undefined, READ)).json();
+    expect(before).toMatchObject({ name: 'alpha', lease: null, attempts: [], leaseKey: expect.stringMatching(/^sync:repository:\d+$/) });
+
+    const synced = await t.app.syncAndWait('alpha');
+    expect(synced.registry.state).toBe('synced');
+    const detail = await call('GET', '/api/sources/alpha', undefined, READ);
+    expect(detail.statusCode).toBe(200);
+    const body = detail.json();
+    // The API shape is a superset of `forgesync status --json`.
+    expect(body).toMatchObject(sourceStatusJson(synced));
+    expect(body).toMatchObject({ state: 'synced', verificationState: 'verified', checksum: expect.any(String), lastSyncedAt: expect.any(String) });
+    expect(body.attempts).toHaveLength(1);
+    expect(body.attempts[0]).toMatchObject({ trigger: 'cli', result: 'synced', error: null, durationMs: expect.any(Number), refsChanged: expect.any(Number) });
+    expect(Date.parse(body.attempts[0].finishedAt)).toBeGreaterThanOrEqual(Date.parse(body.attempts[0].startedAt));
+    expect(body.attempts[0].fence).toMatch(/^\d+$/);
+    expect((await call('GET', '/api/sources/alpha?attempts=0', undefined, READ)).json().attempts).toEqual([]);
+
+    const patched = await call('PATCH', '/api/sources/alpha', { interval: '30m', credentialRef: 'env:ALPHA_TOKEN' });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json()).toMatchObject({ intervalMs: 1_800_000, cron: null, credentialRef: 'env:ALPHA_TOKEN' });
+    const disabled = await call('PATCH', '/api/sources/alpha', { enabled: false, credentialRef: null, cron: '*/5 * * * *' });
+    expect(disabled.json()).toMatchObject({ enabled: false, credentialRef: null, cron: '*/5 * * * *' });
+
+    const requested = await call('POST', '/api/sources/alpha/sync');
+    expect(requested.statusCode).toBe(202);
+    expect(requested.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 1 });
+    const resync = await call('POST', '/api/sources/alpha/resync');
+    expect(resync.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 2 });
+    expect((await t.app.getSource('alpha')).registry.state).toBe('pending');
+
+    const removed = await call('DELETE', '/api/sources/alpha');
+    expect(removed.statusCode).toBe(204);
+    expect(removed.body).toBe('');
+    expect(existsSync(synced.registry.mirrorPath!)).toBe(false);
+    expect((await call('GET', '/api/sources/alpha', undefined, READ)).statusCode).toBe(404);
+  });
+
+  it('never shows credentials of a URL', async () => {
+    // A password in the URL is refused, and the refusal does not repeat it.
+    const refused = await call('POST', '/api/sources', { url: 'https://robot:s3cr3t-pass@example.com/org/repo.git', name: 'secretive' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().message).toMatch(/remote URL "https:\/\/robot:\*\*\*@example.com\/org\/repo.git".*password/);
+    expect(refused.body).not.toContain('s3cr3t');
+    // A user name is kept, but shown redacted.
+    const created = await call('POST', '/api/sources', { url: 'https://deploy-robot@example.com/org/repo.git', name: 'userinfo' });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().url).toBe('https://***@example.com/org/repo.git');
+    for (const url of ['/api/sources?search=userinfo', '/api/sources/userinfo']) {
+      const response = await call('GET', url, undefined, READ);
+      expect(response.statusCode).toBe(200);
+      expect(response.body).not.toContain('deploy-robot');
+    }
+    await call('DELETE', '/api/sources/userinfo');
+  });
+
+  it('refuses invalid input with 400 and a message naming the field', async () => {
+    const cases: [Method, string, unknown, RegExp][] = [
+      ['POST', '/api/sources', { url: 'ftp://example.com/x.git' }, /remote URL/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', name: 'bad name!' }, /source name/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', interval: 'soon' }, /interval "soon"/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', cron: 'not a cron' }, /cron expression/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', credentialRef: 'sh:rm -rf' }, /credential reference/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', interval: '1h', cron: '0 * * * *' }, /cron.*either interval or cron/],
+      ['POST', '/api/sources', { name: 'x' }, /url/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', intervall: '1h' }, /intervall/],
+      ['GET', '/api/sources?state=done', undefined, /state/],
+      ['GET', '/api/sources?limit=0', undefined, /limit/],
+      ['GET', '/api/sources?limit=501', undefined, /limit/],
+      ['GET', '/api/sources?offset=-1', undefined, /offset/],
+      ['PATCH', '/api/sources/whatever', {}, /at least one field/],
+      ['PATCH', '/api/sources/whatever', { enabled: 'yes' }, /enabled/],
+      ['POST', '/api/resync', { filter: 'everything' }, /filter/],
+      ['POST', '/api/resync', { filter: { state: 'done' } }, /state/],
+    ];
+    for (const [method, url, body, message] of cases) {
+      const response = await call(method, url, body);
+      expect(response.statusCode, `${method} ${url} ${JSON.stringify(body)}: ${response.body}`).toBe(400);
+      expect(response.json().message, `${method} ${url} ${JSON.stringify(body)}`).toMatch(message);
+    }
+    expect((await call('GET', '/api/sources', undefined, READ)).json().total).toBe(0);
+  });
+
+  it('answers 409 for a duplicate name and 404 for unknown sources', async () => {
+    expect((await call('POST', '/api/sources', { url: 'https://example.com/dup.git' })).statusCode).toBe(201);
+    const duplicate = await call('POST', '/api/sources', { url: 'https://example.com/other/dup.git' });
+    expect(duplicate.statusCode).toBe(409);
+    expect(duplicate.json().message).toMatch(/"dup" already exists/);
+    for (const [method, url, body] of [
+      ['GET', '/api/sources/nope', undefined],
+      ['PATCH', '/api/sources/nope', { enabled: false }],
+      ['DELETE', '/api/sources/nope', undefined],
+      ['POST', '/api/sources/nope/sync', undefined],
+      ['POST', '/api/sources/nope/resync', undefined],
+    ] as [Method, string, unknown][]) {
+      const response = await call(method, url, body);
+      expect(response.statusCode, `${method} ${url}`).toBe(404);
+      expect(response.json().message).toMatch(/nope/);
+    }
+    await call('DELETE', '/api/sources/dup');
+  });
+
+  it('requires a token: none → 401, read token cannot change anything → 403, admin can', async () => {
+    const none = await call('GET', '/api/sources', undefined, null);
+    expect(none.statusCode).toBe(401);
+    expect(none.headers['www-authenticate']).toBe('Bearer');
+    expect((await call('GET', '/api/overview', undefined, 'wrong-token')).statusCode).toBe(401);
+    // Authentication comes before validation: an anonymous caller learns nothing about the body.
+    expect((await call('POST', '/api/sources', { nonsense: true }, null)).statusCode).toBe(401);
+    expect((await call('GET', '/api/sources', undefined, READ)).statusCode).toBe(200);
+    expect((await call('GET', '/api/leases', undefined, READ)).statusCode).toBe(200);
+    for (const [method, url, body] of [
+      ['POST', '/api/sources', { url: 'https://example.com/ro.git' }],
+      ['PATCH', '/api/sources/ro', { enabled: false }],
+      ['DELETE', '/api/sources/ro', undefined],
+      ['POST', '/api/sources/ro/sync', undefined],
+      ['POST', '/api/resync', { filter: 'all' }],
+      ['POST', '/api/leases/some-key/release', {}],
+    ] as [Method, string, unknown][]) {
+      const response = await call(method, url, body, READ);
+      expect(response.statusCode, `${method} ${url}`).toBe(403);
+    }
+    expect((await call('GET', '/api/sources?search=ro', undefined, READ)).json().total).toBe(0);
+    const admin = await call('POST', '/api/sources', { url: 'https://example.com/ro.git' }, ADMIN);
+    expect(admin.statusCode).toBe(201);
+    expect((await call('DELETE', '/api/sources/ro', undefined, ADMIN)).statusCode).toBe(204);
+  });
+
+  it('pages through the list and filters by state', async () => {
+    for (const name of ['p1', 'p2', 'p3', 'p4', 'p5']) await call('POST', '/api/sources', { url: `https://example.com/${name}.git` });
+    const page = (await call('GET', '/api/sources?limit=2&offset=2&search=p', undefined, READ)).json();
+    expect(page).toMatchObject({ total: 5, limit: 2, offset: 2 });
+    expect(page.items.map((item: { name: string }) => item.name)).toEqual(['p3', 'p4']);
+    expect((await call('GET', '/api/sources?state=pending&search=p', undefined, READ)).json().total).toBe(5);
+    expect((await call('GET', '/api/sources?state=synced', undefined, READ)).json()).toMatchObject({ total: 0, items: [] });
+    for (const name of ['p1', 'p2', 'p3', 'p4', 'p5']) await call('DELETE', `/api/sources/${name}`);
+  });
+
+  it('shows the holder of the source\'s sync lease while one is held', async () => {
+    await call('POST', '/api/sources', { url: 'https://example.com/held.git' });
+    const source = await t.app.getSource('held');
+    const lease = await t.app.leases.tryAcquire(syncLeaseKey(source.id), { ttlMs: 60_000, owner: 'sync held' });
+    expect(lease).not.toBeNull();
+    try {
+      const detail = (await call('GET', '/api/sources/held', undefined, READ)).json();
+      expect(detail.leaseKey).toBe(syncLeaseKey(source.id));
+      expect(detail.lease).toMatchObject({
+        key: syncLeaseKey(source.id),
+        fence: lease!.fence.toString(),
+        owner: { name: 'sync held', pid: process.pid, acquiredAt: expect.any(String) },
+        expiresAt: expect.any(String),
+      });
+      expect(detail.lease.expiresInMs).toBeGreaterThan(50_000);
+    } finally {
+      await lease!.release();
+    }
+    expect((await call('GET', '/api/sources/held', undefined, READ)).json().lease).toBeNull();
+    await call('DELETE', '/api/sources/held');
+  });
+});
+
+describe('HTTP API over a real socket with the service running', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ tokens: { admin: ADMIN }, listen: true, service: true });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('adds a source, and the workers sync it until the detail says synced', async () => {
+    const upstream = Upstream.create();
+    const headers = { ...t.auth(ADMIN), 'content-type': 'application/json' };
+    const created = await fetch(`${t.url}/api/sources`, { method: 'POST', headers, body: JSON.stringify({ url: upstream.bare, name: 'live' }) });
+    expect(created.status).toBe(201);
+    const detail = await eventually('source "live" to be synced', async () => {
+      const body = (await (await fetch(`${t.url}/api/sources/live`, { headers })).json()) as SourceDetailJson;
+      return body.state === 'synced' && body.attempts.length > 0 ? body : null;
+    });
+    expect(detail.attempts[0]).toMatchObject({ result: 'synced', trigger: 'manual' });
+    const overview = await (await fetch(`${t.url}/api/overview`, { headers })).json();
+    expect(overview).toMatchObject({ counts: { synced: 1, total: 1 }, scheduler: { state: 'active' } });
+    expect((await fetch(`${t.url}/api/overview`)).status).toBe(401);
+  });
+});

@@ -1,0 +1,69 @@
+import type { Forgesync } from '../../src/app/forgesync.js';
+import { buildServer, type ForgesyncServer, type ServerOptions } from '../../src/server/app.js';
+import type { AuthTokens } from '../../src/server/auth.js';
+import { createTestDatabase, openTestForgesync, testConfig, type CapturedLogs } from '../replication/harness.js';
+
+/** A forgesync HTTP server over a fresh SQLite registry, for tests. */
+export interface TestServer {
+  app: Forgesync;
+  server: ForgesyncServer;
+  logs: CapturedLogs;
+  tokens: AuthTokens;
+  /** `http://127.0.0.1:<port>` when started with `listen: true`, else undefined. */
+  url: string | undefined;
+  /** Headers carrying `Authorization: Bearer <token>` (empty object for no token). */
+  auth(token?: string): Record<string, string>;
+  /** Closes the server, then the Forgesync (scheduler, workers, database, leases). */
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  /** Bearer tokens; default: none configured (everyone is admin). */
+  tokens?: Partial<AuthTokens>;
+  /** Extra FORGESYNC_* settings for testConfig. */
+  env?: Record<string, string>;
+  /** Also listen on 127.0.0.1 on a random port (for real HTTP clients and browsers). */
+  listen?: boolean;
+  /** Run the scheduler and workers (`app.startService()`), as `forgesync serve` does. */
+  service?: boolean;
+  bodyLimit?: ServerOptions['bodyLimit'];
+}
+
+/**
+ * Opens a Forgesync on a temp SQLite database (local-path upstreams
+ * allowed, short leases) and builds the HTTP server over it. Use
+ * `server.inject(...)` for requests, or `listen: true` and `url`.
+ */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const database = await createTestDatabase('sqlite');
+  const { app, logs } = await openTestForgesync(testConfig(database.url, options.env));
+  const tokens: AuthTokens = { admin: options.tokens?.admin, read: options.tokens?.read };
+  let server: ForgesyncServer;
+  try {
+    server = await buildServer(app, { tokens, ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}) });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  let url: string | undefined;
+  if (options.listen) {
+    await server.listen({ port: 0, host: '127.0.0.1' });
+    const address = server.server.address();
+    if (address && typeof address === 'object') url = `http://127.0.0.1:${address.port}`;
+  } else {
+    await server.ready();
+  }
+  if (options.service) app.startService();
+  return {
+    app,
+    server,
+    logs,
+    tokens,
+    url,
+    auth: (token): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {}),
+    close: async () => {
+      await server.close();
+      await app.close();
+    },
+  };
+}
