@@ -25,9 +25,10 @@ export interface ServerOptions {
  */
 export async function buildServer(app: Forgesync, options: ServerOptions) {
   const server = Fastify({
-    loggerInstance: app.logger.child({ component: 'http' }),
+    // Per-request access lines (info) would drown the log in a webhook storm;
+    // forgesync logs one line per delivery and per sync itself.
+    loggerInstance: app.logger.child({ component: 'http' }, { level: 'warn' }),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    disableRequestLogging: true,
   }).withTypeProvider<ZodTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);
   server.setSerializerCompiler(serializerCompiler);
