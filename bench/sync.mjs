@@ -24,16 +24,28 @@
 //    measured run is `git --git-dir=<mirror> fetch --prune origin` (the
 //    mirror's configured refspec is +refs/*:refs/*) in every mirror through
 //    child_process.execFile, P at a time.
+//  - floor (for reference, not a goal): what the mandated design costs with
+//    plain git and no bookkeeping at all, on a third set of mirrors: `git
+//    ls-remote --symref <url>` per upstream, then `git fetch --prune origin`
+//    only when the listing differs from the one seen last time (kept in
+//    memory). forgesync must ls-remote before fetching too, so this is the
+//    bound for it (less the auto-maintenance process forgesync's fetch skips
+//    when nothing is due); floor/plain shows how far down a goal can go.
 //  - cycles: "all changed" first pushes one new commit to every upstream (not
-//    timed), then both sides catch up; "none changed" changes nothing. One
-//    untimed warm-up of each kind, then BENCH_CYCLES of each kind, the
-//    forgesync/plain order alternating; the table shows medians, and the ratio
-//    is the median of the per-cycle ratios (both ran seconds apart).
+//    timed), then every side catches up; "none changed" changes nothing. One
+//    untimed warm-up of each kind, then BENCH_CYCLES of each kind, the order of
+//    the sides rotating per cycle; the table shows medians, and a ratio is the
+//    median of the per-cycle ratios (the sides ran seconds apart).
+//  - CPU: besides wall time, the CPU time each run cost (this process plus
+//    every git process it waited for, from /proc/self/stat on Linux). On a
+//    shared machine the wall times swing with other load; CPU time does much
+//    less, and with P ≥ cores the runs are CPU-bound, so the CPU ratio is the
+//    steadier estimate of the same thing.
 //  - memory: process RSS sampled every 50 ms while forgesync runs (peak), and
 //    RSS / heap after a forced gc() at the end of every cycle.
 // Results also go to bench/results/sync.json.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -43,7 +55,7 @@ import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
 import { addCommit, cloneMirror, createTemplate, createUpstreams, git, pool, PLAIN_GIT_ENV, refLines } from './lib/git-fleet.mjs';
-import { median, spreadPct } from './lib/harness.mjs';
+import { median, rotate, spreadPct } from './lib/harness.mjs';
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
@@ -100,6 +112,31 @@ class RssSampler {
   }
 }
 
+/** CPU time used so far by this process and by the children it waited for, in ms; undefined off Linux. */
+function cpuNow() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const tick = 1000 / CLOCK_TICKS;
+    return { self: (Number(fields[11]) + Number(fields[12])) * tick, children: (Number(fields[13]) + Number(fields[14])) * tick };
+  } catch {
+    return undefined;
+  }
+}
+// USER_HZ: 100 on every Linux architecture Node runs on.
+const CLOCK_TICKS = 100;
+
+/** Runs `fn`, returning its wall time and the CPU time (self + waited-for children) it cost. */
+async function measured(fn) {
+  const cpu0 = cpuNow();
+  const t0 = performance.now();
+  await fn();
+  const ms = performance.now() - t0;
+  const cpu1 = cpuNow();
+  const cpu = cpu0 && cpu1 ? { self: cpu1.self - cpu0.self, children: cpu1.children - cpu0.children } : undefined;
+  return { ms, cpuMs: cpu ? cpu.self + cpu.children : undefined, cpu };
+}
+
 const root = mkdtempSync(join(os.tmpdir(), 'forgesync-bench-sync-'));
 let app;
 const cleanup = async () => {
@@ -107,6 +144,10 @@ const cleanup = async () => {
   app = undefined;
   if (!cfg.keep) rmSync(root, { recursive: true, force: true });
 };
+// A run that throws half-way still removes its temp directory (the SQLite file closes with the process).
+process.once('exit', () => {
+  if (!cfg.keep) rmSync(root, { recursive: true, force: true });
+});
 process.once('SIGINT', async () => {
   console.error('\ninterrupted: cleaning up');
   await cleanup();
@@ -138,6 +179,13 @@ const plainRoot = join(root, 'plain');
 mkdirSync(plainRoot);
 const plainMirrors = upstreams.map((_, i) => join(plainRoot, `${names[i]}.git`));
 await pool(upstreams, setupParallel, (url, i) => cloneMirror(url, plainMirrors[i]));
+
+progress('cloning floor mirrors');
+const floorRoot = join(root, 'floor');
+mkdirSync(floorRoot);
+const floorMirrors = upstreams.map((_, i) => join(floorRoot, `${names[i]}.git`));
+await pool(upstreams, setupParallel, (url, i) => cloneMirror(url, floorMirrors[i]));
+const floorListings = await pool(upstreams, setupParallel, (url) => git(['ls-remote', '--symref', '--end-of-options', url]));
 
 progress('opening forgesync');
 const dataDir = join(root, 'forgesync');
@@ -181,24 +229,38 @@ const sampler = new RssSampler();
 async function runForgesync() {
   collectGarbage();
   sampler.active = true;
-  const t0 = performance.now();
-  for (const name of names) await app.requestSync(name, 'library');
-  const rows = await waitCaughtUp();
-  const ms = performance.now() - t0;
+  let rows;
+  const run = await measured(async () => {
+    for (const name of names) await app.requestSync(name, 'library');
+    rows = await waitCaughtUp();
+  });
   sampler.sample();
   sampler.active = false;
   const unverified = rows.filter((row) => row.registry.verificationState !== 'verified').length;
   if (unverified) throw new Error(`${unverified} forgesync mirror(s) not verified after the run`);
-  return ms;
+  return run;
 }
 
 /** One plain run: `git fetch --prune origin` in every mirror, P at a time. */
 async function runPlain() {
   collectGarbage();
-  const t0 = performance.now();
-  await pool(plainMirrors, cfg.parallel, (mirror) => git([`--git-dir=${mirror}`, 'fetch', '--prune', 'origin']));
-  return performance.now() - t0;
+  return measured(() => pool(plainMirrors, cfg.parallel, (mirror) => git([`--git-dir=${mirror}`, 'fetch', '--prune', 'origin'])));
 }
+
+/** One floor run: ls-remote every upstream, fetch only those whose listing changed, P at a time. */
+async function runFloor() {
+  collectGarbage();
+  return measured(() =>
+    pool(upstreams, cfg.parallel, async (url, i) => {
+      const listing = await git(['ls-remote', '--symref', '--end-of-options', url]);
+      if (listing === floorListings[i]) return;
+      await git([`--git-dir=${floorMirrors[i]}`, 'fetch', '--prune', 'origin']);
+      floorListings[i] = listing;
+    }),
+  );
+}
+const RUNNERS = { forgesync: runForgesync, plain: runPlain, floor: runFloor };
+const SIDES = Object.keys(RUNNERS);
 
 let changeCounter = 0;
 async function changeAll() {
@@ -219,10 +281,24 @@ for (let cycle = 0; cycle <= cfg.cycles; cycle++) {
   for (const scenario of SCENARIOS) {
     progress(`${warmup ? 'warm-up' : `cycle ${cycle}/${cfg.cycles}`}: ${scenario.label}`);
     if (scenario.key === 'changed') await changeAll();
-    const order = cycle % 2 === 0 ? ['forgesync', 'plain'] : ['plain', 'forgesync'];
+    const order = rotate(SIDES, cycle);
     const sample = { cycle, order: order.join(' then ') };
-    for (const who of order) sample[who] = who === 'forgesync' ? await runForgesync() : await runPlain();
+    const cpu = {};
+    for (const who of order) {
+      const run = await RUNNERS[who]();
+      sample[who] = run.ms;
+      cpu[who] = run.cpu;
+    }
     sample.ratio = sample.forgesync / sample.plain;
+    sample.floorRatio = sample.floor / sample.plain;
+    sample.overFloor = sample.forgesync / sample.floor;
+    if (SIDES.every((who) => cpu[who])) {
+      sample.cpu = cpu;
+      const total = (who) => cpu[who].self + cpu[who].children;
+      sample.cpuRatio = total('forgesync') / total('plain');
+      sample.cpuFloorRatio = total('floor') / total('plain');
+    }
+    sample.loadAverage = os.loadavg()[0];
     if (!warmup) samples[scenario.key].push(sample);
     memory.push({ cycle, warmup, scenario: scenario.key, ...rssAfterGc() });
   }
@@ -237,6 +313,7 @@ await pool(upstreams, setupParallel, async (upstream, i) => {
   const row = await app.getSource(names[i]);
   if ((await refLines(row.registry.mirrorPath)) !== expected) mismatched.push(`forgesync ${names[i]}`);
   if ((await refLines(plainMirrors[i])) !== expected) mismatched.push(`plain ${names[i]}`);
+  if ((await refLines(floorMirrors[i])) !== expected) mismatched.push(`floor ${names[i]}`);
 });
 progress('');
 if (mismatched.length) log(`WARNING: ${mismatched.length} mirror(s) differ from their upstream, e.g. ${mismatched.slice(0, 3).join(', ')}`);
@@ -247,14 +324,35 @@ for (const scenario of SCENARIOS) {
   const list = samples[scenario.key];
   const plainMs = median(list.map((s) => s.plain));
   const forgesyncMs = median(list.map((s) => s.forgesync));
+  const floorMs = median(list.map((s) => s.floor));
   const ratio = median(list.map((s) => s.ratio));
   results[scenario.key] = {
     label: scenario.label,
     plainMs,
     forgesyncMs,
+    floorMs,
     ratio,
     ratioOfMedians: forgesyncMs / plainMs,
-    spreadPct: { plain: spreadPct(list.map((s) => s.plain)), forgesync: spreadPct(list.map((s) => s.forgesync)) },
+    floorRatio: median(list.map((s) => s.floorRatio)),
+    cpu: list.every((s) => s.cpu)
+      ? Object.fromEntries(
+          SIDES.map((who) => [
+            who,
+            {
+              selfMs: median(list.map((s) => s.cpu[who].self)),
+              childrenMs: median(list.map((s) => s.cpu[who].children)),
+            },
+          ]),
+        )
+      : undefined,
+    cpuRatio: list.every((s) => s.cpu) ? median(list.map((s) => s.cpuRatio)) : undefined,
+    cpuFloorRatio: list.every((s) => s.cpu) ? median(list.map((s) => s.cpuFloorRatio)) : undefined,
+    overFloor: median(list.map((s) => s.overFloor)),
+    spreadPct: {
+      plain: spreadPct(list.map((s) => s.plain)),
+      forgesync: spreadPct(list.map((s) => s.forgesync)),
+      floor: spreadPct(list.map((s) => s.floor)),
+    },
     goal: GOALS[scenario.key],
     met: ratio <= GOALS[scenario.key],
     samples: list,
@@ -287,11 +385,45 @@ log(
   ),
 );
 log(`  (${cfg.repos} repos, parallelism ${cfg.parallel}; medians of ${cfg.cycles} cycles; ratio = median of per-cycle forgesync/plain)`);
+log('');
+log(
+  table(
+    ['reference: floor', 'floor ms', 'floor/plain', 'forgesync/floor'],
+    SCENARIOS.map(({ key }) => {
+      const r = results[key];
+      return [r.label, ms(r.floorMs), x(r.floorRatio), x(r.overFloor)];
+    }),
+  ),
+);
+log('  (floor = plain git doing only what the design mandates: ls-remote, then fetch if the listing changed)');
+if (SCENARIOS.every(({ key }) => results[key].cpu)) {
+  log('');
+  const perSync = (value) => (value / cfg.repos).toFixed(1);
+  log(
+    table(
+      ['CPU per sync (ms)', 'plain', 'forgesync', '(self+git)', 'floor', 'cpu ratio', 'floor/plain'],
+      SCENARIOS.map(({ key }) => {
+        const r = results[key];
+        const total = (who) => r.cpu[who].selfMs + r.cpu[who].childrenMs;
+        return [
+          r.label,
+          perSync(total('plain')),
+          perSync(total('forgesync')),
+          `${perSync(r.cpu.forgesync.selfMs)}+${perSync(r.cpu.forgesync.childrenMs)}`,
+          perSync(total('floor')),
+          x(r.cpuRatio),
+          x(r.cpuFloorRatio),
+        ];
+      }),
+    ),
+  );
+  log('  (CPU = this process + the git processes it ran, medians; cpu ratio = median of per-cycle forgesync/plain)');
+}
 for (const { key } of SCENARIOS) {
   const r = results[key];
   log(
-    `  ${r.label}: per cycle forgesync/plain ms = ${r.samples.map((s) => `${ms(s.forgesync)}/${ms(s.plain)}`).join(', ')}` +
-      `; per-sync ${(r.forgesyncMs / cfg.repos).toFixed(1)} vs ${(r.plainMs / cfg.repos).toFixed(1)} ms`,
+    `  ${r.label}: per cycle forgesync/plain/floor ms = ${r.samples.map((s) => `${ms(s.forgesync)}/${ms(s.plain)}/${ms(s.floor)}`).join(', ')}` +
+      `; per sync ${(r.forgesyncMs / cfg.repos).toFixed(1)}/${(r.plainMs / cfg.repos).toFixed(1)}/${(r.floorMs / cfg.repos).toFixed(1)} ms`,
   );
 }
 log('');
@@ -307,6 +439,10 @@ log(
     `heap ${heapGrowth >= 0 ? '+' : ''}${mib(heapGrowth).toFixed(1)} MiB → ${memoryFlat ? 'flat' : 'GROWING'}`,
 );
 const loadAtEnd = os.loadavg();
+const busiest = Math.max(loadAtStart[0], loadAtEnd[0], ...SCENARIOS.flatMap(({ key }) => samples[key].map((s) => s.loadAverage)));
+if (busiest > os.cpus().length) {
+  log(`warning: load average reached ${busiest.toFixed(2)} on ${os.cpus().length} CPUs: something else competed for the CPU, wall times are noisy (see the CPU table)`);
+}
 log(`load average at end: ${loadAtEnd.map((n) => n.toFixed(2)).join(' ')}`);
 const allMet = SCENARIOS.every(({ key }) => results[key].met) && memoryFlat && mismatched.length === 0;
 log(`goals: ${allMet ? 'all met' : 'NOT all met'} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
@@ -327,6 +463,7 @@ writeFileSync(
       method: {
         forgesync: 'Forgesync.startService(); requestSync(name) for every source; done when every row is synced with completedSeq ≥ requestedSeq',
         plain: 'git --git-dir=<mirror> fetch --prune origin (mirror refspec +refs/*:refs/*) via execFile, P at a time',
+        floor: 'git ls-remote --symref <url>, then git fetch --prune origin only when the listing changed since the last run; P at a time',
         plainEnv: Object.keys(PLAIN_GIT_ENV),
       },
       results,

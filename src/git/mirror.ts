@@ -1,4 +1,4 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tokenScopeFor } from './env.js';
 import { GitCommandError } from './errors.js';
@@ -24,6 +24,7 @@ import {
   releaseTempDir,
   replaceDir,
   staleMirrors,
+  URL_FILE,
   writeMirrorMeta,
 } from './storage.js';
 import { validateRemoteUrl } from './url.js';
@@ -81,7 +82,8 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
   const { runner, storage, name, token, signal } = options;
   const url = validateRemoteUrl(options.url, runner.protocols);
   const path = safeJoin(storage, mirrorDirName(name, url));
-  await mkdir(storage, { recursive: true });
+  // Synchronous: one syscall when the directory exists, cheaper than a thread-pool round trip per sync.
+  mkdirSync(storage, { recursive: true });
   const remote = { signal, token };
   const tokenScope = tokenScopeFor(url);
   const git = {
@@ -99,13 +101,29 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
 
   if (inspection.state === 'ok') {
     before = inspection.refs;
-    const unchanged = refsChecksum(before) === refsChecksum(upstream.refs);
+    // Same refs, compared as maps: the checksums are computed once, in result().
+    const unchanged = countRefChanges(before, upstream.refs) === 0;
     if (unchanged && (upstream.head === undefined || upstream.head === inspection.head)) {
       return result('noop', path, 0, before, upstream, inspection.head);
     }
     try {
       await runner.run(
-        [`--git-dir=${path}`, 'fetch', '--prune', '--atomic', '--no-write-fetch-head', ...progress, '--end-of-options', url, '+refs/*:refs/*'],
+        [
+          `--git-dir=${path}`,
+          'fetch',
+          '--prune',
+          '--atomic',
+          '--no-write-fetch-head',
+          // Only changes the "(forced update)" note, which costs a history walk per moved ref.
+          '--no-show-forced-updates',
+          // `git maintenance run --auto` is one more git process per fetch that nearly always finds
+          // nothing to do; it runs only when the mirror is due for it (see housekeepingDue).
+          ...(housekeepingDue(path) ? [] : ['--no-auto-maintenance']),
+          ...progress,
+          '--end-of-options',
+          url,
+          '+refs/*:refs/*',
+        ],
         { ...git, token },
       );
       action = 'fetched';
@@ -126,13 +144,13 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
   }
 
   // Read from the files when they are plain (no process); git otherwise.
-  const headFile = await readHeadFile(path);
+  const headFile = readHeadFile(path);
   let head = headFile === undefined ? await localHead(runner, path, { signal }) : (headFile ?? undefined);
   if (upstream.head !== undefined && upstream.head !== head && /^refs\/\S+$/.test(upstream.head)) {
     await runner.run([`--git-dir=${path}`, 'symbolic-ref', '--end-of-options', 'HEAD', upstream.head], { signal });
     head = upstream.head;
   }
-  const after = (await readRefFiles(path)) ?? (await localRefs(runner, path, { signal }));
+  const after = readRefFiles(path) ?? (await localRefs(runner, path, { signal }));
   return { ...result(action, path, countRefChanges(before, after), after, upstream, head), ...(reason ? { reason } : {}) };
 }
 
@@ -181,13 +199,10 @@ async function clone(
 
 /** Decides whether the directory at `path` is a usable mirror of `url`. */
 async function inspect(runner: GitRunner, path: string, url: string, fsck: boolean, signal?: AbortSignal): Promise<Inspection> {
-  const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
+  const info = statSync(path, { throwIfNoEntry: false });
   if (!info) return { state: 'missing' };
   if (!info.isDirectory()) return { state: 'replace', reason: 'not a directory' };
-  const quick = await inspectFiles(path, url);
+  const quick = inspectFiles(path, url);
   if (quick) {
     if (fsck && !(await connected(runner, path, signal))) return { state: 'replace', reason: 'fsck failed' };
     return quick;
@@ -231,27 +246,73 @@ async function inspect(runner: GitRunner, path: string, url: string, fsck: boole
  * anything is unusual or wrong: git then looks (the slow path below), so a
  * damaged mirror is still judged, and re-cloned, by git.
  */
-async function inspectFiles(path: string, url: string): Promise<Extract<Inspection, { state: 'ok' }> | undefined> {
-  const [meta, layout, head, refs] = await Promise.all([readMirrorMeta(path), plainBareLayout(path), readHeadFile(path), readRefFiles(path)]);
-  if (meta.url === undefined || meta.url !== recordedUrl(url) || !layout || head === undefined || refs === undefined) return undefined;
-  if (refs.size > 0 && (await objectsPresent(path, refs.values())) !== true) return undefined;
+function inspectFiles(path: string, url: string): Extract<Inspection, { state: 'ok' }> | undefined {
+  if (recordedUrlFile(path) !== recordedUrl(url) || !plainBareLayout(path)) return undefined;
+  const head = readHeadFile(path);
+  const refs = readRefFiles(path);
+  if (head === undefined || refs === undefined) return undefined;
+  if (refs.size > 0 && objectsPresent(path, refs.values()) !== true) return undefined;
   return { state: 'ok', refs, head: head ?? undefined };
+}
+
+/** The URL {@link writeMirrorMeta} recorded, read synchronously (see refs.ts on why); undefined when absent. */
+function recordedUrlFile(path: string): string | undefined {
+  try {
+    return readFileSync(join(path, URL_FILE), 'utf8').replace(/\n$/, '');
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * `objects/` and `refs/` are directories and the config says `bare = true` with
- * no extensions or includes (which only git can interpret) — what
- * `git rev-parse --is-bare-repository` would answer `true` for.
+ * no extensions or includes (which only git can interpret): what
+ * `git rev-parse --is-bare-repository` answers `true` for.
  */
-async function plainBareLayout(path: string): Promise<boolean> {
+function plainBareLayout(path: string): boolean {
   try {
-    const [objects, refs, config] = await Promise.all([stat(join(path, 'objects')), stat(join(path, 'refs')), readFile(join(path, 'config'), 'utf8')]);
-    if (!objects.isDirectory() || !refs.isDirectory()) return false;
+    if (!statSync(join(path, 'objects')).isDirectory() || !statSync(join(path, 'refs')).isDirectory()) return false;
+    const config = readFileSync(join(path, 'config'), 'utf8');
     if (/^\s*\[\s*(extensions|include|includeif)\b/im.test(config)) return false;
     const bare = [...config.matchAll(/^\s*bare\s*=\s*(\S+)\s*$/gim)].map((match) => match[1]!.toLowerCase());
     return bare.length > 0 && bare.every((value) => value === 'true');
   } catch {
     return false;
+  }
+}
+
+/** git's defaults for `gc.auto` (loose objects) and `gc.autoPackLimit` (packs). */
+const GC_AUTO_LOOSE = 6700;
+const GC_AUTO_PACK_LIMIT = 50;
+
+/**
+ * Whether `git gc --auto` (what `maintenance run --auto` runs by default) would
+ * act on this mirror, by git's own estimate: more than gc.auto/256 loose objects
+ * in `objects/17`, or more than gc.autoPackLimit packs without a `.keep`. When
+ * unsure (a read error), true: git then decides, as before.
+ */
+function housekeepingDue(path: string): boolean {
+  try {
+    const objects = join(path, 'objects');
+    let loose = 0;
+    for (const name of listDir(join(objects, '17'))) if (/^[0-9a-f]{38}([0-9a-f]{24})?$/.test(name)) loose++;
+    if (loose > Math.ceil(GC_AUTO_LOOSE / 256)) return true;
+    const packFiles = new Set(listDir(join(objects, 'pack')));
+    let packs = 0;
+    for (const name of packFiles) if (name.endsWith('.pack') && !packFiles.has(`${name.slice(0, -'.pack'.length)}.keep`)) packs++;
+    return packs > GC_AUTO_PACK_LIMIT;
+  } catch {
+    return true;
+  }
+}
+
+/** The names in a directory; none when it does not exist. */
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
 }
 
