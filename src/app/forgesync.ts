@@ -15,6 +15,7 @@ import { Scheduler } from '../replication/scheduler.js';
 import { SyncService, syncLeaseKey, type SyncOutcome } from '../replication/sync.js';
 import { Verifier } from '../replication/verify.js';
 import { openDatabase, type Database } from '../store/database.js';
+import type { MatchedRequest } from '../store/match-requests.js';
 import { RegistryRepository } from '../store/registry.js';
 import { SourceRepository } from '../store/sources.js';
 import type { RegistryState, Source, SourceWithRegistry } from '../store/types.js';
@@ -176,6 +177,29 @@ export class Forgesync {
     const seq = await this.registry.request(source.id, trigger);
     await this.#nudge(source, trigger);
     return seq;
+  }
+
+  /**
+   * Records a sync request for a source the caller already looked up (the
+   * webhook receivers: no second lookup by name) and nudges a worker.
+   * @returns the new requested_seq.
+   * @throws UnknownSourceError when the source was removed meanwhile.
+   */
+  async requestSyncOf(source: Source, trigger: SyncTrigger): Promise<number> {
+    const seq = await this.registry.request(source.id, trigger);
+    await this.#nudge(source, trigger);
+    return seq;
+  }
+
+  /**
+   * Records a sync request for every enabled source whose URL has one of the
+   * match `keys` (store/match-key.ts) in one statement, and nudges a worker
+   * for each: the webhook hot path. Returns those sources (none: nothing recorded).
+   */
+  async requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
+    const matched = await this.registry.requestByMatchKeys(keys);
+    for (const source of matched) await this.transport.enqueue({ sourceId: source.sourceId, trigger, host: urlHost(source.url) });
+    return matched;
   }
 
   /** Requests a sync of every row the target selects; returns how many rows it touched. */

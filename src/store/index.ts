@@ -4,5 +4,7 @@ export { SourceRepository, type CreateSourceInput, type SourcePatch, type Source
 export { RegistryRepository, type RequestManyFilter, type RegistryCounts } from './registry.js';
 export { ATTEMPTS_KEPT_PER_SOURCE, type AttemptOutcome } from './attempts.js';
 export { MAX_FAILURE_LENGTH } from './rows.js';
+export { matchKey, fullNameKey } from './match-key.js';
+export type { MatchedRequest } from './match-requests.js';
 export * from './errors.js';
 export * from './types.js';

@@ -3,6 +3,7 @@ import { completeAttempt, insertAttempt, listAttempts, type AttemptOutcome } fro
 import type { Database } from './database.js';
 import { UnknownSourceError } from './errors.js';
 import { fenceText, registryColumns, selectSourcesWithRegistry, toRegistryRow, toSourceWithRegistry, truncateFailure } from './rows.js';
+import { requestByMatchKeys, type MatchedRequest } from './match-requests.js';
 import { fenceGuard, requestedChanges } from './sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
 
@@ -44,6 +45,15 @@ export class RegistryRepository {
       .executeTakeFirst();
     if (!row) throw new UnknownSourceError(sourceId);
     return Number(row.requested_seq);
+  }
+
+  /**
+   * request() on every enabled source whose URL has one of the match `keys`
+   * (store/match-key.ts), in one statement; returns those sources, by name.
+   * For webhooks: a disabled or unknown repository records nothing.
+   */
+  requestByMatchKeys(keys: readonly string[], now: Date = new Date()): Promise<MatchedRequest[]> {
+    return requestByMatchKeys(this.#db, keys, now);
   }
 
   /** request() on every row `filter` selects, in one statement; returns how many rows it touched. */

@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, StoreDialect } from './database.js';
 import { SourceExistsError, UnknownSourceError } from './errors.js';
 import { runAtomically } from './atomic.js';
+import { matchKey } from './match-key.js';
 import {
   fenceText,
   registryColumns,
@@ -13,7 +14,7 @@ import {
   type SourceRecord,
 } from './rows.js';
 import { requestedChanges } from './sql.js';
-import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
+import type { RegistryState, Schema, Source, SourceWithRegistry } from './types.js';
 
 /** What a new source is made of; names are validated by the caller. */
 export interface CreateSourceInput {
@@ -63,6 +64,7 @@ export class SourceRepository {
             .values({
               name: input.name,
               url: input.url,
+              match_key: matchKey(input.url),
               credential_ref: input.credentialRef ?? null,
               interval_ms: input.intervalMs ?? null,
               cron: input.cron ?? null,
@@ -108,6 +110,23 @@ export class SourceRepository {
     return row ? toSourceWithRegistry(row) : null;
   }
 
+  /**
+   * Sources whose URL has one of the match `keys` (see match-key.ts), by
+   * name; one indexed lookup, for webhooks. Disabled sources are included
+   * (the caller decides what to do with them).
+   */
+  async findByMatchKeys(keys: readonly string[]): Promise<Source[]> {
+    const unique = [...new Set(keys)].filter(Boolean);
+    if (unique.length === 0) return [];
+    const rows = await this.#db
+      .selectFrom('sources')
+      .select(['id', 'name', 'url', 'credential_ref', 'interval_ms', 'cron', 'enabled', 'created_at', 'updated_at'])
+      .where('match_key', 'in', unique)
+      .orderBy('name')
+      .execute();
+    return rows.map(toSource);
+  }
+
   /** Sources matching `filter`, sorted by name (code point order on both dialects). */
   async list(filter: SourceFilter = {}): Promise<SourceWithRegistry[]> {
     let query = selectSourcesWithRegistry(this.#db)
@@ -141,7 +160,7 @@ export class SourceRepository {
     const now = Date.now();
     const values = {
       ...(patch.name !== undefined ? { name: patch.name } : {}),
-      ...(patch.url !== undefined ? { url: patch.url } : {}),
+      ...(patch.url !== undefined ? { url: patch.url, match_key: matchKey(patch.url) } : {}),
       ...(patch.credentialRef !== undefined ? { credential_ref: patch.credentialRef } : {}),
       ...(patch.intervalMs !== undefined ? { interval_ms: patch.intervalMs } : {}),
       ...(patch.cron !== undefined ? { cron: patch.cron } : {}),

@@ -35,6 +35,8 @@ export interface SourcesTable {
   enabled: number;
   created_at: Millis;
   updated_at: Millis;
+  /** Normalised `host/owner/repo` of the URL, for webhook matching (store/match-key.ts). */
+  match_key: string | null;
 }
 
 /** The `registry` table: one row per source, deleted with it. */

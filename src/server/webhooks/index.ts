@@ -1,7 +1,93 @@
+import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Forgesync } from '../../app/forgesync.js';
+import { parsePayload } from './body.js';
+import { refusal } from './delivery.js';
+import { handleGeneric } from './generic.js';
+import { handleGitHub } from './github.js';
+import { handleGitLab } from './gitlab.js';
+import { header, registerReceiver, type ReceiverSpec } from './receiver.js';
+import { tokenMatches, verifySignature } from './signature.js';
 
-/** TODO(issue 4): webhook receivers. */
-export function webhookRoutes(_app: Forgesync): FastifyPluginAsyncZod {
-  return async () => {};
+export { signBody } from './signature.js';
+export type { WebhookProvider, WebhookResult } from './delivery.js';
+
+/**
+ * The webhook receivers, under `/hooks`:
+ * - `POST /hooks/github` — `X-Hub-Signature-256` (HMAC-SHA256 of the raw
+ *   body, FORGESYNC_GITHUB_WEBHOOK_SECRET); JSON or form-encoded `payload=`.
+ * - `POST /hooks/gitlab` — `X-Gitlab-Token` (FORGESYNC_GITLAB_WEBHOOK_TOKEN).
+ * - `POST /hooks/generic/:source` — `X-Forgesync-Signature-256: sha256=<hex>`
+ *   (FORGESYNC_GENERIC_WEBHOOK_SECRET), for any other forge or script.
+ *
+ * A delivery is answered 202 once its sync request is recorded in the
+ * registry (the worker is nudged; the registry's request counter coalesces
+ * a storm into a few syncs). Missing or bad signature or token → 401,
+ * malformed payload → 400, body over the server's bodyLimit → 413, no
+ * matching source → 202 with nothing recorded, unconfigured receiver → 404.
+ * A refused delivery never touches the store.
+ */
+export function webhookRoutes(app: Forgesync): FastifyPluginAsyncZod {
+  return async (server) => {
+    const scope = server as unknown as FastifyInstance;
+    for (const spec of receivers(app)) await scope.register(registerReceiver(app, spec));
+  };
+}
+
+function receivers(app: Forgesync): ReceiverSpec[] {
+  const { config } = app;
+  return [
+    {
+      provider: 'github',
+      path: '/github',
+      summary: 'GitHub webhook',
+      description: 'push, create, delete → sync request; repository renamed/transferred/deleted/edited; ping → 200. Signed with X-Hub-Signature-256.',
+      secret: config.githubWebhookSecret,
+      secretEnv: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',
+      checkHeaders: (request) =>
+        header(request, 'x-hub-signature-256') ? null : refusal(401, 'unauthorized', 'unauthorized', 'missing X-Hub-Signature-256 header'),
+      verifyBody: (request, raw, secret) => verifySignature(secret, raw, header(request, 'x-hub-signature-256')),
+      handle: async (request, raw) => {
+        const event = header(request, 'x-github-event');
+        if (!event) return refusal(400, 'invalid', 'invalid_payload', 'missing X-GitHub-Event header');
+        return handleGitHub(app, event, parsePayload(raw, header(request, 'content-type')));
+      },
+    },
+    {
+      provider: 'gitlab',
+      path: '/gitlab',
+      summary: 'GitLab webhook',
+      description: 'Push Hook, Tag Push Hook, System Hook (push, tag_push, repository_update) → sync request. Authenticated by X-Gitlab-Token.',
+      secret: config.gitlabWebhookToken,
+      secretEnv: 'FORGESYNC_GITLAB_WEBHOOK_TOKEN',
+      checkHeaders: (request, secret) => {
+        const token = header(request, 'x-gitlab-token');
+        if (token === undefined) return refusal(401, 'unauthorized', 'unauthorized', 'missing X-Gitlab-Token header');
+        return tokenMatches(token, secret) ? null : refusal(401, 'unauthorized', 'unauthorized', 'X-Gitlab-Token does not match');
+      },
+      handle: async (request, raw) => {
+        const hook = header(request, 'x-gitlab-event');
+        if (!hook) return refusal(400, 'invalid', 'invalid_payload', 'missing X-Gitlab-Event header');
+        return handleGitLab(app, hook, parsePayload(raw, header(request, 'content-type')));
+      },
+    },
+    {
+      provider: 'generic',
+      path: '/generic/:source',
+      summary: 'Generic webhook',
+      description: 'Requests a sync of the named source. Signed with X-Forgesync-Signature-256: sha256=<HMAC-SHA256 of the raw body>.',
+      secret: config.genericWebhookSecret,
+      secretEnv: 'FORGESYNC_GENERIC_WEBHOOK_SECRET',
+      checkHeaders: (request) =>
+        header(request, 'x-forgesync-signature-256')
+          ? null
+          : refusal(401, 'unauthorized', 'unauthorized', 'missing X-Forgesync-Signature-256 header'),
+      verifyBody: (request, raw, secret) => verifySignature(secret, raw, header(request, 'x-forgesync-signature-256')),
+      handle: async (request, raw) => {
+        const type = header(request, 'content-type') ?? '';
+        if (raw.length > 0 && /json/i.test(type)) parsePayload(raw, type); // well-formed or 400; the content is not needed
+        return handleGeneric(app, (request.params as { source: string }).source);
+      },
+    },
+  ];
 }

@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { StoreDialect } from '../database.js';
 import { sourcesRegistry } from './001_sources_registry.js';
 import { syncAttempts } from './002_sync_attempts.js';
+import { sourceMatchKey } from './003_source_match_key.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -12,6 +13,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
   return {
     '001_sources_registry': sourcesRegistry(dialect),
     '002_sync_attempts': syncAttempts(dialect),
+    '003_source_match_key': sourceMatchKey(),
   };
 }
 

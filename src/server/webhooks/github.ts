@@ -1,0 +1,103 @@
+import type { Forgesync } from '../../app/forgesync.js';
+import { fullNameKey, matchKey } from '../../store/match-key.js';
+import { objectAt, stringAt, type Payload } from './body.js';
+import type { DeliveryOutcome } from './delivery.js';
+import { requestMatching } from './match.js';
+
+/** Events whose only meaning for a mirror is "refs changed". */
+const REF_EVENTS = new Set(['push', 'create', 'delete']);
+
+/**
+ * Acts on one verified GitHub delivery (payload shapes of
+ * `@octokit/webhooks-types`):
+ * - `push`, `create`, `delete` → a sync request for the matching sources.
+ * - `repository` `renamed` / `transferred` → matched by the new and the old
+ *   name; a sync is requested (GitHub redirects the old URL) and a warning
+ *   says the source URL should be updated. `deleted` → a sync is requested:
+ *   it finds the upstream gone and marks the row `missing_on_primary`
+ *   (retried on the slow cadence), keeping the mirror as the last copy.
+ *   `edited` with a new default branch → a sync (the mirror follows HEAD).
+ * - `ping` → 200; anything else → 202 ignored.
+ */
+export async function handleGitHub(app: Forgesync, event: string, payload: Payload): Promise<DeliveryOutcome> {
+  if (event === 'ping') {
+    return { status: 200, result: 'ignored', event, reason: 'ping', body: { result: 'pong', zen: stringAt(payload, 'zen') ?? null } };
+  }
+  const repository = objectAt(payload, 'repository');
+  if (REF_EVENTS.has(event)) {
+    if (!repository) return { status: 202, result: 'ignored', event, reason: 'the payload has no repository' };
+    return requestMatching(app, event, repositoryKeys(repository));
+  }
+  if (event === 'repository' && repository) return handleRepositoryEvent(app, payload, repository);
+  return { status: 202, result: 'ignored', event, reason: `forgesync does not act on "${event}" events` };
+}
+
+async function handleRepositoryEvent(app: Forgesync, payload: Payload, repository: Payload): Promise<DeliveryOutcome> {
+  const action = stringAt(payload, 'action') ?? '';
+  const event = `repository.${action}`;
+  const changes = objectAt(payload, 'changes');
+  switch (action) {
+    case 'renamed':
+    case 'transferred': {
+      const old = previousFullName(repository, changes, action);
+      const keys = [...repositoryKeys(repository), fullNameKey(hostOf(repository), old)];
+      const outcome = await requestMatching(
+        app,
+        event,
+        keys,
+        `repository ${action} from ${old ?? '?'} to ${stringAt(repository, 'full_name') ?? '?'}; ` +
+          'GitHub redirects the old URL, but update the source URL',
+      );
+      return { ...outcome, warn: outcome.result === 'accepted' };
+    }
+    case 'deleted': {
+      const outcome = await requestMatching(
+        app,
+        event,
+        repositoryKeys(repository),
+        'repository deleted upstream: the next sync marks it missing_on_primary; the mirror is kept',
+      );
+      return { ...outcome, warn: outcome.result === 'accepted' };
+    }
+    case 'edited':
+      if (objectAt(changes, 'default_branch')) return requestMatching(app, event, repositoryKeys(repository));
+      return { status: 202, result: 'ignored', event, reason: 'only a default branch change matters to a mirror' };
+    default:
+      return { status: 202, result: 'ignored', event, reason: `forgesync does not act on repository "${action}"` };
+  }
+}
+
+/** Every key a repository object can match by: clone, ssh, git, html and svn URLs, and host/full_name. */
+export function repositoryKeys(repository: Payload): (string | null)[] {
+  return [
+    matchKey(stringAt(repository, 'clone_url')),
+    matchKey(stringAt(repository, 'ssh_url')),
+    matchKey(stringAt(repository, 'html_url')),
+    matchKey(stringAt(repository, 'git_url')),
+    matchKey(stringAt(repository, 'svn_url')),
+    fullNameKey(hostOf(repository), stringAt(repository, 'full_name')),
+  ];
+}
+
+/** `owner/name` before a rename (`changes.repository.name.from`) or a transfer (`changes.owner.from.*.login`). */
+function previousFullName(repository: Payload, changes: Payload | undefined, action: string): string | undefined {
+  const fullName = stringAt(repository, 'full_name');
+  const [owner, name] = fullName?.split('/') ?? [];
+  if (action === 'renamed') {
+    const from = stringAt(objectAt(objectAt(changes, 'repository'), 'name'), 'from');
+    return owner && from ? `${owner}/${from}` : undefined;
+  }
+  const previous = objectAt(objectAt(changes, 'owner'), 'from');
+  const login = stringAt(objectAt(previous, 'user'), 'login') ?? stringAt(objectAt(previous, 'organization'), 'login');
+  return login && name ? `${login}/${name}` : undefined;
+}
+
+/** The web host of a repository (GitHub Enterprise has its own), from html_url; github.com by default. */
+function hostOf(repository: Payload): string {
+  const url = stringAt(repository, 'html_url');
+  try {
+    return url ? new URL(url).hostname.toLowerCase() : 'github.com';
+  } catch {
+    return 'github.com';
+  }
+}

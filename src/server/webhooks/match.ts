@@ -1,0 +1,52 @@
+import type { Forgesync } from '../../app/forgesync.js';
+import { UnknownSourceError } from '../../store/errors.js';
+import type { Source } from '../../store/types.js';
+import type { DeliveryOutcome } from './delivery.js';
+
+/**
+ * Records a webhook sync request for every enabled source whose match key
+ * is among `keys` (one indexed UPDATE, see store/match-requests.ts), and
+ * says how the delivery is answered: 202 accepted with the source names,
+ * 202 ignored when only disabled sources match, 202 unknown_repository when
+ * none does (nothing recorded).
+ */
+export async function requestMatching(
+  app: Forgesync,
+  event: string,
+  keys: ReadonlyArray<string | null | undefined>,
+  note?: string,
+): Promise<DeliveryOutcome> {
+  const wanted = [...new Set(keys.filter((key): key is string => typeof key === 'string' && key !== ''))];
+  if (wanted.length === 0) {
+    return { status: 202, result: 'unknown_repository', event, reason: 'the payload names no repository URL' };
+  }
+  const matched = await app.requestSyncByMatchKeys(wanted, 'webhook');
+  if (matched.length > 0) return accepted(event, matched.map((source) => source.name), note);
+  // Nothing recorded: say whether a disabled source matched (a read only on this rare path).
+  const disabled = (await app.sources.findByMatchKeys(wanted)).length > 0;
+  return notRequested(event, disabled);
+}
+
+/** Records a webhook request for each enabled source of `sources` (the generic hook's source by name). */
+export async function requestSources(app: Forgesync, event: string, sources: Source[]): Promise<DeliveryOutcome> {
+  const requested: string[] = [];
+  for (const source of sources.filter((s) => s.enabled)) {
+    try {
+      await app.requestSyncOf(source, 'webhook');
+      requested.push(source.name);
+    } catch (error) {
+      if (!(error instanceof UnknownSourceError)) throw error; // removed meanwhile: nothing to sync
+    }
+  }
+  if (requested.length > 0) return accepted(event, requested);
+  return notRequested(event, sources.length > 0);
+}
+
+function accepted(event: string, sources: string[], note?: string): DeliveryOutcome {
+  return { status: 202, result: 'accepted', event, sources, ...(note ? { reason: note } : {}) };
+}
+
+function notRequested(event: string, disabled: boolean): DeliveryOutcome {
+  if (disabled) return { status: 202, result: 'ignored', event, reason: 'the matching source is disabled' };
+  return { status: 202, result: 'unknown_repository', event, reason: 'no source matches this repository' };
+}

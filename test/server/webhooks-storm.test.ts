@@ -1,0 +1,59 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { eventually, refsOf } from '../replication/harness.js';
+import { Upstream } from '../support/upstream.js';
+import { startTestServer } from './support.js';
+import { githubDelivery, githubExample, WEBHOOK_ENV } from './webhooks-fixtures.js';
+
+const DELIVERIES = 300;
+/** Deliveries before which a new commit lands upstream (the last one just before the last delivery). */
+const COMMIT_AT = new Set([0, 150, DELIVERIES - 1]);
+
+describe('a webhook storm', () => {
+  it(`${DELIVERIES} signed pushes for one repository collapse into a few fetches, and the mirror ends with the last push`, async () => {
+    const t = await startTestServer({ env: WEBHOOK_ENV, service: true });
+    const upstream = Upstream.create();
+    try {
+      const added = await t.app.addSource({ url: upstream.bare, name: 'stormy' });
+      await eventually('first sync', async () => (await t.app.getSource('stormy')).registry.state === 'synced');
+      const stormStart = new Date();
+
+      // The real push payload, its clone URL pointed at the local upstream.
+      const payload = githubExample('push');
+      payload.repository = { ...(payload.repository as object), clone_url: `file://${upstream.bare}` };
+      const delivery = githubDelivery('push', payload);
+
+      const responses = [];
+      let commits = 0;
+      for (let i = 0; i < DELIVERIES; i++) {
+        if (COMMIT_AT.has(i)) {
+          upstream.commit('main');
+          commits++;
+        }
+        responses.push(t.server.inject(delivery));
+        if (i % 5 === 4) await sleep(1); // let syncs run while the storm goes on
+      }
+      const answered = await Promise.all(responses);
+      expect(answered.map((r) => r.statusCode)).toEqual(Array(DELIVERIES).fill(202));
+      expect(new Set(answered.map((r) => r.json().result))).toEqual(new Set(['accepted']));
+
+      const requested = (await t.app.getSource('stormy')).registry.requestedSeq;
+      expect(requested).toBe(added.registry.requestedSeq + DELIVERIES);
+      const done = await eventually('the storm to be served', async () => {
+        const s = await t.app.getSource('stormy');
+        return s.registry.state === 'synced' && s.registry.completedSeq >= requested ? s : null;
+      });
+      expect(refsOf(done.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
+
+      const attempts = (await t.app.registry.attempts(done.id, 100)).filter((a) => a.startedAt >= stormStart);
+      const fetches = attempts.filter((a) => a.result === 'synced').length;
+      // Each commit can cost at most one fetch; the 300 requests cost a handful of ls-remote rounds.
+      expect(fetches).toBeGreaterThanOrEqual(1);
+      expect(fetches).toBeLessThanOrEqual(commits);
+      expect(attempts.length).toBeLessThan(DELIVERIES / 10);
+      expect(attempts.every((a) => a.result === 'synced' || a.result === 'noop')).toBe(true);
+    } finally {
+      await t.close();
+    }
+  });
+});
