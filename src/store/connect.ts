@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
@@ -39,12 +39,37 @@ export function connectSqlite(url: string): Connection {
   } catch (error) {
     throw new DatabaseUnavailableError('sqlite', url, error);
   }
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) });
   registerSqliteHandle(db, raw);
   return {
     db,
     migrationSchema: undefined,
     exclusive: (fn) => withImmediateTransaction(raw, fn),
+  };
+}
+
+/** Distinct SQL texts kept prepared; the registry issues a few dozen shapes. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely prepares every query afresh, which on SQLite costs about as much
+ * as running it. The registry repeats a small set of SQL texts, so keep
+ * their prepared statements (better-sqlite3 statements are reusable, and
+ * calls never overlap: the driver is synchronous).
+ */
+function cachingStatements(raw: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => raw.close(),
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (!statement) {
+        statement = raw.prepare(text);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        cache.set(text, statement);
+      }
+      return statement;
+    },
   };
 }
 
