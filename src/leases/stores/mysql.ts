@@ -1,44 +1,66 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Connection, ResultSetHeader } from 'mysql2';
+import type { ResultSetHeader } from 'mysql2';
 import { LeaseBackendUnavailableError } from '../errors.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
-import { PINNED_QUERY_TIMEOUT_MS, PinnedSessions } from './mysql/pinned.js';
-import { execute, isBroken, query, Sessions, type MysqlError } from './mysql/sessions.js';
+import { PinnedSessions, QUERY_TIMEOUT_MS } from './mysql/pinned.js';
+import { isBroken, Sessions, type MysqlError, type Session } from './mysql/sessions.js';
 import * as sql from './mysql/sql.js';
 import { parseMysqlUrl } from './mysql/url.js';
 
 /*
- * The exclusion is GET_LOCK, which belongs to one server session: the
- * session is taken off the free list when the lease is acquired and kept
- * ("pinned") until release. If it dies, the server frees the lock, so the
- * lease is lost and the `lost` signal of the acquire result aborts.
+ * The exclusion is GET_LOCK, which belongs to one server session: a session
+ * is taken off the free list when the lease is acquired and kept ("pinned")
+ * until release. If it dies, the server frees the lock, so the lease is lost
+ * and the `lost` signal of the acquire result aborts.
  *
  * GET_LOCK knows no ttl. When a contender finds the lock held but the
  * holder's row expired (the holder hung while its connection lives), it
  * KILLs that session, which frees the lock, and tries again: the ttl wins.
  *
- * An uncontended acquire + release costs two round trips, each a prepared
- * statement answered by an OK packet: the acquire UPDATE takes the lock and
- * rewrites the row (MEMORY table, no log flush) and returns the new fence as
- * its insert id; the release frees the lock. See sql.ts.
+ * Round trips (see sql.ts): an acquire is one prepared UPDATE that takes
+ * the lock, rewrites the row in a MEMORY table (no log flush) and returns
+ * the new fence as its insert id, or, if the key is held, the holder's
+ * fence; a release is one prepared statement freeing the lock. Both are
+ * answered by a bare OK packet. A second round trip (PROBE, reading the row)
+ * is needed only for a holder this process does not know by its fence, an
+ * expired holder, or a new key.
  */
 
 /** How long to wait for a killed session's lock to be freed (KILL is asynchronous). */
 const KILL_WAIT_MS = 2_000;
 const ER_NO_SUCH_THREAD = 1094;
 const ER_RECORD_FILE_FULL = 1114;
+/**
+ * Holders of other processes read from the table are trusted, for the same
+ * fence, this long (their expiresAt may have moved since); our own leases
+ * for as long as they are remembered (we know their every extend).
+ */
+const SEEN_TTL_MS = 1_000;
+const SEEN_KEYS = 1_024;
 
 interface AcquireRow extends sql.HolderRow {
   lock_conn: string | number;
   token: string | null;
   conn_id: string | null;
-  unexpired: number | null;
+  unexpired: string | number | null;
 }
 
-interface Attempt {
-  got: boolean;
-  row: AcquireRow;
+type Attempt =
+  | { got: true; fence: bigint; acquiredAt: Date; expiresAt: Date }
+  | { got: false; holder: LeaseHolder | null; row?: AcquireRow };
+
+interface Request {
+  key: string;
+  name: string;
+  ttlMs: number;
+  /** ACQUIRE_FAST's values. */
+  fast: unknown[];
+  token: string;
+  owner: OwnerRecord;
+  /** Whether the caller wants the holder when the key is held (a bare tryAcquire does not). */
+  withHolder: boolean;
 }
 
 /**
@@ -58,23 +80,28 @@ interface Attempt {
  * @throws UnsupportedLeaseUrlError for another scheme or a URL without database.
  */
 export async function createMysqlStore(url: string): Promise<LeaseStore> {
-  const sessions = new Sessions({
-    ...parseMysqlUrl(url),
-    multipleStatements: true, // one round trip for the slow paths; values stay placeholders
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    timezone: 'Z', // DATETIME columns hold UTC_TIMESTAMP values
-    connectTimeout: 5_000,
-    enableKeepAlive: true,
-    keepAliveInitialDelay: 10_000,
-  });
+  let pinned: PinnedSessions | undefined;
+  const sessions = new Sessions(
+    {
+      ...parseMysqlUrl(url),
+      multipleStatements: true, // one round trip for the rare paths; values stay placeholders
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      timezone: 'Z', // DATETIME columns hold UTC_TIMESTAMP values
+      connectTimeout: 5_000,
+      enableKeepAlive: true,
+      keepAliveInitialDelay: 10_000,
+    },
+    (session, reason) => pinned?.gone(session, reason),
+  );
+  pinned = new PinnedSessions(sessions);
   try {
     await ensureTable(sessions);
   } catch (cause) {
     sessions.close();
     throw new LeaseBackendUnavailableError('mysql', redactUrl(url), cause);
   }
-  return new MysqlStore(sessions, redactUrl(url));
+  return new MysqlStore(sessions, pinned, redactUrl(url));
 }
 
 /**
@@ -83,146 +110,193 @@ export async function createMysqlStore(url: string): Promise<LeaseStore> {
  * a table made by an admin: only the final probe must succeed.
  */
 async function ensureTable(sessions: Sessions): Promise<void> {
-  const conn = await sessions.connect();
+  const session = await sessions.connect();
+  const run = <T>(text: string) => session.run<T>(text, [], 30_000);
   try {
-    const [status] = await query<{ engine: string | null; max_bytes: string | number | null }[]>(conn, sql.TABLE_STATUS);
-    await query(conn, sql.SET_TABLE_CAP);
+    const [status] = await run<{ engine: string | null; max_bytes: string | number | null }[]>(sql.TABLE_STATUS);
+    await run(sql.SET_TABLE_CAP);
     if (!status) {
       // Several processes may start together; IF NOT EXISTS makes that safe.
-      await query(conn, sql.CREATE_TABLE);
-    } else if (status.engine?.toUpperCase() !== 'MEMORY' || Number(status.max_bytes) < sql.MAX_TABLE_BYTES * 0.9) {
+      await run(sql.CREATE_TABLE);
+    } else if (status.engine?.toUpperCase() !== 'MEMORY' || isBelowCap(status.max_bytes)) {
       // Best effort: the store works on any engine, only slower, and with
       // the server's default cap the table just holds fewer keys.
-      await query(conn, sql.TO_MEMORY).catch(() => {});
+      await run(sql.TO_MEMORY).catch(() => {});
     }
-    await query(conn, sql.SWEEP).catch(() => {});
-    await query(conn, `SELECT 1 FROM ${sql.TABLE} LIMIT 0`);
-    sessions.end(conn); // its max_heap_table_size is not for lease work
+    await run(sql.SWEEP).catch(() => {});
+    await run(`SELECT 1 FROM ${sql.TABLE} LIMIT 0`);
+    sessions.end(session); // its max_heap_table_size is not for lease work
   } catch (err) {
-    sessions.destroy(conn);
+    sessions.destroy(session);
     throw err;
   }
 }
 
+/** A MEMORY table capped below MAX_TABLE_BYTES (a server restart resets the cap). Unknown (0 or NULL) is left alone. */
+function isBelowCap(maxBytes: string | number | null): boolean {
+  const max = Number(maxBytes);
+  return max > 0 && max < sql.MAX_TABLE_BYTES * 0.9;
+}
+
 class MysqlStore implements LeaseStore {
   readonly kind = 'mysql';
-  readonly #pinned: PinnedSessions;
+  /**
+   * The latest holder of each key seen here, by key: our own leases (kept
+   * after release: a contender may still be told of one) and live holders
+   * of other processes read from the table (see SEEN_TTL_MS). ACQUIRE_FAST
+   * reports the holder's fence, and a fence names one holding.
+   */
+  readonly #seen = new Map<string, { holder: LeaseHolder; at: number }>();
   #closing: Promise<void> | undefined;
 
   constructor(
     private readonly sessions: Sessions,
+    private readonly pinned: PinnedSessions,
     private readonly url: string,
-  ) {
-    this.#pinned = new PinnedSessions(sessions);
-  }
+  ) {}
 
-  async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord): Promise<StoreAcquireResult> {
+  async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
     const name = sql.lockName(key);
-    const values = [token, owner.name, owner.pid, owner.host, ttlMs * 1000, key, name];
-    let conn = this.sessions.idle() ?? (await this.#connect());
-    let header: ResultSetHeader;
-    try {
-      header = await execute(conn, sql.ACQUIRE_FAST, values, PINNED_QUERY_TIMEOUT_MS);
-    } catch (err) {
-      this.sessions.destroy(conn); // also frees a GET_LOCK the statement may have taken
-      if (!isBroken(err)) throw err;
-      // An idle session may have died unnoticed: one retry on a new one.
-      conn = await this.#connect();
-      try {
-        header = await execute(conn, sql.ACQUIRE_FAST, values, PINNED_QUERY_TIMEOUT_MS);
-      } catch (retryErr) {
-        this.sessions.destroy(conn);
-        throw retryErr;
-      }
-    }
-    if (header.affectedRows !== 1) return this.#acquireSlow(conn, key, name, token, ttlMs, owner);
-    // The UPDATE's insert id is the new fence, whose clock part is the
-    // server's UTC_TIMESTAMP(6) of the acquire: acquired_at and expires_at of
-    // the row, to the millisecond, with no result set to fetch. (Only after a
-    // server clock step back does the fence run ahead of the clock, and these
-    // two with it, by at most that step; the lease's own deadline is measured
-    // on this machine's monotonic clock either way.)
-    const fence = BigInt(header.insertId);
-    const acquiredAt = new Date(Number(fence / 1000n));
-    return this.#pin(conn, key, token, fence, acquiredAt, new Date(acquiredAt.getTime() + ttlMs));
-  }
-
-  /** The key has no row yet, or its lock is held: insert or take over, or report the holder (and maybe evict it). */
-  async #acquireSlow(
-    conn: Connection,
-    key: string,
-    name: string,
-    token: string,
-    ttlMs: number,
-    owner: OwnerRecord,
-  ): Promise<StoreAcquireResult> {
-    const row = [token, owner.name, owner.pid, owner.host, ttlMs * 1000];
-    const values = [key, ...row, name, ...row, name, key];
-    const attempt = async (): Promise<Attempt> => {
-      const [inserted, rows] = await query<[ResultSetHeader, AcquireRow[]]>(conn, sql.ACQUIRE_SLOW, values, PINNED_QUERY_TIMEOUT_MS);
-      return { got: inserted.affectedRows > 0, row: rows[0]! };
+    const request: Request = {
+      key,
+      name,
+      ttlMs,
+      fast: [token, owner.name, owner.pid, owner.host, ttlMs * 1000, key, name],
+      token,
+      owner,
+      withHolder,
     };
+    let session = this.sessions.idle() ?? (await this.#connect());
     let result: Attempt;
     try {
-      result = await attempt().catch(async (err: MysqlError) => {
-        if (err.errno !== ER_RECORD_FILE_FULL) throw err;
-        // The capped MEMORY table is full: drop rows of keys long unused, once.
-        await query(conn, sql.RELEASE); // the failed statement may have taken the lock
-        await query(conn, sql.SWEEP);
-        return attempt();
+      result = await this.#try(session, request).catch(async (err: unknown) => {
+        if (!isBroken(err)) throw err;
+        // An idle session may have died unnoticed: one retry on a new one.
+        this.sessions.destroy(session);
+        session = await this.#connect();
+        return this.#try(session, request);
       });
-      if (!result.got && isExpiredHolder(result.row)) {
-        const victim = Number(result.row.conn_id);
-        this.#pinned.loseSession(victim, new Error('its ttl ran out and another contender evicted it'));
-        if (!(await this.#kill(conn, victim))) {
-          this.sessions.give(conn);
-          return { acquired: false, holder: sql.toHolder(result.row) }; // a hung holder we may not evict
-        }
-        // Retry until the killed session's lock is gone and someone (maybe us) took it.
-        const deadline = Date.now() + KILL_WAIT_MS;
-        do {
-          await sleep(5);
-          result = await attempt();
-        } while (!result.got && [0, victim].includes(Number(result.row.lock_conn)) && Date.now() < deadline);
-      }
+      if (!result.got && result.row && isExpiredHolder(result.row)) result = await this.#evict(session, request, result.row);
     } catch (err) {
-      this.sessions.destroy(conn); // also frees a GET_LOCK the failed statements may have taken
+      this.sessions.destroy(session); // also frees a GET_LOCK the failed statements may have taken
       throw err;
     }
     if (!result.got) {
-      this.sessions.give(conn);
-      return { acquired: false, holder: isLiveHolder(result.row) ? sql.toHolder(result.row) : null };
+      this.sessions.give(session);
+      return { acquired: false, holder: result.holder && copyHolder(result.holder) };
     }
-    const { fence, acquired_at, expires_at } = result.row;
-    return this.#pin(conn, key, token, BigInt(fence), acquired_at, expires_at);
+    const { fence, acquiredAt, expiresAt } = result;
+    const lease: LeaseHolder = { key, owner: { ...owner, acquiredAt }, fence, expiresAt };
+    this.#remember(lease, Infinity);
+    const lost = this.pinned.pin(session, token, lease);
+    return { acquired: true, fence, acquiredAt, expiresAt, lost };
   }
 
-  #pin(conn: Connection, key: string, token: string, fence: bigint, acquiredAt: Date, expiresAt: Date): StoreAcquireResult {
-    const pinned = this.#pinned.pin(conn, key, token);
-    return { acquired: true, fence, acquiredAt, expiresAt, lost: pinned.controller.signal };
+  /**
+   * One attempt on a session holding no lock: ACQUIRE_FAST, one round trip,
+   * whether the key is free or held by a live holder that is known here by
+   * its fence or not asked for. PROBE (and for a new key ACQUIRE_NEW) only
+   * when that cannot tell, and always for a holder whose ttl ran out, which
+   * may have to be evicted.
+   */
+  async #try(session: Session, request: Request): Promise<Attempt> {
+    const { key, name } = request;
+    const header = await session.run<ResultSetHeader>(sql.ACQUIRE_FAST, request.fast, QUERY_TIMEOUT_MS, true);
+    if (header.affectedRows === 1) return fromFence(header.insertId, request.ttlMs);
+    if (header.insertId) {
+      // Held by a live holder, whose fence this is.
+      const fence = BigInt(header.insertId);
+      const seen = this.#seen.get(key);
+      if (seen && seen.holder.fence === fence && performance.now() < seen.at + SEEN_TTL_MS) return { got: false, holder: seen.holder };
+      if (!request.withHolder) return { got: false, holder: null };
+    }
+    const [row] = await session.run<AcquireRow[]>(sql.PROBE, [name, key], QUERY_TIMEOUT_MS, true);
+    if (!row) return this.#acquireNew(session, request);
+    if (Number(row.lock_conn) === 0) {
+      // Freed since: take it the one way that writes the row with the lock.
+      const again = await session.run<ResultSetHeader>(sql.ACQUIRE_FAST, request.fast, QUERY_TIMEOUT_MS, true);
+      if (again.affectedRows === 1) return fromFence(again.insertId, request.ttlMs);
+    }
+    return this.#refused(key, row);
+  }
+
+  /** The key has no row: insert it with the lock, or report who holds the lock. */
+  async #acquireNew(session: Session, request: Request): Promise<Attempt> {
+    const { key, name, token, owner, ttlMs } = request;
+    const row = [token, owner.name, owner.pid, owner.host, ttlMs * 1000];
+    const values = [key, ...row, name, ...row, name, key];
+    const attempt = async (): Promise<Attempt> => {
+      const [inserted, rows] = await session.run<[ResultSetHeader, AcquireRow[]]>(sql.ACQUIRE_NEW, values, QUERY_TIMEOUT_MS);
+      const found = rows[0];
+      if (inserted.affectedRows > 0 && found) {
+        return { got: true, fence: BigInt(found.fence), acquiredAt: found.acquired_at, expiresAt: found.expires_at };
+      }
+      return found ? this.#refused(key, found) : { got: false, holder: null };
+    };
+    return attempt().catch(async (err: MysqlError) => {
+      if (err.errno !== ER_RECORD_FILE_FULL) throw err;
+      // The capped MEMORY table is full: drop rows of keys long unused, once.
+      await session.run(sql.RELEASE, [], QUERY_TIMEOUT_MS); // the failed statement may have taken the lock
+      await session.run(sql.SWEEP, [], QUERY_TIMEOUT_MS);
+      return attempt();
+    });
+  }
+
+  /** A failed attempt that read the row: who holds the key, remembered by its fence for a while. */
+  #refused(key: string, row: AcquireRow): Attempt {
+    if (!isLiveHolder(row)) return { got: false, holder: null, row };
+    const holder = sql.toHolder(row);
+    this.#remember(holder, performance.now());
+    return { got: false, holder, row };
+  }
+
+  /** `at`: when it was read (Infinity for our own leases, which never go stale). */
+  #remember(holder: LeaseHolder, at: number): void {
+    if (this.#seen.size >= SEEN_KEYS && !this.#seen.has(holder.key)) this.#seen.delete(this.#seen.keys().next().value!);
+    this.#seen.set(holder.key, { holder, at });
+  }
+
+  /** The holder's ttl ran out but its session lives (it hung): KILL the session, then try again. */
+  async #evict(session: Session, request: Request, row: AcquireRow): Promise<Attempt> {
+    const victim = Number(row.conn_id);
+    this.pinned.loseSession(victim, new Error('its ttl ran out and another contender evicted it'));
+    // A hung holder we may not evict is still the holder.
+    if (!(await this.#kill(session, victim))) return { got: false, holder: sql.toHolder(row), row };
+    // Retry until the killed session's lock is gone and someone (maybe us) took it.
+    const deadline = Date.now() + KILL_WAIT_MS;
+    let result: Attempt;
+    do {
+      await sleep(5);
+      result = await this.#try(session, request);
+      // Go on while the row shows the lock still the victim's (or free again).
+    } while (!result.got && result.row && [0, victim].includes(Number(result.row.lock_conn)) && Date.now() < deadline);
+    return result;
   }
 
   async extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult> {
-    const pinned = this.#pinned.get(key, token);
-    if (!pinned) return { extended: false, reason: 'lost' };
+    const session = this.pinned.get(key, token);
+    if (!session) return { extended: false, reason: 'lost' };
     type Row = { matched: string | number; token: string | null; expires_at: Date };
     let row: Row | undefined;
     try {
       // A renewal that outlasts the ttl is useless: the lease lapsed meanwhile.
       const timeout = Math.max(ttlMs, 1_000);
-      const [, rows] = await query<[ResultSetHeader, Row[]]>(pinned.conn, sql.EXTEND, [ttlMs * 1000, key, token, key], timeout);
+      const [, rows] = await session.run<[ResultSetHeader, Row[]]>(sql.EXTEND, [ttlMs * 1000, key, token, key], timeout);
       row = rows[0];
     } catch (err) {
-      if (!isBroken(err) && this.#pinned.isPinned(pinned)) throw err;
-      this.#pinned.lose(pinned, new Error('connection to mysql lost', { cause: err }));
+      if (!isBroken(err) && this.pinned.holds(session, token)) throw err;
+      this.pinned.lose(session, new Error('connection to mysql lost', { cause: err }));
       return { extended: false, reason: 'lost' };
     }
-    if (row && Number(row.matched) > 0) return { extended: true, expiresAt: row.expires_at };
+    if (row && Number(row.matched) > 0) {
+      if (session.lease) session.lease.expiresAt = row.expires_at;
+      return { extended: true, expiresAt: row.expires_at };
+    }
     if (row?.token === token) return { extended: false, reason: 'expired' };
     // Row cleared or taken over while our session lives (a force-release
-    // that could not KILL us): give the lock up so the key is not stuck.
-    await this.#pinned.free(pinned);
-    pinned.controller.abort(new Error('the lease was force-released'));
+    // that could not KILL us): drop the session, which gives the lock up so
+    // the key is not stuck, and aborts `lost`.
+    this.pinned.lose(session, new Error('the lease was force-released'));
     return { extended: false, reason: 'lost' };
   }
 
@@ -231,22 +305,22 @@ class MysqlStore implements LeaseStore {
    * ours up to here if the session still held the lock, which a live pinned
    * session does: the server frees it only on release or when the session
    * ends, and a session that ended (KILLed by an evicting contender, say)
-   * fails this statement, or was unpinned already when its end was noticed.
+   * fails this statement, or was unpinned when its end was noticed.
    */
   async release(key: string, token: string): Promise<boolean> {
-    const pinned = this.#pinned.get(key, token);
+    const session = this.pinned.get(key, token);
     // Not pinned: never ours, already released, or its session died and
     // took the lock with it.
-    if (!pinned) return false;
-    this.#pinned.unpin(pinned);
+    if (!session) return false;
+    this.pinned.unpin(session);
     try {
-      await execute(pinned.conn, sql.RELEASE, [], PINNED_QUERY_TIMEOUT_MS);
+      await session.run(sql.RELEASE, [], QUERY_TIMEOUT_MS, true);
     } catch (err) {
-      this.sessions.destroy(pinned.conn);
+      this.sessions.destroy(session);
       if (isBroken(err)) return false;
       throw err;
     }
-    this.sessions.give(pinned.conn);
+    this.sessions.give(session);
     return true;
   }
 
@@ -266,24 +340,24 @@ class MysqlStore implements LeaseStore {
     const cleared = await this.#run<ResultSetHeader>(sql.CLEAR_ROW, [key, row.token]);
     if (cleared.affectedRows === 0) return false;
     const victim = Number(row.conn_id);
-    this.#pinned.loseSession(victim, new Error('the lease was force-released'));
+    this.pinned.loseSession(victim, new Error('the lease was force-released'));
     // Free the GET_LOCK too, and wait for it, so the key can be taken at
     // once. If KILL is refused, the holder finds its row gone at its next
     // heartbeat and gives the lock up then.
-    const conn = this.sessions.idle() ?? (await this.#connect());
+    const session = this.sessions.idle() ?? (await this.#connect());
     try {
-      if (await this.#kill(conn, victim)) {
+      if (await this.#kill(session, victim)) {
         const name = sql.lockName(key);
         const deadline = Date.now() + KILL_WAIT_MS;
         while (Date.now() < deadline) {
-          const [owner] = await query<{ lock_conn: string | number }[]>(conn, sql.LOCK_OWNER, [name]);
+          const [owner] = await session.run<{ lock_conn: string | number }[]>(sql.LOCK_OWNER, [name], QUERY_TIMEOUT_MS);
           if (Number(owner?.lock_conn) !== victim) break;
           await sleep(5);
         }
       }
-      this.sessions.give(conn);
+      this.sessions.give(session);
     } catch {
-      this.sessions.destroy(conn); // the row is cleared either way
+      this.sessions.destroy(session); // the row is cleared either way
     }
     return true;
   }
@@ -299,10 +373,14 @@ class MysqlStore implements LeaseStore {
   /** Idempotent. Leases still held are released and their `lost` signals aborted. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      const reason = new Error('the lease store was closed');
       await Promise.allSettled(
-        this.#pinned.all().map(async (pinned) => {
-          await this.#pinned.free(pinned);
-          pinned.controller.abort(new Error('the lease store was closed'));
+        this.pinned.all().map(async (session) => {
+          const lost = session.leaseLost;
+          this.pinned.unpin(session);
+          await session.run(sql.RELEASE, [], QUERY_TIMEOUT_MS, true).catch(() => {});
+          this.sessions.end(session, reason);
+          lost?.abort(reason);
         }),
       );
       this.sessions.close();
@@ -310,7 +388,7 @@ class MysqlStore implements LeaseStore {
     return this.#closing;
   }
 
-  async #connect(): Promise<Connection> {
+  async #connect(): Promise<Session> {
     try {
       return await this.sessions.connect();
     } catch (err) {
@@ -318,36 +396,54 @@ class MysqlStore implements LeaseStore {
     }
   }
 
-  /** A query on a borrowed (unpinned) session, retried once on a new one if the session had died. */
+  /** A statement on a borrowed (unpinned) session, retried once on a new one if the session had died. */
   async #run<T>(text: string, values: unknown[]): Promise<T> {
-    let conn = this.sessions.idle() ?? (await this.#connect());
+    let session = this.sessions.idle() ?? (await this.#connect());
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await query<T>(conn, text, values);
-        this.sessions.give(conn);
+        const result = await session.run<T>(text, values, QUERY_TIMEOUT_MS);
+        this.sessions.give(session);
         return result;
       } catch (err) {
         if (!isBroken(err)) {
-          this.sessions.give(conn);
+          this.sessions.give(session);
           throw err;
         }
-        this.sessions.destroy(conn);
+        this.sessions.destroy(session);
         if (attempt > 0) throw err;
-        conn = await this.#connect();
+        session = await this.#connect();
       }
     }
   }
 
   /** KILLs a session; true if it is gone (or already was), false if refused. */
-  async #kill(conn: Connection, threadId: number): Promise<boolean> {
+  async #kill(session: Session, threadId: number): Promise<boolean> {
     try {
-      await query(conn, 'KILL CONNECTION ?', [threadId]);
+      await session.run('KILL CONNECTION ?', [threadId], QUERY_TIMEOUT_MS);
       return true;
     } catch (err) {
       if (isBroken(err)) throw err;
       return (err as MysqlError).errno === ER_NO_SUCH_THREAD;
     }
   }
+}
+
+/**
+ * A lease taken by ACQUIRE_FAST: its insert id is the new fence, whose clock
+ * part is the server's UTC_TIMESTAMP(6) of the acquire, i.e. the row's
+ * acquired_at and expires_at to the millisecond, with no result set to
+ * fetch. (Only after a server clock step back does the fence run ahead of the
+ * clock, and these two with it, by at most that step; the lease's own
+ * deadline is kept on this machine's monotonic clock either way.)
+ */
+function fromFence(insertId: number | string, ttlMs: number): Attempt {
+  const fence = BigInt(insertId);
+  const acquiredAt = new Date(Number(fence / 1000n));
+  return { got: true, fence, acquiredAt, expiresAt: new Date(acquiredAt.getTime() + ttlMs) };
+}
+
+function copyHolder(holder: LeaseHolder): LeaseHolder {
+  return { ...holder, owner: { ...holder.owner } };
 }
 
 /** The lock is held by the session the row names, and the row is live. */

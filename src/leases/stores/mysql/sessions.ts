@@ -1,4 +1,5 @@
-import mysql, { type Connection, type ConnectionOptions } from 'mysql2';
+import mysql, { type Connection, type ConnectionOptions, type PrepareStatementInfo } from 'mysql2';
+import type { LeaseHolder } from '../../types.js';
 
 export type MysqlError = Error & { errno?: number; code?: string; fatal?: boolean };
 
@@ -20,32 +21,24 @@ export class Session {
   /** Set once the connection ended or was dropped; never reused then. */
   gone = false;
   idleSince = 0;
-  /** performance-free deadline (Date.now() ms) of the statement in flight, 0 when none. */
+  /** Date.now() by which the statement in flight must be answered; 0 when none is. */
   deadline = 0;
+  /** The lease pinned to this session, if any (see PinnedSessions): its token, what its row says, its `lost`. */
+  leaseToken: string | undefined;
+  lease: LeaseHolder | undefined;
+  leaseLost: AbortController | undefined;
   #fail: ((err: Error) => void) | undefined;
-  #lost: AbortController | undefined;
+  /** This session's prepared statements, by text; executed directly, skipping mysql2's per-call lookup. */
+  readonly #prepared = new Map<string, PrepareStatementInfo>();
 
   constructor(readonly conn: Connection) {
     this.threadId = conn.threadId;
   }
 
   /**
-   * Aborts when the session ends. Shared by the leases pinned to this
-   * session one after another: a lease stops listening when it settles, and
-   * a session whose signal aborted is never handed out again.
-   */
-  get lost(): AbortSignal {
-    return (this.#lost ??= new AbortController()).signal;
-  }
-
-  abort(reason: Error): void {
-    this.#lost?.abort(reason);
-  }
-
-  /**
    * Runs a text-protocol query (multi-statement allowed), or with `prepared`
-   * a prepared statement (prepared on first use per session, then cached by
-   * mysql2). A statement still running after `timeoutMs` fails with a fatal
+   * a prepared statement (prepared on first use in this session). A statement
+   * still running after `timeoutMs` fails with a fatal
    * PROTOCOL_SEQUENCE_TIMEOUT and the session is dropped (see Sessions).
    */
   run<T>(sql: string, values: unknown[], timeoutMs: number, prepared = false): Promise<T> {
@@ -58,8 +51,20 @@ export class Session {
         if (err) reject(err);
         else resolve(result as T);
       };
-      if (prepared) this.conn.execute({ sql, values }, done);
-      else this.conn.query({ sql, values }, done);
+      if (!prepared) {
+        this.conn.query({ sql, values }, done);
+        return;
+      }
+      const statement = this.#prepared.get(sql);
+      if (statement) {
+        statement.execute(values, done);
+        return;
+      }
+      this.conn.prepare(sql, (err, prepared) => {
+        if (err) return done(err, undefined);
+        this.#prepared.set(sql, prepared);
+        prepared.execute(values, done);
+      });
     });
   }
 
@@ -123,7 +128,7 @@ export class Sessions {
     // crash the process: 'error' always has this listener.
     let session: Session | undefined;
     const onEnd = (err?: Error) => {
-      if (session) this.#drop(session, err ?? new Error('connection to mysql lost'));
+      if (session) this.#drop(session, new Error('connection to mysql lost', err ? { cause: err } : undefined));
     };
     conn.on('error', onEnd).on('end', onEnd);
     try {
@@ -162,8 +167,8 @@ export class Sessions {
   }
 
   /** Closes a session politely (COM_QUIT); for one that holds no lock and is not wanted back. */
-  end(session: Session): void {
-    this.#drop(session, new Error('the session was closed'));
+  end(session: Session, reason: Error = new Error('the session was closed')): void {
+    this.#drop(session, reason);
     session.conn.end(() => {});
   }
 
@@ -182,7 +187,6 @@ export class Sessions {
     if (at >= 0) this.#idle.splice(at, 1);
     session.failPending(Object.assign(new Error('connection to mysql lost', { cause: reason }), { fatal: true }));
     this.onGone(session, reason);
-    session.abort(reason);
   }
 
   #watch(): void {

@@ -14,12 +14,12 @@ import type { LeaseHolder } from '../../types.js';
  * every lock, and it also empties the table; nothing of value is lost, and no
  * acquire waits for a log flush.
  *
- * Every statement that takes a key's GET_LOCK also writes that key's row, in
- * the same statement (GET_LOCK sits in its WHERE clause). MEMORY tables are
- * locked for the whole of a statement, so nobody ever sees the lock taken with
- * the row not yet written: a row whose conn_id holds the key's lock always
- * describes that holder. That is why release may leave the row alone: once
- * the lock is free the row is not live (see LIVE), and the next taker
+ * Whoever holds a key's GET_LOCK has a row describing it: the statements
+ * that take a lock (ACQUIRE_FAST, ACQUIRE_NEW) write the row in the same
+ * statement (GET_LOCK sits in their WHERE clause), and MEMORY tables are
+ * locked for the whole of a statement, so nobody ever sees the lock taken
+ * with the row not yet written. That is why release may leave the row alone:
+ * once the lock is free the row is not live (see LIVE), and the next taker
  * overwrites it.
  */
 
@@ -107,34 +107,49 @@ const NEXT_FENCE = `LAST_INSERT_ID(GREATEST(fence + 1, ${NOW_US}))`;
 const EXPIRES = 'UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND';
 
 /**
- * Hot path of acquire, a prepared statement: take the lock and the row in
- * one statement if the row exists. affectedRows = 1 means the lock is ours
- * and insertId is the new fence; 0 means the row is missing or the lock is
- * held (GET_LOCK is only evaluated for the one row the key finds), and
- * ACQUIRE_SLOW sorts it out.
+ * Acquire: take the lock and the row in one prepared statement if the row
+ * exists (GET_LOCK is only evaluated for the one row the key finds).
+ * affectedRows = 1: the lock is ours and insertId is the new fence.
+ * affectedRows = 0: the row is missing, or the lock is held; then insertId is
+ * the holder's fence if its ttl still runs (the OR's second arm, never true,
+ * runs only when GET_LOCK failed, so the lock is held, and then by the
+ * session the row describes; LAST_INSERT_ID(x) is what the OK packet
+ * reports), else 0. Knowing the fence, a holder this process has seen needs
+ * no second round trip; otherwise PROBE follows, as it must for a holder
+ * whose ttl ran out (it may have to be evicted).
  * Values: token, owner name, pid, host, ttlUs, key, lockName.
  */
 export const ACQUIRE_FAST = `UPDATE ${TABLE} SET fence = ${NEXT_FENCE}, token = ?, owner_name = ?, owner_pid = ?,
   owner_host = ?, conn_id = CONNECTION_ID(), acquired_at = UTC_TIMESTAMP(3), expires_at = ${EXPIRES}
-  WHERE lease_key = ? AND GET_LOCK(?, 0) = 1`;
+  WHERE lease_key = ? AND (GET_LOCK(?, 0) = 1 OR LAST_INSERT_ID(IF(expires_at > UTC_TIMESTAMP(3), fence, 0)) < 0)`;
+
+const HOLDER_COLUMNS = 'lease_key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at';
+const ACQUIRE_COLUMNS = `COALESCE(IS_USED_LOCK(?), 0) AS lock_conn, token, conn_id,
+  expires_at > UTC_TIMESTAMP(3) AS unexpired, ${HOLDER_COLUMNS}`;
 
 /**
- * Acquire for a new key, a held key, or after an eviction: take the lock and
- * insert or take over the row in one statement, then read the row back with
- * who holds the lock, for either outcome (one round trip). The first result's
- * affectedRows is > 0 iff the lock was taken.
+ * Who holds the key, after ACQUIRE_FAST could not tell: the row and the
+ * session holding the lock (0: none). It takes no lock, so that taking a
+ * lock always writes the row with it. No row: the key is new (ACQUIRE_NEW).
+ * Values: lockName, key.
+ */
+export const PROBE = `SELECT ${ACQUIRE_COLUMNS} FROM ${TABLE} WHERE lease_key = ?`;
+
+/**
+ * Acquire of a key without a row (first use, or its row was swept or lost
+ * in a server restart): take the lock and insert or take over the row in
+ * one statement, then read the row back with who holds the lock, in one
+ * round trip. The first result's affectedRows is > 0 iff the lock was taken.
  * Values: key, token, owner name, pid, host, ttlUs, lockName, then again
  * token, name, pid, host, ttlUs, then lockName, key. The update values are
  * repeated rather than written VALUES(col), which MySQL 8 deprecates.
  */
-export const ACQUIRE_SLOW = `INSERT INTO ${TABLE} (lease_key, token, fence, owner_name, owner_pid, owner_host, conn_id, acquired_at, expires_at)
+export const ACQUIRE_NEW = `INSERT INTO ${TABLE} (lease_key, token, fence, owner_name, owner_pid, owner_host, conn_id, acquired_at, expires_at)
   SELECT ?, ?, LAST_INSERT_ID(${NOW_US}), ?, ?, ?, CONNECTION_ID(), UTC_TIMESTAMP(3), ${EXPIRES}
   FROM DUAL WHERE GET_LOCK(?, 0) = 1
   ON DUPLICATE KEY UPDATE fence = ${NEXT_FENCE}, token = ?, owner_name = ?, owner_pid = ?, owner_host = ?,
     conn_id = CONNECTION_ID(), acquired_at = UTC_TIMESTAMP(3), expires_at = ${EXPIRES};
-SELECT COALESCE(IS_USED_LOCK(?), 0) AS lock_conn, l.token, l.conn_id,
-    l.expires_at > UTC_TIMESTAMP(3) AS unexpired, ${prefixed('l.', 'lease_key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at')}
-  FROM (SELECT 1) AS one LEFT JOIN ${TABLE} AS l ON l.lease_key = ?`;
+SELECT ${ACQUIRE_COLUMNS} FROM ${TABLE} WHERE lease_key = ?`;
 
 /**
  * Renew a lease of ours that has not lapsed. ROW_COUNT() counts matched rows
@@ -162,8 +177,6 @@ export const CLEAR_ROW = `UPDATE ${TABLE} SET token = NULL, conn_id = NULL, expi
  * then the key is free whatever the row says.
  */
 const LIVE = `token IS NOT NULL AND expires_at > UTC_TIMESTAMP(3) AND IS_USED_LOCK(${LOCK_NAME_SQL}) = conn_id`;
-
-const HOLDER_COLUMNS = 'lease_key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at';
 
 export const INSPECT = `SELECT ${HOLDER_COLUMNS}, token, conn_id FROM ${TABLE} WHERE lease_key = ? AND ${LIVE}`;
 
@@ -208,11 +221,4 @@ export function toHolder(row: HolderRow): LeaseHolder {
     fence: BigInt(row.fence),
     expiresAt: row.expires_at,
   };
-}
-
-function prefixed(alias: string, columns: string): string {
-  return columns
-    .split(', ')
-    .map((c) => alias + c)
-    .join(', ');
 }
