@@ -20,6 +20,11 @@ export function validateKey(key: unknown): string {
   if (CONTROL_CHARS.test(key)) {
     throw new InvalidLeaseKeyError(`lease key ${JSON.stringify(key)} contains control characters`);
   }
+  // SQL collations (MySQL's PAD SPACE among them) may treat "a" and "a " as one
+  // key; refusing edge whitespace keeps keys distinct on every backend.
+  if (key.trim() !== key) {
+    throw new InvalidLeaseKeyError(`lease key ${JSON.stringify(key)} must not start or end with whitespace`);
+  }
   return key;
 }
 

@@ -219,6 +219,7 @@ export function describeLeaseConformance(backend: BackendUnderTest, options: Con
       await expect(leases.tryAcquire('', { ttlMs: 1000 })).rejects.toBeInstanceOf(InvalidLeaseKeyError);
       await expect(leases.tryAcquire('x'.repeat(256), { ttlMs: 1000 })).rejects.toBeInstanceOf(InvalidLeaseKeyError);
       await expect(leases.tryAcquire('bad\nkey', { ttlMs: 1000 })).rejects.toBeInstanceOf(InvalidLeaseKeyError);
+      await expect(leases.tryAcquire(`${key} `, { ttlMs: 1000 })).rejects.toBeInstanceOf(InvalidLeaseKeyError);
       for (const ttlMs of [0, -5, 1.5, Number.NaN, 10 * 24 * 3600 * 1000]) {
         await expect(leases.tryAcquire(key, { ttlMs })).rejects.toBeInstanceOf(InvalidLeaseOptionError);
       }
