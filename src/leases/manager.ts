@@ -12,6 +12,7 @@ import type {
   LeaseStore,
   OwnerRecord,
   ScopedLeaseRequest,
+  StoreAcquireResult,
   WaitingLeaseRequest,
 } from './types.js';
 import {
@@ -61,7 +62,11 @@ export class LeaseManager {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#attempt(key, ttlMs, owner, false).then((result) => result.lease);
+    const token = randomUUID();
+    const requestedAt = performance.now();
+    return this.#store
+      .acquire(key, token, ttlMs, owner, false)
+      .then((result) => (result.acquired ? this.#lease(key, token, ttlMs, owner, requestedAt, result) : null));
   }
 
   /**
@@ -168,20 +173,31 @@ export class LeaseManager {
     const requestedAt = performance.now();
     return this.#store.acquire(key, token, ttlMs, owner, withHolder).then((result): LeaseAttempt => {
       if (!result.acquired) return { lease: null, holder: result.holder };
-      const lease = new Lease(this.#store, {
-        key,
-        token,
-        fence: result.fence,
-        owner: { name: owner.name, pid: owner.pid, host: owner.host, acquiredAt: result.acquiredAt },
-        expiresAt: result.expiresAt,
-        ttlMs,
-        requestedAt,
-        lost: result.lost,
-        onSettled: this.#forget,
-      });
-      this.#held.add(lease);
-      return { lease, holder: null };
+      return { lease: this.#lease(key, token, ttlMs, owner, requestedAt, result), holder: null };
     });
+  }
+
+  #lease(
+    key: string,
+    token: string,
+    ttlMs: number,
+    owner: OwnerRecord,
+    requestedAt: number,
+    result: Extract<StoreAcquireResult, { acquired: true }>,
+  ): Lease {
+    const lease = new Lease(this.#store, {
+      key,
+      token,
+      fence: result.fence,
+      owner: { name: owner.name, pid: owner.pid, host: owner.host, acquiredAt: result.acquiredAt },
+      expiresAt: result.expiresAt,
+      ttlMs,
+      requestedAt,
+      lost: result.lost,
+      onSettled: this.#forget,
+    });
+    this.#held.add(lease);
+    return lease;
   }
 
   readonly #forget = (lease: Lease) => void this.#held.delete(lease);
