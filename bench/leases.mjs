@@ -27,21 +27,10 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { collectGarbage, rotate, runContended, runSequential, withDeadline } from './lib/harness.mjs';
 import { printBackend, summarizeBackend, verdictLine } from './lib/report.mjs';
-import { describeError, redactUrl } from './lib/util.mjs';
+import { describeError, intSetting, redactUrl } from './lib/util.mjs';
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
-
-function intSetting(name, fallback, min) {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    console.error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
-    process.exit(2);
-  }
-  return value;
-}
 
 const cfg = {
   quick,

@@ -45,6 +45,7 @@
 //    RSS / heap after a forced gc() at the end of every cycle.
 // Results also go to bench/results/sync.json.
 
+import { intSetting, table } from './lib/util.mjs';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -59,17 +60,6 @@ import { median, rotate, spreadPct } from './lib/harness.mjs';
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
-
-function intSetting(name, fallback, min) {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    console.error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
-    process.exit(2);
-  }
-  return value;
-}
 
 const cfg = {
   quick,
@@ -366,11 +356,6 @@ const heapGrowth = measuredMemory.length ? measuredMemory[measuredMemory.length 
 // "Flat": the last measured cycle ends within 10% (and at least 8 MiB) of the first one.
 const memoryFlat = rssGrowth <= Math.max(8 * 1024 * 1024, rssValues[0] * 0.1);
 
-function table(header, rows) {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 const ms = (n) => `${Math.round(n).toLocaleString('en-US')}`;
 const x = (n) => `${n.toFixed(2)}×`;
 

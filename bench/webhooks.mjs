@@ -45,6 +45,7 @@
 //    every mirror's refs equal its upstream's. Goal: ≤ 2 fetches per repository.
 // Results also go to bench/results/webhooks.json.
 
+import { intSetting, table } from './lib/util.mjs';
 import BetterSqlite3 from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -63,17 +64,6 @@ import { cpuMsOf, memoryOf, startHello, startServe, stop } from './lib/webhooks-
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
-
-function intSetting(name, fallback, min) {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    console.error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
-    process.exit(2);
-  }
-  return value;
-}
 
 const cfg = {
   quick,
@@ -342,12 +332,6 @@ async function runStorm(upstreams, names, items, accepted) {
     mirrorsDiffering: perRepo.filter((_, i) => !equal[i]).map((r) => r.name),
     repos: names.length,
   };
-}
-
-function table(header, rows) {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 function printReport(r) {

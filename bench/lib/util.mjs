@@ -23,3 +23,22 @@ export function redactUrl(url) {
     return url;
   }
 }
+
+/** An integer BENCH_* setting from the environment; exits 2 with a clear message when malformed. */
+export function intSetting(name, fallback, min, env = process.env) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    console.error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+/** A plain-text table: first column left-aligned, the others right-aligned. */
+export function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
