@@ -1,19 +1,6 @@
 import type { LeaseHolder } from '../leases/types.js';
 
-/** A holder as plain JSON: fence as a decimal string (it is a 64-bit number), times as ISO strings. */
-export function holderJson(holder: LeaseHolder) {
-  return {
-    key: holder.key,
-    fence: holder.fence.toString(),
-    owner: {
-      name: holder.owner.name,
-      pid: holder.owner.pid,
-      host: holder.owner.host,
-      acquiredAt: holder.owner.acquiredAt.toISOString(),
-    },
-    expiresAt: holder.expiresAt.toISOString(),
-  };
-}
+export { leaseHolderJson as holderJson } from '../leases/json.js';
 
 /** One line per holder: `key  name(pid)@host  fence N  expires in Xs`. */
 export function holderLine(holder: LeaseHolder, now = Date.now()): string {

@@ -1,7 +1,6 @@
-import type { LeaseHolder } from '../leases/types.js';
 import type { SourceWithRegistry, SyncAttempt } from '../store/types.js';
 import { redactUrl } from '../util/redact.js';
-import type { AttemptJson, LeaseHolderJson, SourceJson } from './schemas.js';
+import type { AttemptJson, SourceJson } from './schemas.js';
 
 /* Domain objects → the JSON shapes of schemas.ts (ISO times, fences as decimal strings, redacted URLs). */
 
@@ -52,18 +51,4 @@ export function attemptJson(attempt: SyncAttempt): AttemptJson {
   };
 }
 
-/** Serialises a lease holder for the API (fence as a string, times as ISO). */
-export function leaseHolderJson(holder: LeaseHolder, now = Date.now()): LeaseHolderJson {
-  return {
-    key: holder.key,
-    fence: holder.fence.toString(),
-    owner: {
-      name: holder.owner.name,
-      pid: holder.owner.pid,
-      host: holder.owner.host,
-      acquiredAt: holder.owner.acquiredAt.toISOString(),
-    },
-    expiresAt: holder.expiresAt.toISOString(),
-    expiresInMs: Math.max(0, Math.round(holder.expiresAt.getTime() - now)),
-  };
-}
+export { leaseHolderJson } from '../leases/json.js';
