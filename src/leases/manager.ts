@@ -64,9 +64,10 @@ export class LeaseManager {
     }
     const token = randomUUID();
     const requestedAt = performance.now();
-    return this.#store
-      .acquire(key, token, ttlMs, owner, false)
-      .then((result) => (result.acquired ? this.#lease(key, token, ttlMs, owner, requestedAt, result) : null));
+    const build = (result: StoreAcquireResult) => (result.acquired ? this.#lease(key, token, ttlMs, owner, requestedAt, result) : null);
+    return this.#store.acquireThen
+      ? this.#store.acquireThen(key, token, ttlMs, owner, false, build)
+      : this.#store.acquire(key, token, ttlMs, owner, false).then(build);
   }
 
   /**

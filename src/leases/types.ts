@@ -90,6 +90,19 @@ export interface LeaseStore {
    * skip looking it up (return `holder: null`).
    */
   acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder?: boolean): Promise<StoreAcquireResult>;
+  /**
+   * Optional: `acquire` with `then` applied in the same continuation as the
+   * backend's reply. Under contention every microtask hop between the reply
+   * and the caller keeps the key held longer, so stores that can, offer it.
+   */
+  acquireThen?<T>(
+    key: string,
+    token: string,
+    ttlMs: number,
+    owner: OwnerRecord,
+    withHolder: boolean,
+    then: (result: StoreAcquireResult) => T,
+  ): Promise<T>;
   extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult>;
   /** Releases if `token` still holds `key`; returns whether it did. */
   release(key: string, token: string): Promise<boolean>;

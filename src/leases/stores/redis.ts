@@ -160,19 +160,32 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     });
   }
 
+  function acquireThen<T>(
+    key: string,
+    token: string,
+    ttlMs: number,
+    owner: OwnerRecord,
+    withHolder: boolean,
+    then: (result: StoreAcquireResult) => T,
+  ): Promise<T> {
+    const rest = `\n${owner.pid}\n${owner.name}\n${key}\n${owner.host}`;
+    return run(ACQUIRE, 2, [leaseKey(key), fenceKey(key), token, ttlMs, rest, withHolder ? '1' : '0'], (reply) => {
+      const r = reply as AcquireReply;
+      if (r === 0) return then({ acquired: false, holder: null });
+      if (typeof r !== 'string') return then({ acquired: false, holder: decodeHolder(r[2], r[0], r[1]) });
+      const [fence, acquiredAt, now] = r.split('\n');
+      return then({ acquired: true, fence: BigInt(fence!), acquiredAt: new Date(Number(acquiredAt)), expiresAt: new Date(Number(now) + ttlMs) });
+    });
+  }
+
   return {
     kind: 'redis',
 
     acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
-      const rest = `\n${owner.pid}\n${owner.name}\n${key}\n${owner.host}`;
-      return run(ACQUIRE, 2, [leaseKey(key), fenceKey(key), token, ttlMs, rest, withHolder ? '1' : '0'], (reply): StoreAcquireResult => {
-        const r = reply as AcquireReply;
-        if (r === 0) return { acquired: false, holder: null };
-        if (typeof r !== 'string') return { acquired: false, holder: decodeHolder(r[2], r[0], r[1]) };
-        const [fence, acquiredAt, now] = r.split('\n');
-        return { acquired: true, fence: BigInt(fence!), acquiredAt: new Date(Number(acquiredAt)), expiresAt: new Date(Number(now) + ttlMs) };
-      });
+      return acquireThen(key, token, ttlMs, owner, withHolder, (result) => result);
     },
+
+    acquireThen,
 
     extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult> {
       // Absent and taken over look the same here; the manager detects expiry with its own deadline.
