@@ -7,6 +7,8 @@ import { redactUrl } from '../../util/redact.js';
 import { PinnedSessions, QUERY_TIMEOUT_MS } from './mysql/pinned.js';
 import { isBroken, Sessions, type MysqlError, type Session } from './mysql/sessions.js';
 import * as sql from './mysql/sql.js';
+import { copyHolder, fromFence, isExpiredHolder, isLiveHolder, type AcquireRow, type Attempt } from './mysql/rows.js';
+import { ensureTable } from './mysql/table.js';
 import { parseMysqlUrl } from './mysql/url.js';
 
 /*
@@ -39,17 +41,6 @@ const ER_RECORD_FILE_FULL = 1114;
  */
 const SEEN_TTL_MS = 1_000;
 const SEEN_KEYS = 1_024;
-
-interface AcquireRow extends sql.HolderRow {
-  lock_conn: string | number;
-  token: string | null;
-  conn_id: string | null;
-  unexpired: string | number | null;
-}
-
-type Attempt =
-  | { got: true; fence: bigint; acquiredAt: Date; expiresAt: Date }
-  | { got: false; holder: LeaseHolder | null; row?: AcquireRow };
 
 interface Request {
   key: string;
@@ -102,40 +93,6 @@ export async function createMysqlStore(url: string): Promise<LeaseStore> {
     throw new LeaseBackendUnavailableError('mysql', redactUrl(url), cause);
   }
   return new MysqlStore(sessions, pinned, redactUrl(url));
-}
-
-/**
- * Creates the table, or moves an earlier version's InnoDB table to MEMORY,
- * and drops rows of keys long unused. A user without CREATE or ALTER can use
- * a table made by an admin: only the final probe must succeed.
- */
-async function ensureTable(sessions: Sessions): Promise<void> {
-  const session = await sessions.connect();
-  const run = <T>(text: string) => session.run<T>(text, [], 30_000);
-  try {
-    const [status] = await run<{ engine: string | null; max_bytes: string | number | null }[]>(sql.TABLE_STATUS);
-    await run(sql.SET_TABLE_CAP);
-    if (!status) {
-      // Several processes may start together; IF NOT EXISTS makes that safe.
-      await run(sql.CREATE_TABLE);
-    } else if (status.engine?.toUpperCase() !== 'MEMORY' || isBelowCap(status.max_bytes)) {
-      // Best effort: the store works on any engine, only slower, and with
-      // the server's default cap the table just holds fewer keys.
-      await run(sql.TO_MEMORY).catch(() => {});
-    }
-    await run(sql.SWEEP).catch(() => {});
-    await run(`SELECT 1 FROM ${sql.TABLE} LIMIT 0`);
-    sessions.end(session); // its max_heap_table_size is not for lease work
-  } catch (err) {
-    sessions.destroy(session);
-    throw err;
-  }
-}
-
-/** A MEMORY table capped below MAX_TABLE_BYTES (a server restart resets the cap). Unknown (0 or NULL) is left alone. */
-function isBelowCap(maxBytes: string | number | null): boolean {
-  const max = Number(maxBytes);
-  return max > 0 && max < sql.MAX_TABLE_BYTES * 0.9;
 }
 
 class MysqlStore implements LeaseStore {
@@ -426,36 +383,4 @@ class MysqlStore implements LeaseStore {
       return (err as MysqlError).errno === ER_NO_SUCH_THREAD;
     }
   }
-}
-
-/**
- * A lease taken by ACQUIRE_FAST: its insert id is the new fence, whose clock
- * part is the server's UTC_TIMESTAMP(6) of the acquire, i.e. the row's
- * acquired_at and expires_at to the millisecond, with no result set to
- * fetch. (Only after a server clock step back does the fence run ahead of the
- * clock, and these two with it, by at most that step; the lease's own
- * deadline is kept on this machine's monotonic clock either way.)
- */
-function fromFence(insertId: number | string, ttlMs: number): Attempt {
-  const fence = BigInt(insertId);
-  const acquiredAt = new Date(Number(fence / 1000n));
-  return { got: true, fence, acquiredAt, expiresAt: new Date(acquiredAt.getTime() + ttlMs) };
-}
-
-function copyHolder(holder: LeaseHolder): LeaseHolder {
-  return { ...holder, owner: { ...holder.owner } };
-}
-
-/** The lock is held by the session the row names, and the row is live. */
-function isLiveHolder(row: AcquireRow): boolean {
-  return row.token !== null && Number(row.unexpired) === 1 && ownsLock(row);
-}
-
-/** The lock is held by the session the row names, but the row's ttl ran out. */
-function isExpiredHolder(row: AcquireRow): boolean {
-  return row.token !== null && Number(row.unexpired) !== 1 && ownsLock(row);
-}
-
-function ownsLock(row: AcquireRow): boolean {
-  return row.conn_id !== null && Number(row.lock_conn) !== 0 && String(row.lock_conn) === String(row.conn_id);
 }
