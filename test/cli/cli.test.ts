@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { dirname } from 'node:path';
 import { refsOf } from '../replication/harness.js';
+import { GitHttpServer } from '../support/git-http-server.js';
 import { Upstream } from '../support/upstream.js';
 
 const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
@@ -98,5 +100,41 @@ describe('forgesync CLI', () => {
     expect(code).toBe(0);
     expect(logs).toContain('"event":"shutdown"');
     expect(JSON.parse((await forgesync(dataDir, 'lease', 'list', '--json')).stdout)).toEqual([]);
+  });
+
+  it('serve stopped mid-fetch kills git, releases its leases and leaves the row pending', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
+    const root = dirname(Upstream.create().bare);
+    const upstream = Upstream.create(root, 'slow.git');
+    const http = await GitHttpServer.start({ root });
+    try {
+      const env = { ...cliEnv(dataDir), FORGESYNC_GIT_PROTOCOLS: 'https,ssh,http' };
+      const url = http.url('slow.git');
+      expect((await run(process.execPath, [CLI, 'add', url, '--name', 'slow'], { env })).stdout).toContain('added slow');
+      let fetching = false;
+      http.hold = (request) => request.method === 'POST' && request.path.endsWith('/git-upload-pack');
+      http.onHold = () => (fetching = true);
+      const server = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let logs = '';
+      server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+      while (!fetching) await new Promise((resolve) => setTimeout(resolve, 50));
+      server.kill('SIGTERM');
+      const [code] = await once(server, 'exit');
+      expect(code).toBe(0);
+      expect(logs).toContain('"event":"shutdown"');
+      const status = JSON.parse((await run(process.execPath, [CLI, 'status', 'slow', '--json'], { env })).stdout);
+      expect(status.state).toBe('pending');
+      expect(JSON.parse((await run(process.execPath, [CLI, 'lease', 'list', '--json'], { env })).stdout)).toEqual([]);
+      // No git process of that server is left behind holding the upstream.
+      const { stdout: ps } = await run('ps', ['-eo', 'args']);
+      expect(ps.split('\n').filter((line) => line.includes(url) && /git/.test(line))).toEqual([]);
+      // And the request is not lost: the next sync serves it.
+      http.hold = () => false;
+      expect((await run(process.execPath, [CLI, 'sync', 'slow', '--wait'], { env })).stdout).toContain('synced');
+      const synced = JSON.parse((await run(process.execPath, [CLI, 'status', 'slow', '--json'], { env })).stdout);
+      expect(refsOf(synced.mirrorPath)).toBe(refsOf(upstream.bare));
+    } finally {
+      await http.close();
+    }
   });
 });
