@@ -45,6 +45,7 @@
 //    every mirror's refs equal its upstream's. Goal: ≤ 2 fetches per repository.
 // Results also go to bench/results/webhooks.json.
 
+import { randomBytes } from 'node:crypto';
 import { intSetting, table } from './lib/util.mjs';
 import BetterSqlite3 from 'better-sqlite3';
 import { createRequire } from 'node:module';
@@ -79,7 +80,8 @@ const cfg = {
   strict: env.BENCH_STRICT === '1',
 };
 const GOAL_FETCHES_PER_REPO = 2;
-const SECRET = 'bench-github-webhook-secret';
+// The webhook secret shared by the bench's server and client: from the environment, else random.
+const SECRET = process.env.BENCH_GITHUB_WEBHOOK_SECRET ?? randomBytes(24).toString('hex');
 
 const log = (line = '') => console.log(line);
 const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : () => {};

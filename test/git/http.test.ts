@@ -7,6 +7,7 @@ import { cleanupTempDirs, localRefs, lsRemote, syncMirror } from '../../src/git/
 import { GitRunner } from '../../src/git/runner.js';
 import { anyFileContains, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';
+import { testSecret } from '../support/secrets.js';
 
 const spawned = vi.hoisted(() => [] as Array<{ args: string[]; env: Record<string, string> }>);
 vi.mock('node:child_process', async (importOriginal) => {
@@ -18,7 +19,7 @@ vi.mock('node:child_process', async (importOriginal) => {
   return { ...actual, spawn };
 });
 
-const TOKEN = 'ghs_test-placeholder-a';
+const TOKEN = testSecret('GIT_TOKEN', 'ghs_');
 const ENCODED = Buffer.from(`x-access-token:${TOKEN}`).toString('base64');
 
 let server: GitHttpServer | undefined;
@@ -100,7 +101,7 @@ describe('over HTTP', () => {
 
   it('fails clearly and without leaking when the token is wrong or missing', async () => {
     const http = await start(TOKEN);
-    const wrong = 'ghs_test-placeholder-b';
+    const wrong = testSecret('GIT_WRONG_TOKEN', 'ghs_');
     const error = await lsRemote(runner, http.url('project.git'), { token: wrong }).then(unexpected, (e: Error) => e);
     expect(error).toBeInstanceOf(GitCommandError);
     const text = `${error.message}\n${(error as GitCommandError).stderr}\n${(error as GitCommandError).command}`;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidGitProtocolError, InvalidRemoteUrlError } from '../../src/git/errors.js';
 import { DEFAULT_PROTOCOLS, KNOWN_PROTOCOLS, parseProtocols, urlHost, validateRemoteUrl } from '../../src/git/url.js';
+import { testSecret } from '../support/secrets.js';
 
 const all = KNOWN_PROTOCOLS;
 const defaults = DEFAULT_PROTOCOLS;
@@ -60,7 +61,7 @@ describe('validateRemoteUrl', () => {
     ['persistent-https::https://example.com/x', /remote-helper/],
     ['ftp://example.com/x', /scheme "ftp:\/\/" is not supported/],
     ['https://user:secret@example.com/x.git', /contains a password.*credential reference/],
-    ['https://ghp_test-placeholder-c@github.com/x', /looks like an access token/],
+    [`https://${testSecret('URL_TOKEN', 'ghp_')}@github.com/x`, /looks like an access token/],
     ['ssh://user:pw@example.com/x', /contains a password/],
     ['user:pw@example.com:x.git', /contains a password/],
     ['ssh://-oProxyCommand=touch%20x/repo', /host starts with "-"/],

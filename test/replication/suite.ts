@@ -13,6 +13,7 @@ import { GitHttpServer } from '../support/git-http-server.js';
 import { anyFileContains } from '../support/git-fixtures.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type CapturedLogs, type TestDatabase } from './harness.js';
+import { testSecret } from '../support/secrets.js';
 
 const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
 
@@ -292,7 +293,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
     });
 
     it('keeps a private upstream token out of logs, the database, argv and the mirror', async () => {
-      const token = `ghp_${Math.random().toString(36).slice(2)}SECRET${Date.now()}`;
+      const token = testSecret('PRIVATE_REPO_TOKEN', 'ghp_');
       process.env.FORGESYNC_TEST_TOKEN = token;
       const root = dirname(Upstream.create().bare);
       const upstream = Upstream.create(root, 'private.git');

@@ -6,9 +6,10 @@ import type { SourceDetailJson } from '../../src/server/schemas.js';
 import { eventually } from '../replication/harness.js';
 import { Upstream } from '../support/upstream.js';
 import { startTestServer, type TestServer } from './support.js';
+import { testSecret } from '../support/secrets.js';
 
-const ADMIN = 'admin-token-0123456789';
-const READ = 'read-token-0123456789';
+const ADMIN = testSecret('ADMIN_TOKEN');
+const READ = testSecret('READ_TOKEN');
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 

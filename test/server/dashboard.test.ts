@@ -6,6 +6,7 @@ import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig } from '../replication/harness.js';
 import { Upstream } from '../support/upstream.js';
+import { testSecret } from '../support/secrets.js';
 
 /*
  * End to end: a real `forgesync serve` (API, scheduler, workers) on a random
@@ -24,7 +25,7 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const ADMIN_TOKEN = 'a-long-admin-token-123';
+const ADMIN_TOKEN = testSecret('ADMIN_TOKEN');
 const OUTPUT_DIR = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
 describe('dashboard in headless chromium', () => {

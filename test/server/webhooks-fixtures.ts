@@ -2,12 +2,13 @@ import { createRequire } from 'node:module';
 import type { WebhookEventName } from '@octokit/webhooks-types';
 import type { InjectOptions } from 'fastify';
 import { signBody } from '../../src/server/webhooks/signature.js';
+import { testSecret } from '../support/secrets.js';
 
 /** Secrets of the test receivers. */
 export const SECRETS = {
-  github: 'gh-test-secret-0123456789',
-  gitlab: 'gl-test-token-0123456789',
-  generic: 'generic-test-secret-0123456789',
+  github: testSecret('GITHUB_WEBHOOK_SECRET'),
+  gitlab: testSecret('GITLAB_WEBHOOK_TOKEN'),
+  generic: testSecret('GENERIC_WEBHOOK_SECRET'),
 };
 
 /** The settings that enable the three receivers. */
