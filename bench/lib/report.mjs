@@ -1,5 +1,6 @@
 // Turns samples into medians, ratios and goal verdicts, and prints them.
 import { median, spreadPct } from './harness.mjs';
+import { table } from './util.mjs';
 
 export const GOAL_VS_RAW = 0.8;
 export const GOAL_VS_PEERS = 1.0;
@@ -74,12 +75,6 @@ export function summarizeBackend(name, opened, samples) {
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const x = (n) => `${n.toFixed(2)}×`;
 const pct = (n) => `±${n < 10 ? n.toFixed(1) : Math.round(n)}%`;
-
-function table(header, rows) {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 
 export function printBackend(name, result, cfg, log) {
   const rows = Object.entries(result.contenders).map(([c, r]) => [

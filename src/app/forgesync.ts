@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { ForgesyncConfig } from '../config/config.js';
 import { parseProtocols, urlHost, validateRemoteUrl } from '../git/url.js';
 import { GitRunner } from '../git/runner.js';
@@ -58,7 +59,8 @@ export class Forgesync {
   readonly syncService: SyncService;
   readonly scheduler: Scheduler;
   readonly verifier: Verifier;
-  readonly metrics: Metrics;
+  /** Created on first use: CLI commands never collect metrics, only a serving process does. */
+  #metrics: Metrics | undefined;
   readonly #protocols: ReadonlySet<string>;
 
   private constructor(
@@ -71,7 +73,6 @@ export class Forgesync {
     this.#protocols = parseProtocols(config.gitProtocols);
     this.sources = new SourceRepository(database);
     this.registry = new RegistryRepository(database);
-    this.metrics = new Metrics(() => this.registry.counts());
     this.runner = new GitRunner({ protocols: this.#protocols });
     this.transport = new InProcessTransport({
       capacity: config.maxConcurrentSyncs,
@@ -89,10 +90,10 @@ export class Forgesync {
       backoff: { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
       onPending: (source) => void this.#nudge(source, 'retry'),
       onAttempt: ({ trigger, result, durationMs }) => {
-        this.metrics.syncs.inc({ result, trigger });
-        this.metrics.syncDuration.observe(durationMs / 1000);
+        this.#metrics?.syncs.inc({ result, trigger });
+        this.#metrics?.syncDuration.observe(durationMs / 1000);
       },
-      onSkip: () => this.metrics.leaseSkips.inc(),
+      onSkip: () => this.#metrics?.leaseSkips.inc(),
       ...(onProgress ? { onProgress } : {}),
     });
     this.scheduler = new Scheduler({
@@ -106,6 +107,12 @@ export class Forgesync {
       verifyIntervalMs: config.verifyIntervalMs,
     });
     this.verifier = new Verifier({ registry: this.registry, leases, runner: this.runner, logger, leaseTtlMs: config.leaseTtlMs });
+  }
+
+  /** Prometheus metrics of this instance (process defaults included). */
+  get metrics(): Metrics {
+    this.#metrics ??= new Metrics(() => this.registry.counts());
+    return this.#metrics;
   }
 
   /** Opens the registry database (running migrations) and the lease backend. */
@@ -234,7 +241,7 @@ export class Forgesync {
 
   /** Throws when the registry database does not answer. */
   async ping(): Promise<void> {
-    await this.registry.counts();
+    await sql`select 1`.execute(this.database.db);
   }
 
   /** Starts workers and the scheduler (what `forgesync serve` runs). */

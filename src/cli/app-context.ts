@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { Forgesync } from '../app/forgesync.js';
 import { createLogger } from '../logging/logger.js';
-import { redactUrl } from '../util/redact.js';
 import { commandConfig } from './context.js';
 
 /**
@@ -26,5 +25,3 @@ export async function withForgesync<T>(command: Command, run: (app: Forgesync) =
     await app.close();
   }
 }
-
-export { redactUrl };

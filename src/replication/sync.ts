@@ -87,7 +87,7 @@ export class SyncService {
       if (signal.aborted) await this.options.registry.releaseStarted(source.id, lease.fence).catch(() => false);
       await lease.release().catch(() => undefined);
     }
-    await this.#nudgeIfPending(source.id);
+    await this.#nudgeIfPending(source);
     return outcome;
   }
 
@@ -160,11 +160,8 @@ export class SyncService {
   }
 
   /** A request may have landed between our last look and the release: hand it on. */
-  async #nudgeIfPending(sourceId: number): Promise<void> {
-    const row = await this.options.registry.get(sourceId);
-    if (row && row.state === 'pending' && row.requestedSeq > row.completedSeq) {
-      const source = await this.options.sources.getById(sourceId);
-      if (source) this.options.onPending?.(source);
-    }
+  async #nudgeIfPending(source: Source): Promise<void> {
+    const row = await this.options.registry.get(source.id);
+    if (row && row.state === 'pending' && row.requestedSeq > row.completedSeq) this.options.onPending?.(source);
   }
 }

@@ -20,11 +20,6 @@ export function registerSqliteHandle(db: Kysely<Schema>, handle: BetterSqlite3.D
   sqliteHandles.set(db, handle);
 }
 
-/** The better-sqlite3 handle behind `db`, or undefined on PostgreSQL. */
-export function sqliteHandleOf(db: Kysely<Schema>): BetterSqlite3.Database | undefined {
-  return sqliteHandles.get(db);
-}
-
 /** A row as the driver returns it. */
 export type Row = Record<string, unknown>;
 

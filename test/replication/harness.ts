@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { Forgesync } from '../../src/app/forgesync.js';
 import { loadConfig, type ForgesyncConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { POSTGRES_URL } from '../leases/backends.js';
+import { refsOf as refMap } from '../support/git-fixtures.js';
 
 /** Log lines a test Forgesync wrote, parsed, plus the raw text. */
 export class CapturedLogs extends Writable {
@@ -83,11 +83,7 @@ export async function openTestForgesync(config: ForgesyncConfig): Promise<{ app:
 
 /** Refs of a repository as `sha refname` lines, sorted (peeled tags excluded). */
 export function refsOf(gitDir: string): string {
-  return execFileSync('git', ['--git-dir', gitDir, 'for-each-ref', '--format=%(objectname) %(refname)'], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .sort()
-    .join('\n');
+  return [...refMap(gitDir)].map(([ref, sha]) => `${sha} ${ref}`).sort().join('\n');
 }
 
 /** Waits until `check` returns a truthy value, polling; throws with `what` after `timeoutMs`. */

@@ -1,25 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Test',
-  GIT_AUTHOR_EMAIL: 'test@example.com',
-  GIT_COMMITTER_NAME: 'Test',
-  GIT_COMMITTER_EMAIL: 'test@example.com',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-};
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-}
+import { git } from './git-fixtures.js';
 
 /**
  * An upstream repository for tests: a bare repo (`bare`, what forgesync
- * mirrors) and a work tree that pushes to it.
+ * mirrors) and a work tree that pushes every change to it at once (the git
+ * fixtures' Upstream instead collects changes and publishes them together).
  */
 export class Upstream {
   private counter = 0;

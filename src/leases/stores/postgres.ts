@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../errors.js';
+import { holderFromRow, type HolderColumns } from './holder-row.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
 
@@ -98,29 +99,14 @@ const FORCE_RELEASE = {
   WHERE key = $1 AND ${LIVE} AND ($2::bigint IS NULL OR fence = $2::bigint)`,
 };
 
-interface HolderRow {
+interface HolderRow extends HolderColumns {
   key: string;
   fence: string; // int8 arrives as a string; BigInt keeps it exact
-  owner_name: string | null;
-  owner_pid: number | null;
-  owner_host: string | null;
   acquired_at: Date;
   expires_at: Date;
 }
 
-function toHolder(row: HolderRow): LeaseHolder {
-  return {
-    key: row.key,
-    owner: {
-      name: row.owner_name ?? '',
-      pid: row.owner_pid ?? 0,
-      host: row.owner_host ?? '',
-      acquiredAt: row.acquired_at,
-    },
-    fence: BigInt(row.fence),
-    expiresAt: row.expires_at,
-  };
-}
+const toHolder = (row: HolderRow): LeaseHolder => holderFromRow(row.key, row);
 
 function likePrefix(prefix: string): string {
   return prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%';

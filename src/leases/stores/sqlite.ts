@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../errors.js';
+import { holderFromRow, type HolderColumns } from './holder-row.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { openSqliteFile, sqliteFilePath } from '../../util/sqlite-url.js';
 
@@ -19,24 +20,11 @@ CREATE TABLE IF NOT EXISTS forgesync_leases (
 
 const HOLDER_COLUMNS = 'key, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at';
 
-interface HolderRow {
+interface HolderRow extends HolderColumns {
   key: string;
-  fence: bigint;
-  owner_name: string;
-  owner_pid: number;
-  owner_host: string;
-  acquired_at: number;
-  expires_at: number;
 }
 
-function toHolder(row: HolderRow): LeaseHolder {
-  return {
-    key: row.key,
-    fence: BigInt(row.fence),
-    owner: { name: row.owner_name, pid: Number(row.owner_pid), host: row.owner_host, acquiredAt: new Date(Number(row.acquired_at)) },
-    expiresAt: new Date(Number(row.expires_at)),
-  };
-}
+const toHolder = (row: HolderRow): LeaseHolder => holderFromRow(row.key, row);
 
 /**
  * The embedded lease backend: a table in the project's SQLite file. Every

@@ -4,6 +4,8 @@ import type { Forgesync } from '../../app/forgesync.js';
 /** `/livez` (the process answers), `/readyz` (database and lease backend reachable), `/metrics`. */
 export function healthRoutes(app: Forgesync): FastifyPluginAsync {
   return async (server) => {
+    // Created now, so a serving process counts from its first sync on.
+    const metrics = app.metrics;
     server.get('/livez', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
     server.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
@@ -14,8 +16,8 @@ export function healthRoutes(app: Forgesync): FastifyPluginAsync {
     });
 
     server.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-      const body = await app.metrics.registry.metrics();
-      return reply.type(app.metrics.registry.contentType).send(body);
+      const body = await metrics.registry.metrics();
+      return reply.type(metrics.registry.contentType).send(body);
     });
   };
 }

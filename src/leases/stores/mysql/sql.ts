@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LeaseHolder } from '../../types.js';
+import { holderFromRow, type HolderColumns } from '../holder-row.js';
 
 /*
  * SQL of the MySQL/MariaDB lease store. The exclusion is GET_LOCK on a
@@ -199,26 +200,12 @@ export function likePrefix(prefix: string): string {
   return prefix.replace(/[!%_]/g, (c) => `!${c}`) + '%';
 }
 
-export interface HolderRow {
+export interface HolderRow extends HolderColumns {
   lease_key: string;
   fence: string; // BIGINT arrives as a string (bigNumberStrings); BigInt keeps it exact
-  owner_name: string | null;
-  owner_pid: number | null;
-  owner_host: string | null;
   acquired_at: Date;
   expires_at: Date;
 }
 
-export function toHolder(row: HolderRow): LeaseHolder {
-  return {
-    key: row.lease_key,
-    owner: {
-      name: row.owner_name ?? '',
-      pid: row.owner_pid ?? 0,
-      host: row.owner_host ?? '',
-      acquiredAt: row.acquired_at,
-    },
-    fence: BigInt(row.fence),
-    expiresAt: row.expires_at,
-  };
-}
+export const toHolder = (row: HolderRow): LeaseHolder => holderFromRow(row.lease_key, row);
+
