@@ -15,6 +15,10 @@ import { parseCron, parseInterval } from '../replication/schedule.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { SyncService, syncLeaseKey, type SyncOutcome } from '../replication/sync.js';
 import { Verifier } from '../replication/verify.js';
+import { Snapshots, type OpenSnapshotOptions } from '../snapshots/service.js';
+import type { Snapshot } from '../snapshots/snapshot.js';
+import type { TreeEntry } from '../git/cat-file.js';
+import { mirrorPathFor } from '../git/storage.js';
 import { openDatabase, type Database } from '../store/database.js';
 import type { MatchedRequest } from '../store/match-requests.js';
 import { RegistryRepository } from '../store/registry.js';
@@ -61,6 +65,8 @@ export class Forgesync {
   readonly verifier: Verifier;
   /** Created on first use: CLI commands never collect metrics, only a serving process does. */
   #metrics: Metrics | undefined;
+  #snapshots: Snapshots | undefined;
+  readonly #credentials: CredentialResolver;
   readonly #protocols: ReadonlySet<string>;
 
   private constructor(
@@ -74,6 +80,7 @@ export class Forgesync {
     this.sources = new SourceRepository(database);
     this.registry = new RegistryRepository(database);
     this.runner = new GitRunner({ protocols: this.#protocols });
+    this.#credentials = new CredentialResolver(process.env, config.secretsFile);
     this.transport = new InProcessTransport({
       capacity: config.maxConcurrentSyncs,
       onError: (error, job) => logger.error({ event: 'job_error', source_id: job.sourceId, err: String(error) }, 'sync job failed'),
@@ -83,7 +90,7 @@ export class Forgesync {
       registry: this.registry,
       leases,
       runner: this.runner,
-      credentials: new CredentialResolver(process.env, config.secretsFile),
+      credentials: this.#credentials,
       logger,
       storage: config.mirrorsDir,
       leaseTtlMs: config.leaseTtlMs,
@@ -113,6 +120,43 @@ export class Forgesync {
   get metrics(): Metrics {
     this.#metrics ??= new Metrics(() => this.registry.counts());
     return this.#metrics;
+  }
+
+  /** Snapshots and object reads of this instance, created on first use. */
+  get snapshots(): Snapshots {
+    this.#snapshots ??= new Snapshots({
+      root: this.config.snapshotsDir,
+      mirrorsDir: this.config.mirrorsDir,
+      runner: this.runner,
+      leases: this.leases,
+      registry: this.registry,
+      syncService: this.syncService,
+      logger: this.logger,
+      leaseTtlMs: this.config.leaseTtlMs,
+      maxCount: this.config.snapshotMaxCount,
+      maxBytes: this.config.snapshotMaxBytes,
+      getSource: (name) => this.getSource(name),
+      tokenOf: (source) => this.#credentials.resolve(source.credentialRef),
+    });
+    return this.#snapshots;
+  }
+
+  /**
+   * A held, read-only directory of exactly the commit `ref` (branch, tag or
+   * sha) of source `name` names; release it when done. See {@link Snapshots.open}.
+   */
+  async openSnapshot(name: string, ref: string, options: OpenSnapshotOptions = {}): Promise<Snapshot> {
+    return await this.snapshots.open(name, ref, options);
+  }
+
+  /** The content of `path` at commit (or ref) `sha` of source `name`, read from the mirror without materialising. */
+  async readFileAt(name: string, sha: string, path: string): Promise<Buffer> {
+    return await this.snapshots.readFileAt(name, sha, path);
+  }
+
+  /** The entries of directory `path` ('' for the root) at commit (or ref) `sha` of source `name`. */
+  async listTree(name: string, sha: string, path = ''): Promise<TreeEntry[]> {
+    return await this.snapshots.listTree(name, sha, path);
   }
 
   /** Opens the registry database (running migrations) and the lease backend. */
@@ -165,6 +209,7 @@ export class Forgesync {
       syncLeaseKey(source.id),
       { ttlMs: this.config.leaseTtlMs, owner: `remove ${source.name}`.slice(0, 128), waitMs: options.waitMs ?? 30_000, retryMs: 200 },
       async () => {
+        this.#snapshots?.objects.forget(mirrorPathFor(this.config.mirrorsDir, source.name, source.url));
         await removeMirror(this.config.mirrorsDir, source.name, source.url);
         await this.sources.remove(source.name);
       },
@@ -257,6 +302,7 @@ export class Forgesync {
   async close(): Promise<void> {
     await this.scheduler.stop();
     await this.transport.stop();
+    this.#snapshots?.close();
     await this.leases.close();
     await this.database.close();
   }

@@ -20,6 +20,11 @@ export interface ForgesyncConfig {
   retryBaseMs: number;
   retryMaxMs: number;
   verifyIntervalMs: number;
+  /** Directory of the snapshots: `<dataDir>/snapshots`. */
+  snapshotsDir: string;
+  snapshotMaxCount: number;
+  snapshotMaxBytes: number;
+  snapshotHoldMs: number;
   secretsFile: string | undefined;
   port: number;
   host: string | undefined;
@@ -87,6 +92,10 @@ export function loadConfig(options: LoadConfigOptions = {}): ForgesyncConfig {
     retryBaseMs: duration('retryBase', '15s'),
     retryMaxMs: duration('retryMax', '1h'),
     verifyIntervalMs: duration('verifyInterval', '24h'),
+    snapshotsDir: join(dataDir, 'snapshots'),
+    snapshotMaxCount: (raw.snapshotMaxCount as number | undefined) ?? 50,
+    snapshotMaxBytes: parseSize((raw.snapshotMaxBytes as string | undefined) ?? '10GiB'),
+    snapshotHoldMs: duration('snapshotHold', '1h'),
     secretsFile: raw.secretsFile as string | undefined,
     port: (raw.port as number | undefined) ?? 8080,
     host: raw.host as string | undefined,
@@ -120,4 +129,13 @@ function readConfigFile(
     problems.push(`config file ${file} is not valid JSON: ${(error as Error).message}`);
     return { file, values: {} };
   }
+}
+
+const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** `500MiB`, `20GB`, `1048576` → bytes (the schema has already checked the shape). */
+export function parseSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  if (!match) throw new ConfigError([`not a size: ${JSON.stringify(text)}`]);
+  return Math.floor(Number(match[1]) * (SIZE_UNITS[(match[2] || 'b').toLowerCase()] ?? Number.NaN));
 }

@@ -82,6 +82,17 @@ export const SETTINGS = {
     schema: z.string().min(1),
     doc: 'HMAC-SHA256 secret of the generic webhook (X-Forgesync-Signature-256: sha256=<hex>).',
   },
+  snapshotMaxCount: {
+    env: 'FORGESYNC_SNAPSHOT_MAX_COUNT',
+    schema: z.coerce.number().int('must be an integer').min(1, 'must be at least 1'),
+    doc: 'Snapshots kept on disk before the least recently used unheld ones are evicted (default 50).',
+  },
+  snapshotMaxBytes: {
+    env: 'FORGESYNC_SNAPSHOT_MAX_BYTES',
+    schema: z.string().regex(/^\d+(\.\d+)?\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?$/i, 'must be a size like 500MiB, 20GiB or plain bytes'),
+    doc: 'Total size of snapshots kept on disk before unheld ones are evicted (default 10GiB).',
+  },
+  snapshotHold: duration('FORGESYNC_SNAPSHOT_HOLD', 'How long a snapshot made by the CLI or the API stays protected from eviction unless released (default 1h).'),
   secretsFile: {
     env: 'FORGESYNC_SECRETS_FILE',
     schema: z.string().min(1),

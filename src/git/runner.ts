@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { isAbsolute } from 'node:path';
 import { tmpdir } from 'node:os';
 import { buildGitEnv, checkToken, makeRedactor } from './env.js';
 import {
@@ -49,6 +50,17 @@ export interface GitRunOptions {
   onStderrLine?: (line: string) => void;
   /** Written to stdin, which is otherwise closed. */
   input?: string;
+  /** `GIT_INDEX_FILE`: an index of the caller's own, so exports never touch a mirror's files. */
+  indexFile?: string;
+}
+
+/** A long-lived git process started by {@link GitRunner.start}; the caller stops it. */
+export interface GitProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** The last few KiB of its stderr. */
+  stderr(): string;
+  /** Kills its process group. */
+  stop(): void;
 }
 
 export interface GitRunResult {
@@ -102,7 +114,7 @@ export class GitRunner {
     const command = summarize(args, redact);
     const timeoutMs = positive(options.timeoutMs ?? this.defaultTimeoutMs, 'timeoutMs');
     if (signal?.aborted) throw new GitAbortedError(command, signal.reason);
-    const env = buildGitEnv({ protocols: this.protocols, token, tokenScope: options.tokenScope, fsckObjects: this.fsckObjects });
+    const env = this.#env(options);
 
     return await new Promise<GitRunResult>((resolve, reject) => {
       let child: ChildProcess;
@@ -189,6 +201,50 @@ export class GitRunner {
         else settle(new GitCommandError(command, code, stderr, exitSignal));
       });
     });
+  }
+
+  /**
+   * Starts `git <args>` as a long-lived process (e.g. `cat-file --batch-command`)
+   * with the same environment and process-group handling as {@link run}; stdin
+   * and stdout are pipes the caller speaks the protocol over.
+   */
+  start(args: string[], options: Pick<GitRunOptions, 'cwd'> = {}): GitProcess {
+    for (const arg of args) {
+      if (typeof arg !== 'string' || arg.includes('\0')) throw new InvalidGitOptionError('git arguments must be strings without NUL bytes');
+    }
+    const child = spawn(this.gitBinary, args, {
+      cwd: options.cwd ?? tmpdir(),
+      env: this.#env({}),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      shell: false,
+      windowsHide: true,
+    });
+    const pid = child.pid;
+    if (pid !== undefined) liveGroups.add(pid);
+    const tail = new TailBuffer(STDERR_TAIL_CHARS);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => tail.push(chunk));
+    child.stdin.on('error', () => undefined);
+    child.on('exit', () => {
+      if (pid !== undefined) liveGroups.delete(pid);
+    });
+    return {
+      child,
+      stderr: () => tail.toString(),
+      stop: () => {
+        if (pid !== undefined && liveGroups.delete(pid)) killGroup(pid);
+      },
+    };
+  }
+
+  #env(options: GitRunOptions): NodeJS.ProcessEnv {
+    const env = buildGitEnv({ protocols: this.protocols, token: options.token, tokenScope: options.tokenScope, fsckObjects: this.fsckObjects });
+    if (options.indexFile !== undefined) {
+      if (!isAbsolute(options.indexFile)) throw new InvalidGitOptionError('indexFile must be an absolute path');
+      env.GIT_INDEX_FILE = options.indexFile;
+    }
+    return env;
   }
 }
 

@@ -1,0 +1,212 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TEMP_PREFIX } from '../git/paths.js';
+import type { LeaseManager } from '../leases/manager.js';
+import type { Logger } from '../logging/logger.js';
+import { commitDir } from './paths.js';
+import { removeTree, type ExportStats } from './export.js';
+import { HoldFiles, type SnapshotHold } from './holds.js';
+import { isObjectId } from './revision.js';
+
+/** One materialised commit on disk. */
+export interface SnapshotEntry extends ExportStats {
+  source: string;
+  sourceDir: string;
+  sha: string;
+  path: string;
+  createdAt: string;
+  lastUsedAt: string;
+  /** Live holds; an entry with any is never evicted. */
+  holds: SnapshotHold[];
+}
+
+type Meta = Omit<SnapshotEntry, 'sourceDir' | 'path' | 'holds'>;
+
+export interface SnapshotCacheOptions {
+  root: string;
+  leases: LeaseManager;
+  /** Most snapshots kept; beyond it the least recently used unheld ones go. */
+  maxCount: number;
+  /** Most bytes kept, likewise. */
+  maxBytes: number;
+  leaseTtlMs: number;
+  logger: Logger;
+}
+
+export interface SnapshotKey {
+  source: string;
+  sourceDir: string;
+  sha: string;
+}
+
+/** Leftover temp directories younger than this may belong to a running export. */
+const TEMP_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * The snapshots on disk: materialised once per commit, shared by every reader,
+ * held while in use, evicted least recently used beyond the budget. Making,
+ * holding and evicting one commit's snapshot all happen under the lease
+ * `snapshot:<source dir>:<sha>`, so a reader never gets a directory that is
+ * being written or deleted, and an eviction never removes a held one.
+ */
+export class SnapshotCache {
+  readonly holds: HoldFiles;
+  #evictions: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: SnapshotCacheOptions) {
+    this.holds = new HoldFiles(options.root);
+  }
+
+  /**
+   * Holds the snapshot of `key`, materialising it with `materialise(target, parent)`
+   * first if it is not on disk. Waits up to `waitMs` for another process making
+   * the same snapshot (then shares its result).
+   */
+  async acquire(
+    key: SnapshotKey,
+    hold: { owner: string; expiresAt: string | null },
+    materialise: (target: string, parent: string) => Promise<ExportStats>,
+    waitMs: number,
+  ): Promise<{ path: string; hold: SnapshotHold; created: boolean }> {
+    const path = commitDir(this.options.root, key.sourceDir, key.sha);
+    const metaFile = `${path}.json`;
+    let created = false;
+    const taken = await this.options.leases.withLease(
+      leaseKey(key),
+      { ttlMs: this.options.leaseTtlMs, owner: `snapshot ${key.source}`.slice(0, 128), waitMs, retryMs: 25 },
+      async () => {
+        const now = new Date().toISOString();
+        let meta = readMeta(metaFile);
+        if (!meta || !existsSync(path)) {
+          // A directory without its record is what a crash mid-eviction leaves: start over.
+          await removeTree(path);
+          const stats = await materialise(path, join(this.options.root, key.sourceDir));
+          meta = { source: key.source, sha: key.sha, ...stats, createdAt: now, lastUsedAt: now };
+          created = true;
+        } else {
+          meta.lastUsedAt = now;
+        }
+        writeMeta(metaFile, meta);
+        return this.holds.add({ source: key.source, sourceDir: key.sourceDir, sha: key.sha, ...hold });
+      },
+    );
+    if (created) void this.evict();
+    return { path, hold: taken, created };
+  }
+
+  /** Ends a hold; the snapshot stays cached until the budget needs its room. */
+  release(handle: string): boolean {
+    const removed = this.holds.remove(handle);
+    if (removed) void this.evict();
+    return removed;
+  }
+
+  /** Every snapshot on disk with its live holds, most recently used first. */
+  list(): SnapshotEntry[] {
+    const holds = this.holds.live();
+    return this.#entries()
+      .map((entry) => ({ ...entry, holds: holds.filter((hold) => hold.sourceDir === entry.sourceDir && hold.sha === entry.sha) }))
+      .sort((a, b) => b.lastUsedAt.localeCompare(a.lastUsedAt));
+  }
+
+  /**
+   * Evicts least recently used unheld snapshots until the budget is met (one
+   * pass at a time per process). Returns the evicted entries.
+   */
+  evict(): Promise<SnapshotEntry[]> {
+    const run = this.#evictions.then(() => this.#evictNow());
+    this.#evictions = run.catch((error: unknown) => {
+      this.options.logger.warn({ event: 'snapshot_eviction_failed', err: String(error) }, 'snapshot eviction failed');
+    });
+    return run;
+  }
+
+  async #evictNow(): Promise<SnapshotEntry[]> {
+    const { maxCount, maxBytes, leases, leaseTtlMs, logger } = this.options;
+    this.#sweepTemps();
+    const entries = this.list().reverse();
+    let count = entries.length;
+    let bytes = entries.reduce((sum, entry) => sum + entry.bytes, 0);
+    const evicted: SnapshotEntry[] = [];
+    for (const entry of entries) {
+      if (count <= maxCount && bytes <= maxBytes) break;
+      if (entry.holds.length > 0) continue;
+      const lease = await leases.tryAcquire(leaseKey(entry), { ttlMs: leaseTtlMs, owner: 'snapshot eviction' });
+      if (!lease) continue;
+      let trash: string | undefined;
+      try {
+        // Re-checked under the lease: a reader may have taken a hold since the listing.
+        if (this.holds.live().some((hold) => hold.sourceDir === entry.sourceDir && hold.sha === entry.sha)) continue;
+        trash = join(this.options.root, entry.sourceDir, `${TEMP_PREFIX}evict-${randomBytes(6).toString('hex')}`);
+        renameSync(entry.path, trash);
+        rmSync(`${entry.path}.json`, { force: true });
+      } finally {
+        await lease.release();
+      }
+      await removeTree(trash);
+      count--;
+      bytes -= entry.bytes;
+      evicted.push(entry);
+      logger.info({ event: 'snapshot_evicted', source: entry.source, sha: entry.sha, bytes: entry.bytes }, `evicted snapshot ${entry.source}@${entry.sha}`);
+    }
+    return evicted;
+  }
+
+  #entries(): Omit<SnapshotEntry, 'holds'>[] {
+    const entries: Omit<SnapshotEntry, 'holds'>[] = [];
+    for (const sourceDir of readDir(this.options.root)) {
+      if (sourceDir.startsWith('.')) continue;
+      for (const name of readDir(join(this.options.root, sourceDir))) {
+        if (!name.endsWith('.json') || !isObjectId(name.slice(0, -'.json'.length))) continue;
+        const path = join(this.options.root, sourceDir, name.slice(0, -'.json'.length));
+        const meta = readMeta(`${path}.json`);
+        if (meta) entries.push({ ...meta, sourceDir, path });
+      }
+    }
+    return entries;
+  }
+
+  /** Deletes export and eviction leftovers of crashed processes. */
+  #sweepTemps(): void {
+    const cutoff = Date.now() - TEMP_GRACE_MS;
+    for (const sourceDir of readDir(this.options.root)) {
+      if (sourceDir.startsWith('.')) continue;
+      for (const name of readDir(join(this.options.root, sourceDir))) {
+        const path = join(this.options.root, sourceDir, name);
+        if (!name.startsWith(TEMP_PREFIX)) continue;
+        try {
+          if (statSync(path).mtimeMs < cutoff) void removeTree(path);
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+  }
+}
+
+/** The lease making, holding and evicting one snapshot share. */
+export function leaseKey(key: { sourceDir: string; sha: string }): string {
+  return `snapshot:${key.sourceDir}:${key.sha}`;
+}
+
+function readDir(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}
+
+function readMeta(file: string): Meta | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Meta;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeMeta(file: string, meta: Meta): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify(meta));
+  renameSync(`${file}.tmp`, file);
+}

@@ -1,0 +1,59 @@
+import { lstatSync, realpathSync } from 'node:fs';
+import { join, relative, sep, isAbsolute } from 'node:path';
+import { safeJoin, sanitizeName, urlDigest } from '../git/paths.js';
+import { KNOWN_PROTOCOLS, validateRemoteUrl } from '../git/url.js';
+import { SnapshotPathEscapeError } from './errors.js';
+import { isObjectId } from './revision.js';
+
+/** Directory name of one source's snapshots: `<sanitized-name>-<sha256(url)[:12]>`, like its mirror. */
+export function snapshotSourceDirName(name: string, url: string): string {
+  let normalised = url;
+  try {
+    normalised = validateRemoteUrl(url, KNOWN_PROTOCOLS);
+  } catch {
+    // an unusable URL still names a directory
+  }
+  return `${sanitizeName(name)}-${urlDigest(normalised)}`;
+}
+
+/** `<root>/<source dir>/<sha>`, normalised and checked to stay under `root`. */
+export function commitDir(root: string, sourceDirName: string, sha: string): string {
+  if (!isObjectId(sha)) throw new SnapshotPathEscapeError(sha, 'not a full commit id');
+  return safeJoin(root, sourceDirName, sha);
+}
+
+/**
+ * The absolute path of `path` inside the snapshot directory `root`, for consumers
+ * that open files by name: refuses `..` and absolute paths, and any path whose
+ * symlinks (at any level) resolve outside the snapshot. The path need not exist;
+ * its existing ancestors are checked.
+ * @throws SnapshotPathEscapeError
+ */
+export function resolveInside(root: string, path: string): string {
+  if (typeof path !== 'string' || path.includes('\0')) throw new SnapshotPathEscapeError(String(path), 'not a valid path');
+  if (isAbsolute(path)) throw new SnapshotPathEscapeError(path, 'absolute paths are not inside the snapshot');
+  const parts = path.split(/[\\/]+/).filter((part) => part !== '' && part !== '.');
+  if (parts.includes('..')) throw new SnapshotPathEscapeError(path, '".." leaves the snapshot');
+  const realRoot = realpathSync(root);
+  const target = join(realRoot, ...parts);
+  // The deepest existing ancestor, resolved through every symlink, must stay inside.
+  let existing = target;
+  for (;;) {
+    try {
+      lstatSync(existing);
+      break;
+    } catch {
+      const parent = join(existing, '..');
+      if (parent === existing || !inside(realRoot, parent)) break;
+      existing = parent;
+    }
+  }
+  const real = realpathSync(existing);
+  if (!inside(realRoot, real)) throw new SnapshotPathEscapeError(path, 'a symlink on it points outside the snapshot');
+  return existing === target ? real : join(real, relative(existing, target));
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}

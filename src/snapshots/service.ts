@@ -1,0 +1,250 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TreeEntry } from '../git/cat-file.js';
+import { makeTempDir, mirrorPathFor, releaseTempDir } from '../git/storage.js';
+import { tokenScopeFor } from '../git/env.js';
+import type { GitRunner } from '../git/runner.js';
+import type { LeaseManager } from '../leases/manager.js';
+import type { Logger } from '../logging/logger.js';
+import type { SyncService } from '../replication/sync.js';
+import type { RegistryRepository } from '../store/registry.js';
+import type { Source, SourceWithRegistry } from '../store/types.js';
+import { SnapshotCache } from './cache.js';
+import { PathNotFoundError, RevisionNotFoundError, SnapshotHoldNotFoundError, SnapshotUnavailableError } from './errors.js';
+import { exportCommit } from './export.js';
+import type { SnapshotHold } from './holds.js';
+import { ObjectReader } from './objects.js';
+import { snapshotSourceDirName } from './paths.js';
+import { isObjectId, validateRevision, validateTreePath } from './revision.js';
+import { Snapshot } from './snapshot.js';
+
+export interface OpenSnapshotOptions {
+  /** Sync the mirror first (under the source's lease) so the ref is current. */
+  sync?: boolean;
+  /**
+   * How long to wait for that sync, or for another process's sync in flight,
+   * before serving the last synced commit marked `stale` (default 30 s).
+   */
+  waitMs?: number;
+  /**
+   * How long the hold lasts. Default: while this process lives (library use);
+   * the CLI and the API pass the configured `snapshotHold`.
+   */
+  holdMs?: number;
+  /** Who holds it, shown by `forgesync snapshot list`. */
+  owner?: string;
+}
+
+export interface SnapshotsOptions {
+  root: string;
+  mirrorsDir: string;
+  runner: GitRunner;
+  leases: LeaseManager;
+  registry: RegistryRepository;
+  syncService: SyncService;
+  logger: Logger;
+  leaseTtlMs: number;
+  maxCount: number;
+  maxBytes: number;
+  getSource: (name: string) => Promise<SourceWithRegistry>;
+  /** The source's access token, if it has a credential reference. */
+  tokenOf: (source: Source) => string | undefined;
+}
+
+/** A file or tree read from a commit without materialising it. */
+export type ObjectAt =
+  | { type: 'blob'; sha: string; path: string; mode?: string; size: number; content: Buffer }
+  | { type: 'tree'; sha: string; path: string; entries: TreeEntry[] };
+
+const DEFAULT_WAIT_MS = 30_000;
+const POLL_MS = 100;
+/** How long a reader waits for another process materialising the same commit. */
+const MATERIALISE_WAIT_MS = 10 * 60_000;
+
+/**
+ * Consistent per-commit views of sources for analysis jobs (seed 003, without
+ * its flaw): the source's lease covers only mutation of the mirror; a snapshot
+ * is keyed by commit, immutable, and shared, so one job's branch can never be
+ * switched underneath another's.
+ */
+export class Snapshots {
+  readonly cache: SnapshotCache;
+  readonly objects: ObjectReader;
+
+  constructor(private readonly options: SnapshotsOptions) {
+    this.cache = new SnapshotCache({
+      root: options.root,
+      leases: options.leases,
+      maxCount: options.maxCount,
+      maxBytes: options.maxBytes,
+      leaseTtlMs: options.leaseTtlMs,
+      logger: options.logger,
+    });
+    this.objects = new ObjectReader(options.runner);
+  }
+
+  /**
+   * Resolves `ref` of source `name` to a commit and returns a held, read-only
+   * snapshot of it. With `sync`, the mirror is synced first; when that cannot
+   * happen within `waitMs` the last synced commit is served with `stale: true`.
+   * With no mirror at all, a temporary clone is the fallback.
+   * @throws InvalidSnapshotRequestError; SourceNotFoundError; RevisionNotFoundError; SnapshotUnavailableError
+   */
+  async open(name: string, ref: string, options: OpenSnapshotOptions = {}): Promise<Snapshot> {
+    const revision = validateRevision(ref);
+    const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+    let source = await this.options.getSource(name);
+    const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
+    let stale = false;
+    if (options.sync || !mirrorExists(mirror)) {
+      const served = await this.#syncWithin(source, waitMs);
+      source = served.source;
+      stale = !served.fresh;
+    }
+    if (!mirrorExists(mirror)) return await this.#openFromTemporaryClone(source, revision, waitMs, options);
+    const sha = await this.objects.resolveCommit(mirror, revision);
+    if (!sha) throw new RevisionNotFoundError(source.name, ref);
+    if (stale) {
+      this.options.logger.warn(
+        { event: 'snapshot_stale', source: source.name, ref, sha },
+        `serving ${source.name}@${ref} from the last synced state: no sync could be had within ${waitMs} ms`,
+      );
+    }
+    return await this.#hold(source, ref, sha, stale, false, options, (target, parent) =>
+      exportCommit(this.options.runner, mirror, sha, target, parent),
+    );
+  }
+
+  /** Ends a hold by handle (CLI and API snapshots). */
+  release(handle: string): void {
+    if (!this.cache.release(handle)) throw new SnapshotHoldNotFoundError(handle);
+  }
+
+  /** The hold with this handle, if live. */
+  hold(handle: string): SnapshotHold | undefined {
+    return this.cache.holds.live().find((hold) => hold.handle === handle);
+  }
+
+  /**
+   * The file or tree at `path` of `ref` (branch, tag or sha) of source `name`,
+   * read from the mirror without materialising anything.
+   * @throws RevisionNotFoundError; PathNotFoundError; SnapshotUnavailableError when there is no mirror yet
+   */
+  async readAt(name: string, ref: string, path: string): Promise<ObjectAt> {
+    const revision = validateRevision(ref);
+    const cleanPath = validateTreePath(path);
+    const source = await this.options.getSource(name);
+    const mirror = this.#existingMirror(source);
+    const sha = await this.objects.resolveCommit(mirror, revision);
+    if (!sha) throw new RevisionNotFoundError(source.name, ref);
+    const object = await this.objects.read(mirror, sha, cleanPath);
+    if (!object?.content || object.type === 'commit' || object.type === 'tag') throw new PathNotFoundError(sha, cleanPath);
+    if (object.type === 'tree') {
+      return { type: 'tree', sha, path: cleanPath, entries: (await this.objects.listTree(mirror, sha, cleanPath)) ?? [] };
+    }
+    return { type: 'blob', sha, path: cleanPath, size: object.size, content: object.content };
+  }
+
+  /** Content of the file at `path` of commit (or ref) `sha`. */
+  async readFileAt(name: string, sha: string, path: string): Promise<Buffer> {
+    const object = await this.readAt(name, sha, path);
+    if (object.type !== 'blob') throw new PathNotFoundError(object.sha, `${object.path} (a directory)`);
+    return object.content;
+  }
+
+  /** Entries of the directory at `path` ('' for the root) of commit (or ref) `sha`. */
+  async listTree(name: string, sha: string, path = ''): Promise<TreeEntry[]> {
+    const object = await this.readAt(name, sha, path);
+    if (object.type !== 'tree') throw new PathNotFoundError(object.sha, `${object.path}/ (a file)`);
+    return object.entries;
+  }
+
+  /** Stops the long-lived readers. */
+  close(): void {
+    this.objects.close();
+  }
+
+  #existingMirror(source: Source): string {
+    const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
+    if (!mirrorExists(mirror)) throw new SnapshotUnavailableError(`${source.name} has no mirror yet (run: forgesync sync ${source.name} --wait)`);
+    return mirror;
+  }
+
+  /**
+   * Requests a sync and serves it here if the lease is free, or waits for the
+   * holder to serve it (requests that arrive during a sync are coalesced into
+   * another round), for at most `waitMs`.
+   */
+  async #syncWithin(source: SourceWithRegistry, waitMs: number): Promise<{ source: SourceWithRegistry; fresh: boolean }> {
+    const { registry, syncService, getSource } = this.options;
+    const seq = await registry.request(source.id, 'library');
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      await syncService.sync(source.id, 'library');
+      const current = await getSource(source.name);
+      if (current.registry.completedSeq >= seq) return { source: current, fresh: current.registry.state === 'synced' };
+      const left = deadline - Date.now();
+      if (left <= 0) return { source: current, fresh: false };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
+    }
+  }
+
+  /**
+   * No mirror yet and none could be made in time (another process is making
+   * it): one temporary bare clone, one at a time per source, exported into the
+   * cache like any snapshot and then deleted.
+   */
+  async #openFromTemporaryClone(source: SourceWithRegistry, revision: string, waitMs: number, options: OpenSnapshotOptions): Promise<Snapshot> {
+    const { runner, leases, leaseTtlMs } = this.options;
+    return await leases.withLease(
+      `snapshot-clone:${source.id}`,
+      { ttlMs: leaseTtlMs, owner: `temporary clone ${source.name}`.slice(0, 128), waitMs: Math.max(waitMs, MATERIALISE_WAIT_MS), retryMs: 100 },
+      async () => {
+        const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
+        if (mirrorExists(mirror)) return await this.open(source.name, revision, { ...options, sync: false });
+        const temp = await makeTempDir(join(this.options.root, '.clones'));
+        try {
+          const token = this.options.tokenOf(source);
+          const scope = tokenScopeFor(source.url);
+          const clone = join(temp, 'repo.git');
+          await runner.run(['clone', '--bare', '--quiet', '--end-of-options', source.url, clone], {
+            ...(token ? { token } : {}),
+            ...(scope ? { tokenScope: scope } : {}),
+          });
+          const sha = isObjectId(revision) ? revision : await this.objects.resolveCommit(clone, revision);
+          this.objects.forget(clone);
+          if (!sha) throw new RevisionNotFoundError(source.name, revision);
+          this.options.logger.warn({ event: 'snapshot_temporary_clone', source: source.name, sha }, `no mirror of ${source.name} yet: used a temporary clone`);
+          return await this.#hold(source, revision, sha, false, true, options, (target, parent) => exportCommit(runner, clone, sha, target, parent));
+        } finally {
+          await releaseTempDir(temp);
+        }
+      },
+    );
+  }
+
+  async #hold(
+    source: Source,
+    ref: string,
+    sha: string,
+    stale: boolean,
+    temporaryClone: boolean,
+    options: OpenSnapshotOptions,
+    materialise: (target: string, parent: string) => ReturnType<typeof exportCommit>,
+  ): Promise<Snapshot> {
+    const expiresAt = options.holdMs !== undefined ? new Date(Date.now() + options.holdMs).toISOString() : null;
+    const { path, hold } = await this.cache.acquire(
+      { source: source.name, sourceDir: snapshotSourceDirName(source.name, source.url), sha },
+      { owner: (options.owner ?? 'library').slice(0, 128), expiresAt },
+      materialise,
+      MATERIALISE_WAIT_MS,
+    );
+    return new Snapshot({ source: source.name, ref, sha, path, stale, handle: hold.handle, expiresAt, temporaryClone }, (handle) =>
+      void this.cache.release(handle),
+    );
+  }
+}
+
+function mirrorExists(path: string): boolean {
+  return existsSync(join(path, 'objects')) && existsSync(join(path, 'HEAD'));
+}

@@ -1,0 +1,257 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Forgesync } from '../../src/app/forgesync.js';
+import { mirrorPathFor } from '../../src/git/storage.js';
+import { openLeaseManager } from '../../src/leases/open.js';
+import { syncLeaseKey } from '../../src/replication/sync.js';
+import {
+  InvalidSnapshotRequestError,
+  PathNotFoundError,
+  RevisionNotFoundError,
+  SnapshotPathEscapeError,
+} from '../../src/snapshots/errors.js';
+import type { Snapshot } from '../../src/snapshots/snapshot.js';
+import { git, removeTempDirs } from '../support/git-fixtures.js';
+import { Upstream } from '../support/upstream.js';
+import { createTestDatabase, openTestForgesync, testConfig } from '../replication/harness.js';
+
+/** Every file (relative path) under a snapshot directory, sorted. */
+function filesOf(dir: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(dir, prefix), { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) out.push(...filesOf(dir, rel));
+    else out.push(rel);
+  }
+  return out.sort();
+}
+
+/** The files of commit `sha` as git lists them. */
+function treeOf(gitDir: string, sha: string): string[] {
+  return git(gitDir, 'ls-tree', '-r', '--name-only', sha).split('\n').filter(Boolean).sort();
+}
+
+/** Checks that `snapshot` holds exactly its commit: same file list and contents as git has. */
+function expectExactly(snapshot: Snapshot, gitDir: string): void {
+  const files = filesOf(snapshot.path);
+  expect(files).toEqual(treeOf(gitDir, snapshot.sha));
+  for (const file of files) {
+    expect(readFileSync(join(snapshot.path, file), 'utf8'), file).toBe(git(gitDir, 'cat-file', 'blob', `${snapshot.sha}:${file}`) + '\n');
+  }
+}
+
+describe('snapshots', () => {
+  let app: Forgesync;
+  let upstream: Upstream;
+
+  beforeEach(async () => {
+    const db = await createTestDatabase('sqlite');
+    ({ app } = await openTestForgesync(testConfig(db.url, { FORGESYNC_SNAPSHOT_MAX_COUNT: '20' })));
+    upstream = Upstream.create();
+    await app.addSource({ url: upstream.bare, name: 'app' });
+  });
+  afterEach(async () => {
+    await app.close();
+  });
+  afterAll(() => removeTempDirs());
+
+  const mirror = () => mirrorPathFor(app.config.mirrorsDir, 'app', upstream.bare);
+
+  it('materialises a branch once, read-only, and shares it between readers of that commit', async () => {
+    const first = await app.openSnapshot('app', 'main', { sync: true });
+    expect(first.sha).toBe(git(upstream.bare, 'rev-parse', 'main'));
+    expect(first.stale).toBe(false);
+    expectExactly(first, upstream.bare);
+    expect(existsSync(join(first.path, '.git'))).toBe(false);
+    const file = join(first.path, filesOf(first.path)[0] as string);
+    expect(statSync(file).mode & 0o222).toBe(0);
+    expect(statSync(first.path).mode & 0o222).toBe(0);
+
+    const inode = statSync(file).ino;
+    const second = await app.openSnapshot('app', first.sha);
+    expect(second.path).toBe(first.path);
+    expect(second.handle).not.toBe(first.handle);
+    expect(statSync(file).ino).toBe(inode);
+    await first.release();
+    await second.release();
+    await first.release(); // idempotent
+  });
+
+  it('gives two concurrent consumers of two branches their own commit, every round, across syncs and force-pushes', async () => {
+    upstream.commit('feature/payment', 2);
+    const held: Snapshot[] = [];
+    for (let round = 0; round < 12; round++) {
+      if (round % 3 === 2) upstream.forcePush('main');
+      else upstream.commit('main', 1 + (round % 3));
+      if (round % 2 === 0) upstream.forcePush('feature/payment');
+      else upstream.commit('feature/payment');
+      const [main, feature] = await Promise.all([
+        app.openSnapshot('app', 'main', { sync: true }),
+        app.openSnapshot('app', 'feature/payment', { sync: round % 2 === 0 }),
+        app.requestSync('app'),
+        (async () => {
+          upstream.commit('main');
+          await app.syncAndWait('app');
+        })(),
+      ]);
+      expect(main.sha).not.toBe(feature.sha);
+      // Every object ever pushed is still in the mirror until gc, so git can list both trees.
+      expectExactly(main, mirror());
+      expectExactly(feature, mirror());
+      held.push(main, feature);
+    }
+    // Snapshots made in earlier rounds are untouched by everything that happened since.
+    for (const snapshot of held) expectExactly(snapshot, mirror());
+    await Promise.all(held.map((snapshot) => snapshot.release()));
+  });
+
+  it('keeps a snapshot in use intact through a force-push, a sync and git gc --prune=now', async () => {
+    upstream.commit('main', 3);
+    const snapshot = await app.openSnapshot('app', 'main', { sync: true });
+    const before = filesOf(snapshot.path).map((file) => [file, readFileSync(join(snapshot.path, file), 'utf8')]);
+    upstream.forcePush('main');
+    upstream.forcePush('main');
+    await app.syncAndWait('app');
+    execFileSync('git', ['--git-dir', mirror(), 'gc', '--quiet', '--prune=now']);
+    // The commit really is gone from the mirror now.
+    expect(() => git(mirror(), 'cat-file', '-e', snapshot.sha)).toThrow();
+    const after = filesOf(snapshot.path).map((file) => [file, readFileSync(join(snapshot.path, file), 'utf8')]);
+    expect(after).toEqual(before);
+    await snapshot.release();
+  });
+
+  it('evicts least recently used snapshots beyond the budget, never one in use', async () => {
+    const shas = [upstream.commit('main'), upstream.commit('main'), upstream.commit('main'), upstream.commit('main')];
+    await app.syncAndWait('app');
+    const cache = app.snapshots.cache;
+    const budget = (cache as unknown as { options: { maxCount: number } }).options;
+    budget.maxCount = 2;
+    const opened: Snapshot[] = [];
+    // All four held: over budget, but nothing may go.
+    for (const sha of shas) opened.push(await app.openSnapshot('app', sha));
+    expect(await cache.evict()).toEqual([]);
+    expect(cache.list()).toHaveLength(4);
+    const [oldestHeld, second, third, newest] = opened as [Snapshot, Snapshot, Snapshot, Snapshot];
+    await second.release();
+    await third.release();
+    // Releasing lets the budget take the released ones (the oldest held one stays).
+    await cache.evict();
+    expect(cache.list().map((entry) => entry.sha).sort()).toEqual([oldestHeld.sha, newest.sha].sort());
+    expect(existsSync(oldestHeld.path)).toBe(true);
+    expect(existsSync(second.path)).toBe(false);
+    expect(existsSync(third.path)).toBe(false);
+    // A snapshot used again moves to the front of the queue.
+    const again = await app.openSnapshot('app', oldestHeld.sha);
+    await oldestHeld.release();
+    await newest.release();
+    await cache.evict(); // lets the passes the releases queued finish under the old budget
+    budget.maxCount = 1;
+    expect((await cache.evict()).map((entry) => entry.sha)).toEqual([newest.sha]);
+    expect(cache.list().map((entry) => entry.sha)).toEqual([oldestHeld.sha]);
+    await again.release();
+    await cache.evict();
+    budget.maxCount = 0;
+    await cache.evict();
+    expect(cache.list()).toEqual([]);
+    expect(readdirSync(join(app.config.snapshotsDir, 'app-' + oldestHeld.path.split('/app-')[1]?.split('/')[0]))).toEqual([]);
+  });
+
+  it('serves the last synced commit marked stale when the lease is held elsewhere', async () => {
+    const synced = (await app.openSnapshot('app', 'main', { sync: true })).sha;
+    const newer = upstream.commit('main');
+    const other = await openLeaseManager(app.config.leaseUrl);
+    const source = await app.getSource('app');
+    const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'other worker' });
+    try {
+      const stale = await app.openSnapshot('app', 'main', { sync: true, waitMs: 300 });
+      expect(stale.stale).toBe(true);
+      expect(stale.sha).toBe(synced);
+      expect(newer).not.toBe(synced);
+      await stale.release();
+    } finally {
+      await lease.release();
+      await other.close();
+    }
+  });
+
+  it('joins the sync in flight when the lease comes free within waitMs', async () => {
+    await app.openSnapshot('app', 'main', { sync: true });
+    const newer = upstream.commit('main');
+    const other = await openLeaseManager(app.config.leaseUrl);
+    const source = await app.getSource('app');
+    const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'other worker' });
+    setTimeout(() => void lease.release(), 400);
+    try {
+      const fresh = await app.openSnapshot('app', 'main', { sync: true, waitMs: 10_000 });
+      expect(fresh.stale).toBe(false);
+      expect(fresh.sha).toBe(newer);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('falls back to one temporary clone when there is no mirror yet and its first sync is held elsewhere', async () => {
+    const fresh = Upstream.create(undefined, 'fresh.git');
+    const sha = fresh.commit('main');
+    await app.addSource({ url: fresh.bare, name: 'fresh' });
+    const source = await app.getSource('fresh');
+    const other = await openLeaseManager(app.config.leaseUrl);
+    const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'first clone' });
+    try {
+      const snapshot = await app.openSnapshot('fresh', 'main', { waitMs: 200 });
+      expect(snapshot.toJSON()).toMatchObject({ sha, stale: false, temporaryClone: true });
+      expectExactly(snapshot, fresh.bare);
+      expect(existsSync(mirrorPathFor(app.config.mirrorsDir, 'fresh', fresh.bare))).toBe(false);
+      expect(readdirSync(join(app.config.snapshotsDir, '.clones'))).toEqual([]);
+    } finally {
+      await lease.release();
+      await other.close();
+    }
+  });
+
+  it('reads files and trees of any commit without materialising', async () => {
+    const sha = upstream.commit('main', 2);
+    await app.syncAndWait('app');
+    const names = treeOf(upstream.bare, sha);
+    const first = names[0] as string;
+    expect((await app.readFileAt('app', sha, first)).toString()).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${first}`) + '\n');
+    expect((await app.readFileAt('app', 'main', first)).toString()).toContain('main');
+    const entries = await app.listTree('app', sha);
+    expect(entries.map((entry) => entry.name).sort()).toEqual(names);
+    expect(entries.every((entry) => entry.type === 'blob' && /^[0-9a-f]{40}$/.test(entry.oid))).toBe(true);
+    await expect(app.readFileAt('app', sha, 'nope.txt')).rejects.toBeInstanceOf(PathNotFoundError);
+    await expect(app.readFileAt('app', 'no-such-branch', first)).rejects.toBeInstanceOf(RevisionNotFoundError);
+    // A reader process that dies is replaced on the next read.
+    execFileSync('pkill', ['-f', `cat-file --batch-command`]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await app.readFileAt('app', sha, first)).length).toBeGreaterThan(0);
+    expect(readdirSync(app.config.dataDir)).not.toContain('snapshots');
+  });
+
+  it('refuses refs and paths that leave the repository, and symlinks pointing outside the snapshot', async () => {
+    for (const ref of ['../../etc', 'main:file', 'main..other', '-x', '--output=/tmp/x', 'a b', 'main^', '@{-1}', '']) {
+      await expect(app.openSnapshot('app', ref), ref).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
+    }
+    await expect(app.readFileAt('app', 'main', '../x')).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
+    await expect(app.readFileAt('app', 'main', '/etc/passwd')).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
+
+    writeFileSync(join(upstream.work, 'inside.txt'), 'inside\n');
+    symlinkSync('/etc/passwd', join(upstream.work, 'escape'));
+    symlinkSync('../../../../../../../../etc', join(upstream.work, 'up'));
+    symlinkSync('inside.txt', join(upstream.work, 'ok-link'));
+    git(upstream.work, 'add', '-A');
+    git(upstream.work, 'commit', '-q', '-m', 'links');
+    git(upstream.work, 'push', '-q', 'origin', 'main');
+    const snapshot = await app.openSnapshot('app', 'main', { sync: true });
+    expect(snapshot.resolve('ok-link')).toBe(join(snapshot.path, 'inside.txt'));
+    expect((await snapshot.readFile('ok-link')).toString()).toBe('inside\n');
+    expect(() => snapshot.resolve('escape')).toThrow(SnapshotPathEscapeError);
+    expect(() => snapshot.resolve('up/passwd')).toThrow(SnapshotPathEscapeError);
+    expect(() => snapshot.resolve('../app')).toThrow(SnapshotPathEscapeError);
+    expect(() => snapshot.resolve('/etc/passwd')).toThrow(SnapshotPathEscapeError);
+    expect(snapshot.resolve('new/file')).toBe(join(snapshot.path, 'new/file'));
+    await snapshot.release();
+  });
+});
