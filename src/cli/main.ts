@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { leaseCommands } from './lease-commands.js';
 import { serveCommand } from './serve-command.js';
+import { snapshotCommands } from './snapshot-commands.js';
 import { sourceCommands } from './source-commands.js';
 
 /** Builds the `forgesync` command tree. */
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   for (const command of sourceCommands()) program.addCommand(command);
+  for (const command of snapshotCommands()) program.addCommand(command);
   program.addCommand(serveCommand());
   program.addCommand(leaseCommands());
   overrideExits(program);

@@ -7,6 +7,7 @@ import { errorHandler } from './errors.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
+import { snapshotRoutes } from './routes/snapshots.js';
 import { sourceRoutes } from './routes/sources.js';
 import { webhookRoutes } from './webhooks/index.js';
 
@@ -44,6 +45,7 @@ export async function buildServer(app: Forgesync, options: ServerOptions) {
   await server.register(healthRoutes(app));
   await server.register(sourceRoutes(app, options.tokens), { prefix: '/api' });
   await server.register(leaseRoutes(app, options.tokens), { prefix: '/api' });
+  await server.register(snapshotRoutes(app, options.tokens), { prefix: '/api' });
   await server.register(webhookRoutes(app), { prefix: '/hooks' });
   await server.register(dashboardRoutes(app, options.tokens));
   return server;

@@ -14,6 +14,12 @@ const STATUS_BY_NAME: Record<string, number> = {
   InvalidLeaseKeyError: 400,
   InvalidLeaseOptionError: 400,
   LeaseUnavailableError: 409,
+  InvalidSnapshotRequestError: 400,
+  SnapshotPathEscapeError: 400,
+  RevisionNotFoundError: 404,
+  PathNotFoundError: 404,
+  SnapshotHoldNotFoundError: 404,
+  SnapshotUnavailableError: 409,
 };
 
 /** One JSON error shape for every failure: `{ error, message }` (plus `issues` for validation). */

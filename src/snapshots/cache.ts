@@ -122,6 +122,11 @@ export class SnapshotCache {
     return run;
   }
 
+  /** Resolves when the eviction passes started so far have finished. */
+  async settled(): Promise<void> {
+    await this.#evictions;
+  }
+
   async #evictNow(): Promise<SnapshotEntry[]> {
     const { maxCount, maxBytes, leases, leaseTtlMs, logger } = this.options;
     this.#sweepTemps();

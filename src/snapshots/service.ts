@@ -159,8 +159,9 @@ export class Snapshots {
     return object.entries;
   }
 
-  /** Stops the long-lived readers. */
-  close(): void {
+  /** Lets running evictions finish and stops the long-lived readers. */
+  async close(): Promise<void> {
+    await this.cache.settled();
     this.objects.close();
   }
 

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { dirname } from 'node:path';
 import { refsOf } from '../replication/harness.js';
+import { git } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';
 import { Upstream } from '../support/upstream.js';
 
@@ -56,6 +57,36 @@ describe('forgesync CLI', () => {
     const gone = await forgesync(dataDir, 'status', 'demo');
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('no source named "demo"');
+  });
+
+  it('snapshot --json, show, snapshot list and snapshot release', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
+    const upstream = Upstream.create();
+    const sha = upstream.commit('feature/x', 2);
+    expect((await forgesync(dataDir, 'add', upstream.bare, '--name', 'demo')).code).toBe(0);
+
+    const made = await forgesync(dataDir, 'snapshot', 'demo', '--ref', 'feature/x', '--sync', '--json');
+    expect(made.code, made.stderr).toBe(0);
+    const snapshot = JSON.parse(made.stdout);
+    expect(snapshot).toMatchObject({ source: 'demo', ref: 'feature/x', sha, stale: false, handle: expect.any(String), expiresAt: expect.any(String) });
+    const files = git(upstream.bare, 'ls-tree', '--name-only', sha).split('\n');
+    expect(readdirSync(snapshot.path).sort()).toEqual(files.sort());
+
+    const shown = await forgesync(dataDir, 'show', 'demo', `${sha}:${files[0]}`);
+    expect(shown.stdout).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${files[0]}`) + '\n');
+    expect((await forgesync(dataDir, 'show', 'demo', 'feature/x:')).stdout).toContain(`\t${files[0]}\n`);
+    const escape = await forgesync(dataDir, 'show', 'demo', 'main:../../etc/passwd');
+    expect(escape.code).toBe(1);
+    expect(escape.stderr).toContain('contains "." or ".." components');
+
+    const listed = JSON.parse((await forgesync(dataDir, 'snapshot', 'list', '--json')).stdout);
+    expect(listed).toEqual([expect.objectContaining({ sha, holds: [expect.objectContaining({ handle: snapshot.handle, owner: 'cli' })] })]);
+    expect((await forgesync(dataDir, 'snapshot', 'release', snapshot.handle)).code).toBe(0);
+    const again = await forgesync(dataDir, 'snapshot', 'release', snapshot.handle);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('no snapshot is held under');
+    // Still cached (evicted only when the budget needs the room), now unheld.
+    expect(JSON.parse((await forgesync(dataDir, 'snapshot', 'list', '--json')).stdout)[0].holds).toEqual([]);
   });
 
   it('rejects bad input with a clear message and stores nothing', async () => {

@@ -1,0 +1,79 @@
+import { Command } from 'commander';
+import { parseDuration } from '../replication/schedule.js';
+import { objectAtJson, snapshotEntryJson } from '../snapshots/json.js';
+import { parseObjectSpec } from '../snapshots/revision.js';
+import { withForgesync } from './app-context.js';
+import { printJson } from './output.js';
+
+/** `forgesync snapshot [create] | list | release` and `forgesync show`. */
+export function snapshotCommands(): Command[] {
+  const create = new Command('create')
+    .description('materialise one commit of a source as a read-only directory (the default: forgesync snapshot <name> --ref R)')
+    .argument('<name>', 'source name')
+    .requiredOption('--ref <ref>', 'branch, tag or commit sha')
+    .option('--sync', 'sync the mirror first, under the source lease')
+    .option('--wait <duration>', 'how long to wait for that sync before serving the last synced commit marked stale', '30s')
+    .option('--hold <duration>', 'how long the snapshot is protected from eviction (default: FORGESYNC_SNAPSHOT_HOLD)')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, options: { ref: string; sync?: boolean; wait: string; hold?: string; json?: boolean }, command: Command) => {
+      const waitMs = parseDuration(options.wait, 0);
+      const snapshot = await withForgesync(command, async (app) =>
+        app.openSnapshot(name, options.ref, {
+          sync: Boolean(options.sync),
+          waitMs,
+          holdMs: options.hold !== undefined ? parseDuration(options.hold) : app.config.snapshotHoldMs,
+          owner: 'cli',
+        }),
+      );
+      if (options.json) printJson(snapshot.toJSON());
+      else {
+        if (snapshot.stale) process.stderr.write(`forgesync: no sync of ${name} could be had within ${options.wait}; serving the last synced commit\n`);
+        process.stdout.write(`${snapshot.sha}\t${snapshot.path}\n`);
+      }
+    });
+
+  const list = new Command('list')
+    .description('snapshots on disk, most recently used first, with their holds')
+    .option('--json', 'machine-readable output')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const entries = await withForgesync(command, async (app) => app.snapshots.cache.list());
+      if (options.json) printJson(entries.map(snapshotEntryJson));
+      else if (entries.length === 0) process.stdout.write('no snapshots\n');
+      else {
+        for (const entry of entries) {
+          const holds = entry.holds.length === 0 ? 'unheld' : `${entry.holds.length} hold(s): ${entry.holds.map((hold) => hold.handle).join(' ')}`;
+          process.stdout.write(`${entry.source}\t${entry.sha}\t${entry.files} files\t${entry.bytes} bytes\tused ${entry.lastUsedAt}\t${holds}\n`);
+        }
+      }
+    });
+
+  const release = new Command('release')
+    .description('end a snapshot hold; the directory is evicted when the budget needs the room')
+    .argument('<handle>', 'the handle printed by forgesync snapshot --json')
+    .option('--json', 'machine-readable output')
+    .action(async (handle: string, options: { json?: boolean }, command: Command) => {
+      await withForgesync(command, async (app) => app.snapshots.release(handle));
+      if (options.json) printJson({ released: handle });
+      else process.stdout.write(`released ${handle}\n`);
+    });
+
+  const snapshot = new Command('snapshot').description('consistent read-only per-commit snapshots for analysis jobs');
+  snapshot.addCommand(create, { isDefault: true });
+  snapshot.addCommand(list);
+  snapshot.addCommand(release);
+
+  const show = new Command('show')
+    .description('print a file (or list a directory) of a commit without materialising it')
+    .argument('<name>', 'source name')
+    .argument('<ref:path>', 'e.g. main:README.md, v1.2:src/ or 9fceb02:')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, spec: string, options: { json?: boolean }, command: Command) => {
+      const { revision, path } = parseObjectSpec(spec);
+      const object = await withForgesync(command, async (app) => app.snapshots.readAt(name, revision, path));
+      if (options.json) printJson(objectAtJson(object));
+      else if (object.type === 'blob') process.stdout.write(object.content);
+      else for (const entry of object.entries) process.stdout.write(`${entry.mode.padStart(6, '0')} ${entry.type} ${entry.oid}\t${entry.name}\n`);
+    });
+
+  return [snapshot, show];
+}

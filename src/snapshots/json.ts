@@ -1,0 +1,38 @@
+import type { SnapshotEntry } from './cache.js';
+import type { ObjectAt } from './service.js';
+
+/** A cached snapshot as `forgesync snapshot list --json` and `GET /api/snapshots` show it. */
+export function snapshotEntryJson(entry: SnapshotEntry) {
+  return {
+    source: entry.source,
+    sha: entry.sha,
+    path: entry.path,
+    files: entry.files,
+    bytes: entry.bytes,
+    createdAt: entry.createdAt,
+    lastUsedAt: entry.lastUsedAt,
+    holds: entry.holds.map((hold) => ({
+      handle: hold.handle,
+      owner: hold.owner,
+      pid: hold.pid,
+      host: hold.host,
+      createdAt: hold.createdAt,
+      expiresAt: hold.expiresAt,
+    })),
+  };
+}
+
+/** A file (content as UTF-8 text when it is valid UTF-8, else base64) or a directory listing. */
+export function objectAtJson(object: ObjectAt) {
+  if (object.type === 'tree') return { type: 'tree' as const, sha: object.sha, path: object.path, entries: object.entries };
+  const text = object.content.toString('utf8');
+  const utf8 = Buffer.from(text, 'utf8').equals(object.content);
+  return {
+    type: 'blob' as const,
+    sha: object.sha,
+    path: object.path,
+    size: object.size,
+    encoding: utf8 ? ('utf8' as const) : ('base64' as const),
+    content: utf8 ? text : object.content.toString('base64'),
+  };
+}
