@@ -71,4 +71,25 @@ describe('configuration', () => {
     expect(config.leaseUrl).toBe(config.databaseUrl);
     expect(config.gitProtocols).toBe('https,ssh');
   });
+
+  it('reads the snapshot budget and hold, sizes with units', () => {
+    const defaults = loadConfig({ cwd: '/srv/app', env: {} });
+    expect(defaults).toMatchObject({ snapshotsDir: '/srv/app/data/snapshots', snapshotMaxCount: 50, snapshotMaxBytes: 10 * 2 ** 30, snapshotHoldMs: 3_600_000 });
+    const set = loadConfig({
+      cwd: '/srv/app',
+      env: { FORGESYNC_SNAPSHOT_MAX_COUNT: '7', FORGESYNC_SNAPSHOT_MAX_BYTES: '1.5GB', FORGESYNC_SNAPSHOT_HOLD: '90s' },
+    });
+    expect(set).toMatchObject({ snapshotMaxCount: 7, snapshotMaxBytes: 1_500_000_000, snapshotHoldMs: 90_000 });
+    expect(loadConfig({ cwd: '/', env: { FORGESYNC_SNAPSHOT_MAX_BYTES: '512' } }).snapshotMaxBytes).toBe(512);
+    let error: unknown;
+    try {
+      loadConfig({ cwd: '/', env: { FORGESYNC_SNAPSHOT_MAX_BYTES: 'lots', FORGESYNC_SNAPSHOT_MAX_COUNT: '0' } });
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as ConfigError).problems).toEqual([
+      expect.stringMatching(/^snapshotMaxCount \(FORGESYNC_SNAPSHOT_MAX_COUNT\): must be at least 1/),
+      expect.stringMatching(/^snapshotMaxBytes \(FORGESYNC_SNAPSHOT_MAX_BYTES\): must be a size like/),
+    ]);
+  });
 });

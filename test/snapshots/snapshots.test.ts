@@ -15,7 +15,7 @@ import {
 import type { Snapshot } from '../../src/snapshots/snapshot.js';
 import { git, removeTempDirs } from '../support/git-fixtures.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, openTestForgesync, testConfig } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
 
 /** Every file (relative path) under a snapshot directory, sorted. */
 function filesOf(dir: string, prefix = ''): string[] {
@@ -42,18 +42,21 @@ function expectExactly(snapshot: Snapshot, gitDir: string): void {
   }
 }
 
-describe('snapshots', () => {
+// The embedded default, and PostgreSQL for registry and leases (the distributed setup).
+describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
   let app: Forgesync;
   let upstream: Upstream;
+  let db: TestDatabase;
 
   beforeEach(async () => {
-    const db = await createTestDatabase('sqlite');
+    db = await createTestDatabase(kind);
     ({ app } = await openTestForgesync(testConfig(db.url, { FORGESYNC_SNAPSHOT_MAX_COUNT: '20' })));
     upstream = Upstream.create();
     await app.addSource({ url: upstream.bare, name: 'app' });
   });
   afterEach(async () => {
     await app.close();
+    await db.drop();
   });
   afterAll(() => removeTempDirs());
 
@@ -77,6 +80,24 @@ describe('snapshots', () => {
     await first.release();
     await second.release();
     await first.release(); // idempotent
+  });
+
+  it('materialises a commit once when two instances ask for it at the same moment', async () => {
+    const sha = upstream.commit('main', 5);
+    await app.syncAndWait('app');
+    const { app: second } = await openTestForgesync(app.config);
+    try {
+      const [a, b, c] = await Promise.all([app.openSnapshot('app', sha), second.openSnapshot('app', sha), second.openSnapshot('app', 'main')]);
+      expect(new Set([a.path, b.path, c.path]).size).toBe(1);
+      expect(new Set([a.handle, b.handle, c.handle]).size).toBe(3);
+      expectExactly(a, upstream.bare);
+      const [entry] = app.snapshots.cache.list();
+      expect(entry?.holds).toHaveLength(3);
+      // No leftover export directories: the losers of the race waited and shared.
+      expect(readdirSync(join(entry!.path, '..')).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
+    } finally {
+      await second.close();
+    }
   });
 
   it('gives two concurrent consumers of two branches their own commit, every round, across syncs and force-pushes', async () => {
@@ -224,7 +245,7 @@ describe('snapshots', () => {
     await expect(app.readFileAt('app', sha, 'nope.txt')).rejects.toBeInstanceOf(PathNotFoundError);
     await expect(app.readFileAt('app', 'no-such-branch', first)).rejects.toBeInstanceOf(RevisionNotFoundError);
     // A reader process that dies is replaced on the next read.
-    execFileSync('pkill', ['-f', `cat-file --batch-command`]);
+    execFileSync('pkill', ['-f', '--', `--git-dir=${mirror()} cat-file --batch-command`]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await app.readFileAt('app', sha, first)).length).toBeGreaterThan(0);
     expect(readdirSync(app.config.dataDir)).not.toContain('snapshots');
