@@ -40,8 +40,8 @@ export interface SnapshotKey {
   sha: string;
 }
 
-/** Leftover temp directories younger than this may belong to a running export. */
-const TEMP_GRACE_MS = 60 * 60 * 1000;
+/** Leftover temp directories younger than this may belong to a running export or temporary clone. */
+const TEMP_GRACE_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The snapshots on disk: materialised once per commit, shared by every reader,
@@ -172,11 +172,11 @@ export class SnapshotCache {
     return entries;
   }
 
-  /** Deletes export and eviction leftovers of crashed processes. */
+  /** Deletes export, eviction and temporary-clone leftovers of crashed processes. */
   #sweepTemps(): void {
     const cutoff = Date.now() - TEMP_GRACE_MS;
     for (const sourceDir of readDir(this.options.root)) {
-      if (sourceDir.startsWith('.')) continue;
+      if (sourceDir.startsWith('.') && sourceDir !== CLONES_DIR) continue;
       for (const name of readDir(join(this.options.root, sourceDir))) {
         const path = join(this.options.root, sourceDir, name);
         if (!name.startsWith(TEMP_PREFIX)) continue;
@@ -189,6 +189,9 @@ export class SnapshotCache {
     }
   }
 }
+
+/** Directory (under the root) of the temporary clones made when a source has no mirror yet. */
+export const CLONES_DIR = '.clones';
 
 /** The lease making, holding and evicting one snapshot share. */
 export function leaseKey(key: { sourceDir: string; sha: string }): string {

@@ -9,7 +9,7 @@ import type { Logger } from '../logging/logger.js';
 import type { SyncService } from '../replication/sync.js';
 import type { RegistryRepository } from '../store/registry.js';
 import type { Source, SourceWithRegistry } from '../store/types.js';
-import { SnapshotCache } from './cache.js';
+import { CLONES_DIR, SnapshotCache } from './cache.js';
 import { PathNotFoundError, RevisionNotFoundError, SnapshotHoldNotFoundError, SnapshotUnavailableError } from './errors.js';
 import { exportCommit } from './export.js';
 import type { SnapshotHold } from './holds.js';
@@ -203,7 +203,7 @@ export class Snapshots {
       async () => {
         const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
         if (mirrorExists(mirror)) return await this.open(source.name, revision, { ...options, sync: false });
-        const temp = await makeTempDir(join(this.options.root, '.clones'));
+        const temp = await makeTempDir(join(this.options.root, CLONES_DIR));
         try {
           const token = this.options.tokenOf(source);
           const scope = tokenScopeFor(source.url);
