@@ -302,7 +302,7 @@ export class Forgesync {
   async close(): Promise<void> {
     await this.scheduler.stop();
     await this.transport.stop();
-    this.#snapshots?.close();
+    await this.#snapshots?.close();
     await this.leases.close();
     await this.database.close();
   }
