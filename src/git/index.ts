@@ -28,3 +28,4 @@ export {
   type RefMap,
   type RemoteListing,
 } from './mirror.js';
+export { listRemote, readLocalListing } from './remote-refs.js';

@@ -7,7 +7,6 @@ import {
   countRefChanges,
   localHead,
   localRefs,
-  lsRemote,
   objectsPresent,
   readHeadFile,
   readRefFiles,
@@ -15,6 +14,7 @@ import {
   type RefMap,
   type RemoteListing,
 } from './refs.js';
+import { listRemote } from './remote-refs.js';
 import type { GitRunOptions, GitRunner } from './runner.js';
 import {
   discardDir,
@@ -93,7 +93,8 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
   };
   const progress = options.onProgress ? ['--progress'] : [];
 
-  const upstream = await lsRemote(runner, url, remote);
+  // In-process for a plain local upstream, `git ls-remote` otherwise (see remote-refs.ts).
+  const upstream = await listRemote(runner, url, remote);
   const inspection = await inspect(runner, path, url, options.fsck ?? false, signal);
   let action: MirrorSyncResult['action'];
   let before: RefMap = new Map();

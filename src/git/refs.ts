@@ -23,7 +23,10 @@ export interface RemoteCallOptions {
   timeoutMs?: number;
 }
 
-const OBJECT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+/** A sha1 or sha256 object id in hex. */
+export const OBJECT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+/** The contents of a symbolic ref file (`ref: refs/heads/main`). */
+const SYMBOLIC_REF = /^ref:\s*(refs\/\S+)$/;
 
 /**
  * Lists the upstream's refs with `git ls-remote --symref`.
@@ -116,20 +119,36 @@ const MAX_INDEX_NAMES_BYTES = 4 * 1024 * 1024;
 const BAD_REF_NAME = /[\u0000-\u0020\u007f~^:?*[\\]|\.\.|@\{|\/\/|\.lock(\/|$)|\/\.|\.$|\/$/;
 
 /**
- * The refs of a bare repository read from its files, `packed-refs` then loose
- * files under `refs/` (a loose ref wins), as `git for-each-ref` lists them.
- * Undefined when git must be asked: a symbolic, broken or oddly named ref, a
- * ref storage this reader does not know, too many loose refs, any read error.
+ * The refs of a repository read from its files, as `git for-each-ref` lists
+ * them: loose files under `refs/` over `packed-refs`, a symbolic ref listed
+ * with the id of its target. Undefined when git must be asked: a broken,
+ * dangling, chained or oddly named ref, a ref storage this reader does not
+ * know, too many loose refs, any read error.
+ * @param symbolic receives the names of the symbolic refs, when given.
  */
-export function readRefFiles(gitDir: string): RefMap | undefined {
+export function readRefFiles(gitDir: string, symbolic?: Set<string>): RefMap | undefined {
   try {
-    const refs: RefMap = new Map();
+    // Loose refs first, then packed-refs, the order git reads them in: `pack-refs`
+    // writes packed-refs before deleting the loose files, so a ref being packed
+    // meanwhile is seen in one place or the other, never in neither.
+    const names: string[] = [];
+    if (!listLooseRefs(join(gitDir, 'refs'), 'refs', names)) return undefined;
+    const loose: RefMap = new Map();
+    const targets = new Map<string, string>();
+    for (const name of names) {
+      const text = readFileSync(join(gitDir, name), 'utf8').trim();
+      const target = SYMBOLIC_REF.exec(text)?.[1];
+      if (OBJECT_ID.test(text)) loose.set(name, text);
+      else if (target !== undefined && !BAD_REF_NAME.test(target)) targets.set(name, target);
+      else return undefined; // broken: git's call
+    }
     let packed = '';
     try {
       packed = readFileSync(join(gitDir, 'packed-refs'), 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
     }
+    const refs: RefMap = new Map();
     for (const line of packed.split('\n')) {
       if (line === '' || line.startsWith('#') || line.startsWith('^')) continue;
       const space = line.indexOf(' ');
@@ -138,12 +157,13 @@ export function readRefFiles(gitDir: string): RefMap | undefined {
       if (space === -1 || !OBJECT_ID.test(sha) || !name.startsWith('refs/') || BAD_REF_NAME.test(name)) return undefined;
       refs.set(name, sha);
     }
-    const loose: string[] = [];
-    if (!listLooseRefs(join(gitDir, 'refs'), 'refs', loose)) return undefined;
-    for (const name of loose) {
-      const sha = readFileSync(join(gitDir, name), 'utf8').trim();
-      if (!OBJECT_ID.test(sha)) return undefined; // symbolic or broken: git's call
+    for (const [name, sha] of loose) refs.set(name, sha);
+    // One level only, to a ref that exists: a chain or a dangling target is left to git.
+    for (const [name, target] of targets) {
+      const sha = targets.has(target) ? undefined : refs.get(target);
+      if (sha === undefined) return undefined;
       refs.set(name, sha);
+      symbolic?.add(name);
     }
     return refs;
   } catch {
@@ -175,7 +195,7 @@ export function readHeadFile(gitDir: string): string | null | undefined {
   try {
     const text = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
     if (OBJECT_ID.test(text)) return null;
-    const match = /^ref:\s*(refs\/\S+)$/.exec(text);
+    const match = SYMBOLIC_REF.exec(text);
     return match && !BAD_REF_NAME.test(match[1]!) ? match[1]! : undefined;
   } catch {
     return undefined;

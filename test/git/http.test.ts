@@ -71,7 +71,8 @@ describe('over HTTP', () => {
 
     expect(anyFileContains(result.path, TOKEN)).toBeUndefined();
     expect(anyFileContains(result.path, ENCODED)).toBeUndefined();
-    expect(spawned.length).toBeGreaterThan(3);
+    // clone, fetch, and the ls-remote git runs for the 404 below (the in-process listing leaves errors to git)
+    expect(spawned.length).toBeGreaterThanOrEqual(2);
     for (const { args, env } of spawned) {
       expect(args.join(' ')).not.toContain(TOKEN);
       expect(args.join(' ')).not.toContain(ENCODED);
@@ -117,11 +118,8 @@ describe('over HTTP', () => {
     await syncMirror({ runner, storage, name: 'project', url });
     http.requests.length = 0;
     expect((await syncMirror({ runner, storage, name: 'project', url })).action).toBe('noop');
-    // one ls-remote: the advertisement and one ls-refs request, no upload-pack negotiation
-    expect(http.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
-      'GET /project.git/info/refs',
-      'POST /project.git/git-upload-pack',
-    ]);
+    // one in-process GET of the ref advertisement, no upload-pack negotiation
+    expect(http.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /project.git/info/refs']);
     upstream.commit('new');
     upstream.publish();
     http.requests.length = 0;
