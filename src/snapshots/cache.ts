@@ -53,6 +53,8 @@ const TEMP_GRACE_MS = 24 * 60 * 60 * 1000;
 export class SnapshotCache {
   readonly holds: HoldFiles;
   #evictions: Promise<unknown> = Promise.resolve();
+  /** The last pass here ended over budget (everything left was held): a release may free room. */
+  #overBudget = false;
 
   constructor(private readonly options: SnapshotCacheOptions) {
     this.holds = new HoldFiles(options.root);
@@ -95,10 +97,14 @@ export class SnapshotCache {
     return { path, hold: taken, created };
   }
 
-  /** Ends a hold; the snapshot stays cached until the budget needs its room. */
+  /**
+   * Ends a hold; the snapshot stays cached until the budget needs its room. A
+   * pass runs only when the last one could not get under budget: releasing
+   * adds no bytes, and a pass reads every record on disk.
+   */
   release(handle: string): boolean {
     const removed = this.holds.remove(handle);
-    if (removed) void this.evict();
+    if (removed && this.#overBudget) void this.evict();
     return removed;
   }
 
@@ -155,6 +161,7 @@ export class SnapshotCache {
       evicted.push(entry);
       logger.info({ event: 'snapshot_evicted', source: entry.source, sha: entry.sha, bytes: entry.bytes }, `evicted snapshot ${entry.source}@${entry.sha}`);
     }
+    this.#overBudget = count > maxCount || bytes > maxBytes;
     return evicted;
   }
 

@@ -74,17 +74,20 @@ async function makeReadOnly(path: string): Promise<void> {
   await run('chmod', ['-R', 'a-w', '--', path]);
 }
 
-/** Files and bytes of a commit's tree, from `ls-tree` (run beside the checkout, on the other core). */
+/**
+ * Files and bytes of a commit's tree, from `ls-tree` (run beside the checkout, on
+ * the other core). Only sizes are printed, a few bytes per entry, so even a tree of
+ * millions of files stays far below the runner's output cap.
+ */
 async function treeStats(runner: GitRunner, gitDir: string, sha: string): Promise<ExportStats> {
-  const { stdout } = await runner.run([`--git-dir=${gitDir}`, 'ls-tree', '-r', '-l', '--full-tree', '--end-of-options', sha]);
+  const { stdout } = await runner.run([`--git-dir=${gitDir}`, 'ls-tree', '-r', '--full-tree', '--format=%(objectsize)', '--end-of-options', sha]);
   let files = 0;
   let bytes = 0;
   for (const line of stdout.split('\n')) {
-    // <mode> SP <type> SP <oid> SP+ <size> TAB <path>
-    const tab = line.indexOf('\t');
-    if (tab === -1) continue;
+    if (line === '') continue;
     files++;
-    const size = Number(line.slice(0, tab).trim().split(/\s+/)[3]);
+    // Submodules print `-`: nothing of theirs is written.
+    const size = Number(line);
     if (Number.isFinite(size)) bytes += size;
   }
   return { files, bytes };
