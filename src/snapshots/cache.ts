@@ -5,7 +5,7 @@ import { TEMP_PREFIX } from '../git/paths.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
 import { commitDir } from './paths.js';
-import { removeTree, type ExportStats } from './export.js';
+import { indexFileOf, removeTree, type ExportBase, type ExportStats } from './export.js';
 import { HoldFiles, type SnapshotHold } from './holds.js';
 import { isObjectId } from './revision.js';
 
@@ -83,6 +83,7 @@ export class SnapshotCache {
         if (!meta || !existsSync(path)) {
           // A directory without its record is what a crash mid-eviction leaves: start over.
           await removeTree(path);
+          rmSync(indexFileOf(path), { force: true });
           const stats = await materialise(path, join(this.options.root, key.sourceDir));
           meta = { source: key.source, sha: key.sha, ...stats, createdAt: now, lastUsedAt: now };
           created = true;
@@ -128,6 +129,36 @@ export class SnapshotCache {
     return run;
   }
 
+  /**
+   * Holds a materialised snapshot of the same source to derive `key` from: the
+   * one `choose` picks among the most recently used few that kept their index.
+   * Never waits (a base being made or evicted right now is passed over), so two
+   * readers deriving from each other's commits cannot deadlock.
+   * @returns the base and a function ending its hold; undefined when there is none.
+   */
+  async borrowBase(
+    key: SnapshotKey,
+    choose: (candidates: Omit<SnapshotEntry, 'holds'>[]) => Promise<Omit<SnapshotEntry, 'holds'> | undefined>,
+  ): Promise<{ base: ExportBase; done: () => void } | undefined> {
+    const candidates = this.#entries(key.sourceDir)
+      .filter((entry) => entry.sha !== key.sha && existsSync(indexFileOf(entry.path)))
+      .sort((a, b) => b.lastUsedAt.localeCompare(a.lastUsedAt))
+      .slice(0, BASE_CANDIDATES);
+    const chosen = candidates.length > 0 ? await choose(candidates) : undefined;
+    if (!chosen) return undefined;
+    const lease = await this.options.leases.tryAcquire(leaseKey(chosen), { ttlMs: this.options.leaseTtlMs, owner: 'snapshot base' });
+    if (!lease) return undefined;
+    let hold: SnapshotHold | undefined;
+    try {
+      if (!existsSync(chosen.path) || !readMeta(`${chosen.path}.json`)) return undefined;
+      hold = this.holds.add({ source: chosen.source, sourceDir: chosen.sourceDir, sha: chosen.sha, owner: `base of ${key.sha}`, expiresAt: null });
+    } finally {
+      await lease.release();
+    }
+    const handle = hold.handle;
+    return { base: { sha: chosen.sha, path: chosen.path }, done: () => void this.holds.remove(handle) };
+  }
+
   /** Resolves when the eviction passes started so far have finished. */
   async settled(): Promise<void> {
     await this.#evictions;
@@ -152,6 +183,7 @@ export class SnapshotCache {
         trash = join(this.options.root, entry.sourceDir, `${TEMP_PREFIX}evict-${randomBytes(6).toString('hex')}`);
         renameSync(entry.path, trash);
         rmSync(`${entry.path}.json`, { force: true });
+        rmSync(indexFileOf(entry.path), { force: true });
       } finally {
         await lease.release();
       }
@@ -165,9 +197,9 @@ export class SnapshotCache {
     return evicted;
   }
 
-  #entries(): Omit<SnapshotEntry, 'holds'>[] {
+  #entries(onlySourceDir?: string): Omit<SnapshotEntry, 'holds'>[] {
     const entries: Omit<SnapshotEntry, 'holds'>[] = [];
-    for (const sourceDir of readDir(this.options.root)) {
+    for (const sourceDir of onlySourceDir !== undefined ? [onlySourceDir] : readDir(this.options.root)) {
       if (sourceDir.startsWith('.')) continue;
       for (const name of readDir(join(this.options.root, sourceDir))) {
         if (!name.endsWith('.json') || !isObjectId(name.slice(0, -'.json'.length))) continue;
@@ -196,6 +228,9 @@ export class SnapshotCache {
     }
   }
 }
+
+/** How many recently used snapshots of a source are considered as a base to derive from. */
+const BASE_CANDIDATES = 4;
 
 /** Directory (under the root) of the temporary clones made when a source has no mirror yet. */
 export const CLONES_DIR = '.clones';

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { TEMP_PREFIX } from '../git/paths.js';
@@ -13,56 +13,105 @@ export interface ExportStats {
   files: number;
   /** Sum of their sizes as stored in git. */
   bytes: number;
+  /** The commit whose snapshot it was derived from; null for a full export. */
+  derivedFrom?: string | null;
+}
+
+/** A materialised snapshot a new one can be derived from. */
+export interface ExportBase {
+  sha: string;
+  path: string;
+}
+
+/** The index file kept beside a snapshot: what lets another commit be derived from it. */
+export function indexFileOf(snapshotPath: string): string {
+  return `${snapshotPath}.index`;
 }
 
 /**
  * Writes exactly the tree of commit `sha` of `gitDir` into `target` (which must
- * not exist), read-only. The checkout goes to a temporary directory beside
- * `target` with an index file of its own (the mirror is never written to), then
- * is renamed into place, so `target` either does not exist or is complete.
+ * not exist), read-only, and keeps the index that describes it beside it. The
+ * work happens in a temporary directory beside `target` with an index file of
+ * its own (the mirror is never written to) renamed into place at the end, so
+ * `target` either does not exist or is complete.
  *
  * An export rather than a `git worktree`: the result holds no `.git` link and
  * depends on nothing in the mirror afterwards, so a re-clone or
- * `git gc --prune=now` of the mirror cannot touch it, at the same cost.
+ * `git gc --prune=now` of the mirror cannot touch it.
+ *
+ * With a `base` (a materialised commit of the same source), the snapshot is
+ * derived from it: its files are hard-linked (snapshots are read-only, never
+ * modified, so they can share them), then git's two-tree `read-tree -m -u`
+ * replaces only what differs, by unlinking and writing anew, never in place.
+ * Creating tens of thousands of files is what a checkout costs; linking them is
+ * several times cheaper. If git refuses (it checks every path it changes), the
+ * full export runs instead.
  */
-export async function exportCommit(runner: GitRunner, gitDir: string, sha: string, target: string, parent: string): Promise<ExportStats> {
+export async function exportCommit(runner: GitRunner, gitDir: string, sha: string, target: string, parent: string, base?: ExportBase): Promise<ExportStats> {
+  if (base) {
+    try {
+      return { ...(await materialise(runner, gitDir, sha, target, parent, base)), derivedFrom: base.sha };
+    } catch {
+      // A base git would not update (or that vanished): a full export is always correct.
+    }
+  }
+  return { ...(await materialise(runner, gitDir, sha, target, parent)), derivedFrom: null };
+}
+
+async function materialise(runner: GitRunner, gitDir: string, sha: string, target: string, parent: string, base?: ExportBase): Promise<ExportStats> {
   await mkdir(parent, { recursive: true });
   const temp = await mkdtemp(join(parent, `${TEMP_PREFIX}export-`));
   try {
     const tree = join(temp, 'tree');
-    await mkdir(tree);
+    const index = join(temp, 'index');
+    if (base) {
+      await run('cp', ['-al', '--', base.path, tree]);
+      await copyFile(indexFileOf(base.path), index);
+      // Directories only: the files are shared with the base and stay read-only.
+      await run('find', [tree, '-type', 'd', '-exec', 'chmod', 'u+w', '--', '{}', '+']);
+    } else {
+      await mkdir(tree);
+    }
     const [, stats] = await Promise.all([
       runner.run(
         [
           `--git-dir=${gitDir}`,
           `--work-tree=${tree}`,
-          // Parallel checkout: workers = number of cores, for trees of any size worth it.
+          // Parallel checkout: workers = number of cores.
           '-c',
           'checkout.workers=0',
           '-c',
           'core.symlinks=true',
+          // Linking a file changes its ctime, nothing else: the base's index still describes it.
+          '-c',
+          'core.trustctime=false',
           'read-tree',
           '-m',
           '-u',
           '--end-of-options',
-          sha,
+          ...(base ? [base.sha, sha] : [sha]),
         ],
-        { indexFile: join(temp, 'index'), cwd: temp },
+        { indexFile: index, cwd: temp },
       ),
       treeStats(runner, gitDir, sha),
     ]);
     await makeReadOnly(tree);
     await rename(tree, target);
+    await rename(index, indexFileOf(target));
     return stats;
   } finally {
     await removeTree(temp);
   }
 }
 
-/** Deletes a snapshot directory (read-only inside) or a temp directory; missing is fine. */
+/**
+ * Deletes a snapshot directory (read-only inside) or a temp directory; missing is
+ * fine. Only directories are made writable, which is all unlinking needs: files
+ * may be shared with other snapshots and must stay read-only there.
+ */
 export async function removeTree(path: string): Promise<void> {
   try {
-    await run('chmod', ['-R', 'u+w', '--', path]);
+    await run('find', [path, '-type', 'd', '-exec', 'chmod', 'u+w', '--', '{}', '+']);
   } catch {
     // missing, or already writable: rm tells
   }

@@ -11,7 +11,7 @@ import type { RegistryRepository } from '../store/registry.js';
 import type { Source, SourceWithRegistry } from '../store/types.js';
 import { CLONES_DIR, SnapshotCache } from './cache.js';
 import { PathNotFoundError, RevisionNotFoundError, SnapshotHoldNotFoundError, SnapshotUnavailableError } from './errors.js';
-import { exportCommit } from './export.js';
+import { exportCommit, type ExportStats } from './export.js';
 import type { SnapshotHold } from './holds.js';
 import { ObjectReader } from './objects.js';
 import { snapshotSourceDirName } from './paths.js';
@@ -110,9 +110,7 @@ export class Snapshots {
         `serving ${source.name}@${ref} from the last synced state: no sync could be had within ${waitMs} ms`,
       );
     }
-    return await this.#hold(source, ref, sha, stale, false, options, (target, parent) =>
-      exportCommit(this.options.runner, mirror, sha, target, parent),
-    );
+    return await this.#hold(source, ref, sha, stale, false, options, (target, parent) => this.#materialise(source, mirror, sha, target, parent));
   }
 
   /** Ends a hold by handle (CLI and API snapshots). */
@@ -222,6 +220,51 @@ export class Snapshots {
         }
       },
     );
+  }
+
+  /** Exports `sha`, derived from the closest materialised commit of the source when there is one. */
+  async #materialise(source: Source, mirror: string, sha: string, target: string, parent: string): Promise<ExportStats> {
+    const key = { source: source.name, sourceDir: snapshotSourceDirName(source.name, source.url), sha };
+    const borrowed = await this.cache.borrowBase(key, (candidates) => this.#closest(mirror, sha, candidates));
+    try {
+      const started = performance.now();
+      const stats = await exportCommit(this.options.runner, mirror, sha, target, parent, borrowed?.base);
+      this.options.logger.debug(
+        { event: 'snapshot_materialised', source: source.name, sha, files: stats.files, derived_from: stats.derivedFrom, base: borrowed?.base.sha ?? null, ms: Math.round(performance.now() - started) },
+        `materialised ${source.name}@${sha}`,
+      );
+      return stats;
+    } finally {
+      borrowed?.done();
+    }
+  }
+
+  /**
+   * The candidate whose tree differs from `sha`'s in the fewest paths, if that is
+   * less than half its files (beyond that, linking first saves little).
+   */
+  async #closest<T extends { sha: string; files: number }>(mirror: string, sha: string, candidates: T[]): Promise<T | undefined> {
+    let best: { candidate: T; changed: number } | undefined;
+    for (const candidate of candidates) {
+      try {
+        const { stdout } = await this.options.runner.run([
+          `--git-dir=${mirror}`,
+          'diff-tree',
+          '-r',
+          '-z',
+          '--no-renames',
+          '--name-only',
+          '--end-of-options',
+          candidate.sha,
+          sha,
+        ]);
+        const changed = stdout.split('\0').filter(Boolean).length;
+        if (changed < candidate.files / 2 && (!best || changed < best.changed)) best = { candidate, changed };
+      } catch {
+        // its commit is gone from the mirror (gc after a force-push): not a base
+      }
+    }
+    return best?.candidate;
   }
 
   async #hold(

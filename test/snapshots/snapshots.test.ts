@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { mirrorPathFor } from '../../src/git/storage.js';
@@ -13,6 +13,7 @@ import {
   SnapshotPathEscapeError,
 } from '../../src/snapshots/errors.js';
 import type { Snapshot } from '../../src/snapshots/snapshot.js';
+import { exportCommit, removeTree } from '../../src/snapshots/export.js';
 import { git, removeTempDirs } from '../support/git-fixtures.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
@@ -24,6 +25,20 @@ function filesOf(dir: string, prefix = ''): string[] {
     const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
     if (entry.isDirectory()) out.push(...filesOf(dir, rel));
     else out.push(rel);
+  }
+  return out.sort();
+}
+
+/** Every entry under `dir` as `path mode type content-or-target`, sorted. */
+function describeTree(dir: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(dir, prefix))) {
+    const rel = prefix ? `${prefix}/${name}` : name;
+    const stat = lstatSync(join(dir, rel));
+    const mode = (stat.mode & 0o777).toString(8);
+    if (stat.isDirectory()) out.push(`${rel}/ ${mode} dir`, ...describeTree(dir, rel));
+    else if (stat.isSymbolicLink()) out.push(`${rel} ${mode} link ${readlinkSync(join(dir, rel))}`);
+    else out.push(`${rel} ${mode} file ${readFileSync(join(dir, rel), 'utf8')}`);
   }
   return out.sort();
 }
@@ -98,6 +113,58 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     } finally {
       await second.close();
     }
+  });
+
+  it('derives a commit from a materialised neighbour: unchanged files shared, the result exactly a fresh export', async () => {
+    const w = upstream.work;
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(w, path)), { recursive: true });
+      writeFileSync(join(w, path), text);
+    };
+    write('keep.txt', 'unchanged\n');
+    // Mostly unchanged, like real neighbours: derivation pays off below half the files changed.
+    for (let i = 0; i < 20; i++) write(`lib/m${i}.txt`, `module ${i}\n`);
+    write('a.txt', 'one\n');
+    write('dir/b.txt', 'b\n');
+    write('script.sh', '#!/bin/sh\n');
+    write('x', 'a file that becomes a directory\n');
+    symlinkSync('a.txt', join(w, 'link'));
+    git(w, 'add', '-A');
+    git(w, 'commit', '-q', '-m', 'base');
+    git(w, 'push', '-q', 'origin', 'main');
+    const base = await app.openSnapshot('app', 'main', { sync: true });
+
+    write('a.txt', 'two\n');
+    rmSync(join(w, 'dir'), { recursive: true });
+    write('dir2/c.txt', 'c\n');
+    chmodSync(join(w, 'script.sh'), 0o755);
+    rmSync(join(w, 'link'));
+    write('link', 'now a regular file\n');
+    rmSync(join(w, 'x'));
+    write('x/inside.txt', 'now a directory\n');
+    git(w, 'add', '-A');
+    git(w, 'commit', '-q', '-m', 'next');
+    git(w, 'push', '-q', 'origin', 'main');
+    const next = await app.openSnapshot('app', 'main', { sync: true });
+    expect(next.sha).not.toBe(base.sha);
+
+    // Derived: the unchanged file is the base's (one inode), the changed one is new.
+    expect(statSync(join(next.path, 'keep.txt')).ino).toBe(statSync(join(base.path, 'keep.txt')).ino);
+    expect(statSync(join(next.path, 'a.txt')).ino).not.toBe(statSync(join(base.path, 'a.txt')).ino);
+    // The base is untouched.
+    expect(readFileSync(join(base.path, 'a.txt'), 'utf8')).toBe('one\n');
+    expect(lstatSync(join(base.path, 'link')).isSymbolicLink()).toBe(true);
+    expect(existsSync(join(base.path, 'dir/b.txt'))).toBe(true);
+    expect(statSync(join(base.path, 'keep.txt')).mode & 0o222).toBe(0);
+
+    // And exactly what a full export of that commit holds: types, modes, contents, links.
+    const fresh = join(app.config.snapshotsDir, 'fresh-export');
+    await exportCommit(app.runner, mirror(), next.sha, fresh, app.config.snapshotsDir);
+    expect(describeTree(next.path)).toEqual(describeTree(fresh));
+    expect(describeTree(next.path)).toContain('script.sh 555 file #!/bin/sh\n');
+    await removeTree(fresh);
+    await base.release();
+    await next.release();
   });
 
   it('gives two concurrent consumers of two branches their own commit, every round, across syncs and force-pushes', async () => {
