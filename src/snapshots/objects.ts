@@ -1,4 +1,4 @@
-import { CatFile, parseTree, type GitObject, type TreeEntry } from '../git/cat-file.js';
+import { CatFile, type GitObject } from '../git/cat-file.js';
 import type { GitRunner } from '../git/runner.js';
 
 /**
@@ -22,13 +22,6 @@ export class ObjectReader {
   /** The object at `path` (validated, '' for the root tree) of commit `sha`, with its content; undefined when absent. */
   async read(gitDir: string, sha: string, path: string): Promise<GitObject | undefined> {
     return await this.#catFile(gitDir).contents(path === '' ? `${sha}^{tree}` : `${sha}:${path}`);
-  }
-
-  /** Entries of the tree at `path` of commit `sha`; undefined when absent or not a tree. */
-  async listTree(gitDir: string, sha: string, path: string): Promise<TreeEntry[] | undefined> {
-    const object = await this.read(gitDir, sha, path);
-    if (object?.type !== 'tree' || !object.content) return undefined;
-    return parseTree(object.content, object.oid.length);
   }
 
   /** Stops the process of one mirror (it is being removed or replaced). */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TreeEntry } from '../git/cat-file.js';
+import { parseTree, type TreeEntry } from '../git/cat-file.js';
 import { makeTempDir, mirrorPathFor, releaseTempDir } from '../git/storage.js';
 import { tokenScopeFor } from '../git/env.js';
 import type { GitRunner } from '../git/runner.js';
@@ -12,7 +12,6 @@ import type { Source, SourceWithRegistry } from '../store/types.js';
 import { CLONES_DIR, SnapshotCache } from './cache.js';
 import { PathNotFoundError, RevisionNotFoundError, SnapshotHoldNotFoundError, SnapshotUnavailableError } from './errors.js';
 import { exportCommit, type ExportStats } from './export.js';
-import type { SnapshotHold } from './holds.js';
 import { ObjectReader } from './objects.js';
 import { snapshotSourceDirName } from './paths.js';
 import { isObjectId, validateRevision, validateTreePath } from './revision.js';
@@ -118,11 +117,6 @@ export class Snapshots {
     if (!this.cache.release(handle)) throw new SnapshotHoldNotFoundError(handle);
   }
 
-  /** The hold with this handle, if live. */
-  hold(handle: string): SnapshotHold | undefined {
-    return this.cache.holds.live().find((hold) => hold.handle === handle);
-  }
-
   /**
    * The file or tree at `path` of `ref` (branch, tag or sha) of source `name`,
    * read from the mirror without materialising anything.
@@ -138,7 +132,7 @@ export class Snapshots {
     const object = await this.objects.read(mirror, sha, cleanPath);
     if (!object?.content || object.type === 'commit' || object.type === 'tag') throw new PathNotFoundError(sha, cleanPath);
     if (object.type === 'tree') {
-      return { type: 'tree', sha, path: cleanPath, entries: (await this.objects.listTree(mirror, sha, cleanPath)) ?? [] };
+      return { type: 'tree', sha, path: cleanPath, entries: parseTree(object.content, object.oid.length) };
     }
     return { type: 'blob', sha, path: cleanPath, size: object.size, content: object.content };
   }
