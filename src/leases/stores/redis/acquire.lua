@@ -27,8 +27,10 @@ if current and not ours and ARGV[4] == '0' then
   return 0
 end
 
+-- Milliseconds as a string, from TIME's seconds and (unpadded) microseconds, by string operations
+-- alone: formatting a number as a string (string.format, tostring) costs almost as much as TIME.
 local time = redis.call('TIME')
-local now = string.format('%d', time[1] * 1000 + math.floor(time[2] / 1000))
+local now = time[1] .. string.sub('00000' .. time[2], -6, -4)
 
 if not current then
   local fence = string.format('%d', redis.call('INCR', KEYS[2]))
