@@ -9,7 +9,7 @@ import { syncMirror, type MirrorSyncResult } from '../git/mirror.js';
 import type { Logger } from '../logging/logger.js';
 import type { RegistryRepository } from '../store/registry.js';
 import type { SourceRepository } from '../store/sources.js';
-import type { Source } from '../store/types.js';
+import type { Source, SourceWithRegistry } from '../store/types.js';
 import type { SyncTrigger } from '../jobs/transport.js';
 import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
@@ -43,6 +43,9 @@ export interface SyncServiceOptions {
 /** The lease key of one source's mirror. */
 export const syncLeaseKey = (sourceId: number) => `sync:repository:${sourceId}`;
 
+/** The error recorded on an attempt that lost its lease (the fence rejected its write, or the lease signal aborted it). */
+const leaseLostError = (error?: string) => `lease lost: ${error ?? 'another holder took over'}`;
+
 /** Rounds a holder can chain without giving others a turn (requests arriving mid-sync). */
 const MAX_ROUNDS = 5;
 
@@ -73,41 +76,64 @@ export class SyncService {
     const stopHeartbeat = startHeartbeat(lease, Math.max(1, Math.floor(leaseTtlMs / 3)), (error) =>
       logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
     );
-    const signal = shutdown ? AbortSignal.any([lease.signal, shutdown]) : lease.signal;
+    const abort = shutdown ? eitherAborted(lease.signal, shutdown) : { signal: lease.signal, detach: undefined };
+    const signal = abort.signal;
     let outcome: SyncOutcome = 'noop';
     try {
+      // The first round may use the source read above; later rounds read it again.
+      let known: SourceWithRegistry | undefined = source;
       for (let round = 0; round < MAX_ROUNDS; round++) {
-        outcome = await this.#round(source.id, trigger, lease, signal);
-        if (outcome !== 'synced' && outcome !== 'noop') break;
-        const row = await this.options.registry.get(source.id);
-        if (!row || row.requestedSeq <= row.completedSeq) break;
+        const result = await this.#round(source.id, trigger, lease, signal, known);
+        known = undefined;
+        outcome = result.outcome;
+        if (!result.requestPending) break;
       }
     } finally {
       stopHeartbeat();
-      if (signal.aborted) await this.options.registry.releaseStarted(source.id, lease.fence).catch(() => false);
+      const aborted = signal.aborted;
+      abort.detach?.();
+      if (aborted) await this.options.registry.releaseStarted(source.id, lease.fence).catch(() => false);
       await lease.release().catch(() => undefined);
     }
     await this.#nudgeIfPending(source);
     return outcome;
   }
 
-  /** One pass: started → fetch → checksum → synced, or failed with backoff. */
-  async #round(sourceId: number, trigger: SyncTrigger, lease: Lease, signal: AbortSignal): Promise<SyncOutcome> {
+  /**
+   * One pass: started → fetch → checksum → synced, or failed with backoff.
+   * `known` is the source as read (with its registry row) before the lease
+   * was taken; it is used only if no request was recorded since then.
+   * `requestPending`: the row was written synced and a request is still
+   * unserved (it arrived during the pass), so another round is due.
+   */
+  async #round(
+    sourceId: number,
+    trigger: SyncTrigger,
+    lease: Lease,
+    signal: AbortSignal,
+    known: SourceWithRegistry | undefined,
+  ): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
     const { registry, logger } = this.options;
-    const started = performance.now();
-    const row = await registry.start(sourceId, lease.fence, new Date());
-    if (!row) return 'lost';
-    const source = await this.options.sources.getById(sourceId);
-    if (!source) return 'gone';
-    const attemptId = await registry.startAttempt(sourceId, trigger, lease.fence, new Date());
+    const startedAt = performance.now();
+    // Marks the row started and records the attempt (one transaction on SQLite).
+    const started = await registry.startSync(sourceId, lease.fence, trigger, new Date());
+    if (!started) return { outcome: 'lost', requestPending: false };
+    const { row, attemptId } = started;
+    // Whatever the requests up to targetSeq asked for (a URL change records one, in the same
+    // transaction) must be seen by this pass: the source read before the lease still shows
+    // it when no request came after that read, otherwise the source is read again.
+    const source = known && known.registry.requestedSeq === row.targetSeq ? known : await this.options.sources.getById(sourceId);
+    if (!source) return { outcome: 'gone', requestPending: false };
     let token: string | undefined;
     let result: MirrorSyncResult | undefined;
     let outcome: 'synced' | 'noop' | 'failed' | 'missing' | 'lost';
     let error: string | undefined;
+    let requestPending = false;
+    let attemptFinished = false;
     try {
       token = this.options.credentials.resolve(source.credentialRef);
       const onProgress = this.options.onProgress;
-      result = await syncMirror({
+      const synced = await syncMirror({
         runner: this.options.runner,
         storage: this.options.storage,
         name: source.name,
@@ -116,14 +142,25 @@ export class SyncService {
         signal,
         ...(onProgress ? { onProgress: (line: string) => onProgress(source, line) } : {}),
       });
-      const written = await registry.finishSynced(sourceId, lease.fence, {
-        targetSeq: row.targetSeq,
-        checksum: result.checksum,
-        verified: result.verified,
-        mirrorPath: result.path,
-        now: new Date(),
-      });
-      outcome = !written ? 'lost' : result.action === 'noop' ? 'noop' : 'synced';
+      result = synced;
+      const now = new Date();
+      // Records the sync and finishes its attempt (one transaction on SQLite); the counters as
+      // the write left them say whether a request arrived meanwhile.
+      const counters = await registry.finishSync(
+        sourceId,
+        lease.fence,
+        { targetSeq: row.targetSeq, checksum: synced.checksum, verified: synced.verified, mirrorPath: synced.path, now },
+        attemptId,
+        (written) => ({
+          result: !written ? 'failed' : synced.action === 'noop' ? 'noop' : 'synced',
+          error: written ? undefined : leaseLostError(),
+          refsChanged: synced.refsChanged,
+          now,
+        }),
+      );
+      attemptFinished = true;
+      outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
+      requestPending = counters !== null && counters.requestedSeq > counters.completedSeq;
     } catch (caught) {
       error = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
       if (signal.aborted) outcome = 'lost';
@@ -134,13 +171,15 @@ export class SyncService {
         outcome = missing ? 'missing' : 'failed';
       }
     }
-    const durationMs = performance.now() - started;
-    await registry.finishAttempt(attemptId, {
-      result: outcome === 'lost' ? 'failed' : outcome,
-      error: outcome === 'lost' ? `lease lost: ${error ?? 'another holder took over'}` : error,
-      refsChanged: result?.refsChanged,
-      now: new Date(),
-    });
+    const durationMs = performance.now() - startedAt;
+    if (!attemptFinished) {
+      await registry.finishAttempt(attemptId, {
+        result: outcome === 'lost' ? 'failed' : outcome,
+        error: outcome === 'lost' ? leaseLostError(error) : error,
+        refsChanged: result?.refsChanged,
+        now: new Date(),
+      });
+    }
     logger.info(
       {
         event: 'sync',
@@ -156,12 +195,38 @@ export class SyncService {
       `sync ${source.name}: ${outcome}`,
     );
     this.options.onAttempt?.({ trigger, result: outcome, durationMs });
-    return outcome;
+    return { outcome, requestPending };
   }
 
   /** A request may have landed between our last look and the release: hand it on. */
   async #nudgeIfPending(source: Source): Promise<void> {
-    const row = await this.options.registry.get(source.id);
-    if (row && row.state === 'pending' && row.requestedSeq > row.completedSeq) this.options.onPending?.(source);
+    if (await this.options.registry.hasPendingRequest(source.id)) this.options.onPending?.(source);
   }
+}
+
+/**
+ * A signal that aborts when `a` or `b` does (with its reason), and a detach
+ * to call when done. AbortSignal.any would do, but costs more, and on
+ * Node 20 keeps every combined signal registered on the long-lived `b`
+ * (the shutdown signal) until it is collected.
+ */
+function eitherAborted(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; detach: () => void } {
+  if (a.aborted) return { signal: a, detach: () => {} };
+  if (b.aborted) return { signal: b, detach: () => {} };
+  const controller = new AbortController();
+  const onA = () => {
+    detach();
+    controller.abort(a.reason);
+  };
+  const onB = () => {
+    detach();
+    controller.abort(b.reason);
+  };
+  const detach = () => {
+    a.removeEventListener('abort', onA);
+    b.removeEventListener('abort', onB);
+  };
+  a.addEventListener('abort', onA, { once: true });
+  b.addEventListener('abort', onB, { once: true });
+  return { signal: controller.signal, detach };
 }

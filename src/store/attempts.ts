@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { fenceText, toAttempt, truncateFailure } from './rows.js';
+import { prepared, run, type Batch, type PreparedQuery } from './sql.js';
 import type { AttemptResult, Schema, SyncAttempt, SyncTrigger } from './types.js';
 
 /** How many attempts are kept per source; older ones are pruned on insert. */
@@ -14,51 +15,67 @@ export interface AttemptOutcome {
   now: Date;
 }
 
-/** Records a running attempt and prunes the source's history; returns its id. */
-export async function insertAttempt(
-  db: Kysely<Schema>,
+/** The statements every sync runs on sync_attempts, compiled once per database (see PreparedQuery). */
+export interface AttemptQueries {
+  insert: PreparedQuery<[sourceId: number, trigger: SyncTrigger, startedAt: number, fence: bigint | null], { id: number }>;
+  prune: PreparedQuery<[sourceId: number], unknown>;
+  complete: PreparedQuery<[finishedAt: number, result: AttemptResult, error: string | null, refsChanged: number | null, id: number], unknown>;
+}
+
+export function attemptQueries(db: Kysely<Schema>): AttemptQueries {
+  return {
+    insert: prepared(db, (arg) =>
+      db.insertInto('sync_attempts').values({ source_id: arg(0), trigger: arg(1), started_at: arg(2), fence: arg(3) }).returning('id'),
+    ),
+    prune: prepared(db, (arg) =>
+      db
+        .deleteFrom('sync_attempts')
+        .where('source_id', '=', arg(0))
+        .where('id', '<=', (eb) =>
+          eb
+            .selectFrom('sync_attempts')
+            .select('id')
+            .where('source_id', '=', arg(0))
+            .orderBy('id', 'desc')
+            .limit(1)
+            .offset(ATTEMPTS_KEPT_PER_SOURCE),
+        ),
+    ),
+    complete: prepared(db, (arg) =>
+      db
+        .updateTable('sync_attempts')
+        .set({
+          finished_at: arg(0),
+          result: arg(1),
+          error: arg(2),
+          refs_changed: arg(3),
+          // A wall clock stepping back must not record a negative duration.
+          duration_ms: sql<number>`case when started_at < ${arg(0)} then ${arg(0)} - started_at else 0 end`,
+        })
+        .where('id', '=', arg(4)),
+    ),
+  };
+}
+
+/** Records a running attempt and prunes the source's history; returns its id (run it with runBatch). */
+export function* insertAttempt(
+  queries: AttemptQueries,
   sourceId: number,
   trigger: SyncTrigger,
   fence: bigint | null,
   now: Date,
-): Promise<number> {
-  const row = await db
-    .insertInto('sync_attempts')
-    .values({ source_id: sourceId, trigger, started_at: now.getTime(), fence })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await db
-    .deleteFrom('sync_attempts')
-    .where('source_id', '=', sourceId)
-    .where('id', '<=', (eb) =>
-      eb
-        .selectFrom('sync_attempts')
-        .select('id')
-        .where('source_id', '=', sourceId)
-        .orderBy('id', 'desc')
-        .limit(1)
-        .offset(ATTEMPTS_KEPT_PER_SOURCE),
-    )
-    .execute();
+): Batch<number> {
+  const row = (yield* run(queries.insert, sourceId, trigger, now.getTime(), fence)).rows[0];
+  if (!row) throw new Error('inserting a sync attempt returned no id');
+  yield* run(queries.prune, sourceId);
   return Number(row.id);
 }
 
-/** Completes attempt `id`; false when it no longer exists (pruned or source removed). */
-export async function completeAttempt(db: Kysely<Schema>, id: number, outcome: AttemptOutcome): Promise<boolean> {
-  const nowMs = outcome.now.getTime();
-  const result = await db
-    .updateTable('sync_attempts')
-    .set({
-      finished_at: nowMs,
-      result: outcome.result,
-      error: outcome.error == null ? null : truncateFailure(outcome.error),
-      refs_changed: outcome.refsChanged ?? null,
-      // A wall clock stepping back must not record a negative duration.
-      duration_ms: sql<number>`case when started_at < ${nowMs} then ${nowMs} - started_at else 0 end`,
-    })
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** Completes attempt `id`; false when it no longer exists (pruned or source removed). Run it with runBatch. */
+export function* completeAttempt(queries: AttemptQueries, id: number, outcome: AttemptOutcome): Batch<boolean> {
+  const error = outcome.error == null ? null : truncateFailure(outcome.error);
+  const result = yield* run(queries.complete, outcome.now.getTime(), outcome.result, error, outcome.refsChanged ?? null, id);
+  return Number(result.numAffectedRows ?? 0) > 0;
 }
 
 /** The newest `limit` attempts of a source, newest first. */

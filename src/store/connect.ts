@@ -39,13 +39,38 @@ export function connectSqlite(url: string): Connection {
   } catch (error) {
     throw new DatabaseUnavailableError('sqlite', url, error);
   }
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) });
+  const statements = cachingStatements(raw);
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: statements }) });
   registerSqliteHandle(db, raw);
+  sqliteHandles.set(db, {
+    raw,
+    prepare: (text) => statements.prepare(text) as BetterSqlite3.Statement,
+    transaction: raw.transaction((run: () => unknown) => run()),
+  });
   return {
     db,
     migrationSchema: undefined,
     exclusive: (fn) => withImmediateTransaction(raw, fn),
   };
+}
+
+/**
+ * The better-sqlite3 handle behind a SQLite Kysely instance, for the hot
+ * statements that skip Kysely's executor (see sql.ts): `prepare` is the
+ * statement cache Kysely's driver uses too, `transaction` runs a function
+ * inside one transaction (`.immediate(fn)` for BEGIN IMMEDIATE).
+ */
+export interface SqliteHandle {
+  raw: BetterSqlite3.Database;
+  prepare(text: string): BetterSqlite3.Statement;
+  transaction: BetterSqlite3.Transaction<(run: () => unknown) => unknown>;
+}
+
+const sqliteHandles = new WeakMap<Kysely<Schema>, SqliteHandle>();
+
+/** The SQLite handle behind `db`, or undefined for another dialect. */
+export function sqliteHandle(db: Kysely<Schema>): SqliteHandle | undefined {
+  return sqliteHandles.get(db);
 }
 
 /** Distinct SQL texts kept prepared; the registry issues a few dozen shapes. */

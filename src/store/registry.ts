@@ -1,10 +1,18 @@
 import { sql, type Kysely, type UpdateObject } from 'kysely';
-import { completeAttempt, insertAttempt, listAttempts, type AttemptOutcome } from './attempts.js';
+import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from './database.js';
 import { UnknownSourceError } from './errors.js';
-import { fenceText, registryColumns, selectSourcesWithRegistry, toRegistryRow, toSourceWithRegistry, truncateFailure } from './rows.js';
+import {
+  fenceText,
+  registryColumns,
+  selectSourcesWithRegistry,
+  toRegistryRow,
+  toSourceWithRegistry,
+  truncateFailure,
+  type RegistryRecord,
+} from './rows.js';
 import { requestByMatchKeys, type MatchedRequest } from './match-requests.js';
-import { fenceGuard, requestedChanges } from './sql.js';
+import { fenceGuard, prepared, requestedChanges, run, runBatch, type PreparedQuery } from './sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
 
 /** Which rows requestMany() records a request on. */
@@ -12,6 +20,32 @@ export type RequestManyFilter = { state?: RegistryState } | 'all' | 'failed';
 
 /** Registry counts by state, plus verification and missing-upstream totals. */
 export type RegistryCounts = Record<RegistryState, number> & { verified: number; mismatch: number; missing: number };
+
+/** A registry row's request counters as a write left them. */
+export interface RequestCounters {
+  requestedSeq: number;
+  completedSeq: number;
+}
+
+/** What finishSynced() records. */
+export interface SyncedOutcome {
+  /** The requested_seq the sync served (the row's target_seq when it started). */
+  targetSeq: number;
+  checksum: string | null;
+  verified: boolean;
+  /** Left as it is when undefined. */
+  mirrorPath?: string | null;
+  now: Date;
+}
+
+/** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id. */
+type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number];
+
+/** The counters finishSynced's RETURNING gave, or null when it wrote no row (the guard rejected it). */
+function countersOf(rows: { requested_seq: number; completed_seq: number }[]): RequestCounters | null {
+  const row = rows[0];
+  return row ? { requestedSeq: Number(row.requested_seq), completedSeq: Number(row.completed_seq) } : null;
+}
 
 /**
  * The registry: one row per source, the durable truth about its replication.
@@ -24,8 +58,71 @@ export type RegistryCounts = Record<RegistryState, number> & { verified: number;
 export class RegistryRepository {
   readonly #db: Kysely<Schema>;
 
+  // The statements every sync runs, compiled once (see PreparedQuery); the rest are built per call.
+  readonly #request: PreparedQuery<[nowMs: number, sourceId: number], { requested_seq: number }>;
+  readonly #start: PreparedQuery<[nowMs: number, fence: bigint, sourceId: number], RegistryRecord>;
+  /** Indexed by (verified ? 1 : 0) + (mirror path given ? 2 : 0). */
+  readonly #finishSynced: PreparedQuery<FinishSyncedArgs, { requested_seq: number; completed_seq: number }>[];
+  readonly #get: PreparedQuery<[sourceId: number], RegistryRecord>;
+  readonly #pending: PreparedQuery<[sourceId: number], { source_id: number }>;
+  readonly #attempts: AttemptQueries;
+
   constructor(database: Pick<Database, 'db'>) {
-    this.#db = database.db;
+    const db = (this.#db = database.db);
+    this.#request = prepared(db, (arg) =>
+      db.updateTable('registry').set(requestedChanges(arg(0))).where('source_id', '=', arg(1)).returning('requested_seq'),
+    );
+    this.#start = prepared(db, (arg) =>
+      db
+        .updateTable('registry')
+        .set({ state: 'started', last_attempt_at: arg(0), target_seq: sql<number>`requested_seq`, fence: arg(1), updated_at: arg(0) })
+        .where('source_id', '=', arg(2))
+        .where(fenceGuard(arg(1)))
+        .returning([...registryColumns, fenceText]),
+    );
+    this.#finishSynced = [0, 1, 2, 3].map((variant) => {
+      const verified = (variant & 1) !== 0;
+      const withPath = (variant & 2) !== 0;
+      return prepared<FinishSyncedArgs, { requested_seq: number; completed_seq: number }>(db, (arg) => {
+        const target = arg(0);
+        const nowMs = arg(2);
+        const fence = arg(4);
+        return db
+          .updateTable('registry')
+          .set({
+            completed_seq: sql<number>`case when completed_seq > ${target} then completed_seq else ${target} end`,
+            state: verified ? sql<RegistryState>`case when requested_seq > ${target} then 'pending' else 'synced' end` : 'pending',
+            retry_count: 0,
+            next_retry_at: null,
+            last_synced_at: nowMs,
+            missing_on_primary: 0,
+            checksum: arg(1),
+            verification_state: verified ? 'verified' : 'mismatch',
+            verified_at: verified ? nowMs : sql<number | null>`verified_at`,
+            ...(withPath ? { mirror_path: arg(3) } : {}),
+            fence,
+            updated_at: nowMs,
+          })
+          .where('source_id', '=', arg(5))
+          .where(fenceGuard(fence))
+          .returning(['requested_seq', 'completed_seq']);
+      });
+    });
+    this.#get = prepared(db, (arg) =>
+      db
+        .selectFrom('registry')
+        .select([...registryColumns, fenceText])
+        .where('source_id', '=', arg(0)),
+    );
+    this.#pending = prepared(db, (arg) =>
+      db
+        .selectFrom('registry')
+        .select('source_id')
+        .where('source_id', '=', arg(0))
+        .where('state', '=', 'pending')
+        .whereRef('requested_seq', '>', 'completed_seq'),
+    );
+    this.#attempts = attemptQueries(db);
   }
 
   /**
@@ -37,12 +134,7 @@ export class RegistryRepository {
    */
   async request(sourceId: number, trigger: SyncTrigger, now: Date = new Date()): Promise<number> {
     void trigger;
-    const row = await this.#db
-      .updateTable('registry')
-      .set(requestedChanges(now.getTime()))
-      .where('source_id', '=', sourceId)
-      .returning('requested_seq')
-      .executeTakeFirst();
+    const row = (await this.#request.execute(now.getTime(), sourceId)).rows[0];
     if (!row) throw new UnknownSourceError(sourceId);
     return Number(row.requested_seq);
   }
@@ -70,13 +162,7 @@ export class RegistryRepository {
 
   /** Guarded: marks the row started, serving the current requested_seq. Null when the guard rejected it. */
   async start(sourceId: number, fence: bigint, now: Date): Promise<RegistryRow | null> {
-    const row = await this.#db
-      .updateTable('registry')
-      .set({ state: 'started', last_attempt_at: now.getTime(), target_seq: sql<number>`requested_seq`, fence, updated_at: now.getTime() })
-      .where('source_id', '=', sourceId)
-      .where(fenceGuard(fence))
-      .returning([...registryColumns, fenceText])
-      .executeTakeFirst();
+    const row = (await this.#start.execute(now.getTime(), fence, sourceId)).rows[0];
     return row ? toRegistryRow(row) : null;
   }
 
@@ -85,24 +171,62 @@ export class RegistryRepository {
    * synced unless a request arrived meanwhile or the checksum did not verify
    * (then it is pending, to be synced again).
    */
-  async finishSynced(
+  async finishSynced(sourceId: number, fence: bigint, outcome: SyncedOutcome): Promise<boolean> {
+    return (await this.finishSyncedCounters(sourceId, fence, outcome)) !== null;
+  }
+
+  /**
+   * finishSynced(), returning the row's request counters as the write left
+   * them (requested above completed: a request is still to be served), in
+   * the same statement. Null when the guard rejected the write.
+   */
+  async finishSyncedCounters(sourceId: number, fence: bigint, outcome: SyncedOutcome): Promise<RequestCounters | null> {
+    const { query, args } = this.#finishSyncedQuery(sourceId, fence, outcome);
+    return countersOf((await query.execute(...args)).rows);
+  }
+
+  /** finishSynced's statement for `outcome`, with its arguments. */
+  #finishSyncedQuery(sourceId: number, fence: bigint, outcome: SyncedOutcome) {
+    const { verified, mirrorPath } = outcome;
+    const query = this.#finishSynced[(verified ? 1 : 0) + (mirrorPath !== undefined ? 2 : 0)]!;
+    const args: FinishSyncedArgs = [outcome.targetSeq, outcome.checksum, outcome.now.getTime(), mirrorPath ?? null, fence, sourceId];
+    return { query, args };
+  }
+
+  /**
+   * A sync's start: start(), then, if the guard let it through,
+   * startAttempt() for it, back to back (in one transaction on SQLite).
+   * Null, and no attempt recorded, when the guard rejected the start.
+   */
+  startSync(sourceId: number, fence: bigint, trigger: SyncTrigger, now: Date): Promise<{ row: RegistryRow; attemptId: number } | null> {
+    const start = this.#start;
+    const attempts = this.#attempts;
+    return runBatch(this.#db, function* () {
+      const started = (yield* run(start, now.getTime(), fence, sourceId)).rows[0];
+      if (!started) return null;
+      const attemptId = yield* insertAttempt(attempts, sourceId, trigger, fence, now);
+      return { row: toRegistryRow(started), attemptId };
+    });
+  }
+
+  /**
+   * A successful sync's end: finishSyncedCounters(), then finishAttempt()
+   * of its attempt with what `attempt` says given whether the guard let the
+   * registry write through, back to back (in one transaction on SQLite).
+   */
+  finishSync(
     sourceId: number,
     fence: bigint,
-    outcome: { targetSeq: number; checksum: string | null; verified: boolean; mirrorPath?: string | null; now: Date },
-  ): Promise<boolean> {
-    const { targetSeq: target, verified } = outcome;
-    const nowMs = outcome.now.getTime();
-    return this.#fencedUpdate(sourceId, fence, nowMs, {
-      completed_seq: sql<number>`case when completed_seq > ${target} then completed_seq else ${target} end`,
-      state: verified ? sql<RegistryState>`case when requested_seq > ${target} then 'pending' else 'synced' end` : 'pending',
-      retry_count: 0,
-      next_retry_at: null,
-      last_synced_at: nowMs,
-      missing_on_primary: 0,
-      checksum: outcome.checksum,
-      verification_state: verified ? 'verified' : 'mismatch',
-      verified_at: verified ? nowMs : sql<number | null>`verified_at`,
-      ...(outcome.mirrorPath !== undefined ? { mirror_path: outcome.mirrorPath } : {}),
+    outcome: SyncedOutcome,
+    attemptId: number,
+    attempt: (written: boolean) => AttemptOutcome,
+  ): Promise<RequestCounters | null> {
+    const attempts = this.#attempts;
+    const { query, args } = this.#finishSyncedQuery(sourceId, fence, outcome);
+    return runBatch(this.#db, function* () {
+      const counters = countersOf((yield* run(query, ...args)).rows);
+      yield* completeAttempt(attempts, attemptId, attempt(counters !== null));
+      return counters;
     });
   }
 
@@ -218,12 +342,13 @@ export class RegistryRepository {
 
   /** The registry row of a source, or null. */
   async get(sourceId: number): Promise<RegistryRow | null> {
-    const row = await this.#db
-      .selectFrom('registry')
-      .select([...registryColumns, fenceText])
-      .where('source_id', '=', sourceId)
-      .executeTakeFirst();
+    const row = (await this.#get.execute(sourceId)).rows[0];
     return row ? toRegistryRow(row) : null;
+  }
+
+  /** Whether the row is pending with a request not yet served (what a worker should pick up). */
+  async hasPendingRequest(sourceId: number): Promise<boolean> {
+    return (await this.#pending.execute(sourceId)).rows.length > 0;
   }
 
   /** Rows per state (every state present, 0 when none) and verification / missing totals. */
@@ -251,12 +376,12 @@ export class RegistryRepository {
 
   /** Records a running attempt (keeping the last 100 per source); returns its id. */
   startAttempt(sourceId: number, trigger: SyncTrigger, fence: bigint | null, now: Date = new Date()): Promise<number> {
-    return insertAttempt(this.#db, sourceId, trigger, fence, now);
+    return runBatch(this.#db, () => insertAttempt(this.#attempts, sourceId, trigger, fence, now));
   }
 
   /** Completes an attempt with its result; false when it no longer exists. */
   finishAttempt(id: number, outcome: AttemptOutcome): Promise<boolean> {
-    return completeAttempt(this.#db, id, outcome);
+    return runBatch(this.#db, () => completeAttempt(this.#attempts, id, outcome));
   }
 
   /** The newest `limit` attempts of a source, newest first. */

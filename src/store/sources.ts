@@ -13,7 +13,7 @@ import {
   type RegistryRecord,
   type SourceRecord,
 } from './rows.js';
-import { requestedChanges } from './sql.js';
+import { prepared, requestedChanges, type PreparedQuery } from './sql.js';
 import type { RegistryState, Schema, Source, SourceWithRegistry } from './types.js';
 
 /** What a new source is made of; names are validated by the caller. */
@@ -42,10 +42,15 @@ export interface SourceFilter {
 export class SourceRepository {
   readonly #db: Kysely<Schema>;
   readonly #dialect: StoreDialect;
+  // Every sync and request looks a source up: compiled once (see PreparedQuery).
+  readonly #byName: PreparedQuery<[name: string], SourceRecord & RegistryRecord>;
+  readonly #byId: PreparedQuery<[id: number], SourceRecord & RegistryRecord>;
 
   constructor(database: Pick<Database, 'db' | 'dialect'>) {
-    this.#db = database.db;
+    const db = (this.#db = database.db);
     this.#dialect = database.dialect;
+    this.#byName = prepared(db, (arg) => selectSourcesWithRegistry(db).where('s.name', '=', arg(0)));
+    this.#byId = prepared(db, (arg) => selectSourcesWithRegistry(db).where('s.id', '=', arg(0)));
   }
 
   /**
@@ -100,13 +105,13 @@ export class SourceRepository {
 
   /** The source named `name`, or null. */
   async get(name: string): Promise<SourceWithRegistry | null> {
-    const row = await selectSourcesWithRegistry(this.#db).where('s.name', '=', name).executeTakeFirst();
+    const row = (await this.#byName.execute(name)).rows[0];
     return row ? toSourceWithRegistry(row) : null;
   }
 
   /** The source with id `id`, or null. */
   async getById(id: number): Promise<SourceWithRegistry | null> {
-    const row = await selectSourcesWithRegistry(this.#db).where('s.id', '=', id).executeTakeFirst();
+    const row = (await this.#byId.execute(id)).rows[0];
     return row ? toSourceWithRegistry(row) : null;
   }
 
