@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { TEMP_PREFIX } from '../git/paths.js';
@@ -21,6 +21,8 @@ export interface ExportStats {
 export interface ExportBase {
   sha: string;
   path: string;
+  /** The paths whose entries differ between the base's tree and the new one (`diff-tree -r --name-only`). */
+  changed?: string[];
 }
 
 /** The index file kept beside a snapshot: what lets another commit be derived from it. */
@@ -67,8 +69,10 @@ async function materialise(runner: GitRunner, gitDir: string, sha: string, targe
     if (base) {
       await run('cp', ['-al', '--', base.path, tree]);
       await copyFile(indexFileOf(base.path), index);
-      // Directories only: the files are shared with the base and stay read-only.
-      await run('find', [tree, '-type', 'd', '-exec', 'chmod', 'u+w', '--', '{}', '+']);
+      // Git writes only in the directories holding what changes: those alone are made
+      // writable (directories only: files are shared with the base and stay read-only).
+      if (base.changed) await chmodEach(tree, parentsOf(base.changed), 'u+w');
+      else await run('find', [tree, '-type', 'd', '-exec', 'chmod', 'u+w', '--', '{}', '+']);
     } else {
       await mkdir(tree);
     }
@@ -95,7 +99,9 @@ async function materialise(runner: GitRunner, gitDir: string, sha: string, targe
       ),
       treeStats(runner, gitDir, sha),
     ]);
-    await makeReadOnly(tree);
+    // After a derivation only the changed paths and their directories can be writable.
+    if (base?.changed) await chmodEach(tree, [...base.changed, ...parentsOf(base.changed)], 'a-w');
+    else await makeReadOnly(tree);
     await rename(tree, target);
     await rename(index, indexFileOf(target));
     return stats;
@@ -116,6 +122,29 @@ export async function removeTree(path: string): Promise<void> {
     // missing, or already writable: rm tells
   }
   await rm(path, { recursive: true, force: true });
+}
+
+/** Every directory holding one of `paths` ('' for the root), deepest last. */
+function parentsOf(paths: string[]): string[] {
+  const parents = new Set<string>(['']);
+  for (const path of paths) {
+    for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) parents.add(path.slice(0, slash));
+  }
+  return [...parents];
+}
+
+/**
+ * Adds or removes write permission (`u+w` / `a-w`) on each of `paths` under
+ * `root` that exists and is not a symlink; one syscall each, for the few
+ * paths a derivation touches.
+ */
+async function chmodEach(root: string, paths: string[], change: 'u+w' | 'a-w'): Promise<void> {
+  for (const path of paths) {
+    const full = path === '' ? root : join(root, path);
+    const stat = await lstat(full).catch(() => undefined);
+    if (!stat || stat.isSymbolicLink()) continue;
+    await chmod(full, change === 'u+w' ? stat.mode | 0o200 : stat.mode & ~0o222);
+  }
 }
 
 async function makeReadOnly(path: string): Promise<void> {

@@ -219,10 +219,16 @@ export class Snapshots {
   /** Exports `sha`, derived from the closest materialised commit of the source when there is one. */
   async #materialise(source: Source, mirror: string, sha: string, target: string, parent: string): Promise<ExportStats> {
     const key = { source: source.name, sourceDir: snapshotSourceDirName(source.name, source.url), sha };
-    const borrowed = await this.cache.borrowBase(key, (candidates) => this.#closest(mirror, sha, candidates));
+    let changed: string[] = [];
+    const borrowed = await this.cache.borrowBase(key, async (candidates) => {
+      const closest = await this.#closest(mirror, sha, candidates);
+      changed = closest?.changed ?? [];
+      return closest?.candidate;
+    });
     try {
       const started = performance.now();
-      const stats = await exportCommit(this.options.runner, mirror, sha, target, parent, borrowed?.base);
+      const base = borrowed ? { ...borrowed.base, changed } : undefined;
+      const stats = await exportCommit(this.options.runner, mirror, sha, target, parent, base);
       this.options.logger.debug(
         { event: 'snapshot_materialised', source: source.name, sha, files: stats.files, derived_from: stats.derivedFrom, base: borrowed?.base.sha ?? null, ms: Math.round(performance.now() - started) },
         `materialised ${source.name}@${sha}`,
@@ -235,10 +241,10 @@ export class Snapshots {
 
   /**
    * The candidate whose tree differs from `sha`'s in the fewest paths, if that is
-   * less than half its files (beyond that, linking first saves little).
+   * less than half its files (beyond that, linking first saves little), with those paths.
    */
-  async #closest<T extends { sha: string; files: number }>(mirror: string, sha: string, candidates: T[]): Promise<T | undefined> {
-    let best: { candidate: T; changed: number } | undefined;
+  async #closest<T extends { sha: string; files: number }>(mirror: string, sha: string, candidates: T[]): Promise<{ candidate: T; changed: string[] } | undefined> {
+    let best: { candidate: T; changed: string[] } | undefined;
     for (const candidate of candidates) {
       try {
         const { stdout } = await this.options.runner.run([
@@ -252,13 +258,13 @@ export class Snapshots {
           candidate.sha,
           sha,
         ]);
-        const changed = stdout.split('\0').filter(Boolean).length;
-        if (changed < candidate.files / 2 && (!best || changed < best.changed)) best = { candidate, changed };
+        const changed = stdout.split('\0').filter(Boolean);
+        if (changed.length < candidate.files / 2 && (!best || changed.length < best.changed.length)) best = { candidate, changed };
       } catch {
         // its commit is gone from the mirror (gc after a force-push): not a base
       }
     }
-    return best?.candidate;
+    return best;
   }
 
   async #hold(
