@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { TEMP_PREFIX } from '../git/paths.js';
 import type { GitRunner } from '../git/runner.js';
+import { linkTree } from './link.js';
 
 const run = promisify(execFile);
 
@@ -67,7 +68,7 @@ async function materialise(runner: GitRunner, gitDir: string, sha: string, targe
     const tree = join(temp, 'tree');
     const index = join(temp, 'index');
     if (base) {
-      await run('cp', ['-al', '--', base.path, tree]);
+      await linkTree(base.path, tree);
       await copyFile(indexFileOf(base.path), index);
       // Git writes only in the directories holding what changes: those alone are made
       // writable (directories only: files are shared with the base and stay read-only).
