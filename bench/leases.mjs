@@ -27,7 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { collectGarbage, rotate, runContended, runSequential, withDeadline } from './lib/harness.mjs';
 import { printBackend, summarizeBackend, verdictLine } from './lib/report.mjs';
-import { describeError, intSetting, redactUrl } from './lib/util.mjs';
+import { describeError, intSetting, log, progress, redactUrl } from './lib/util.mjs';
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
@@ -69,8 +69,6 @@ if (unknown.length || selected.length === 0) {
   process.exit(2);
 }
 
-const log = (line = '') => console.log(line);
-const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : () => {};
 
 /** Keys are unique to this run so a concurrent run or test suite never collides with it. */
 const runId = `${process.pid.toString(36)}${randomBytes(3).toString('hex')}`;

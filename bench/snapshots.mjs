@@ -64,7 +64,7 @@
 //    goes beyond the checkout.
 // Results also go to bench/results/snapshots.json.
 
-import { intSetting, table } from './lib/util.mjs';
+import { intSetting, log, mib, progress, table } from './lib/util.mjs';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +75,7 @@ import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
 import { removeTree } from '../dist/snapshots/export.js';
 import { git, PLAIN_GIT_ENV } from './lib/git-fleet.mjs';
-import { median, rotate, spreadPct } from './lib/harness.mjs';
+import { collectGarbage, median, rotate, spreadPct } from './lib/harness.mjs';
 import { generateRepository, repositoryStats } from './lib/snapshots-repo.mjs';
 import {
   countFiles,
@@ -127,15 +127,6 @@ const CASES = [
   { key: 'export', label: 'reference: read-tree -u + chmod -R a-w' },
 ];
 
-const log = (line = '') => console.log(line);
-const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : () => {};
-const collectGarbage = () => {
-  if (typeof globalThis.gc === 'function') {
-    globalThis.gc();
-    globalThis.gc();
-  }
-};
-const mib = (bytes) => bytes / (1024 * 1024);
 
 const root = mkdtempSync(join(os.tmpdir(), 'forgesync-bench-snapshots-'));
 let app;

@@ -45,7 +45,7 @@
 //    RSS / heap after a forced gc() at the end of every cycle.
 // Results also go to bench/results/sync.json.
 
-import { intSetting, table } from './lib/util.mjs';
+import { intSetting, log, mib, progress, table } from './lib/util.mjs';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +56,7 @@ import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
 import { addCommit, cloneMirror, createTemplate, createUpstreams, git, pool, PLAIN_GIT_ENV, refLines } from './lib/git-fleet.mjs';
-import { median, rotate, spreadPct } from './lib/harness.mjs';
+import { collectGarbage, median, rotate, spreadPct } from './lib/harness.mjs';
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
@@ -76,15 +76,6 @@ const SCENARIOS = [
   { key: 'unchanged', label: 'none changed' },
 ];
 
-const log = (line = '') => console.log(line);
-const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : () => {};
-const collectGarbage = () => {
-  if (typeof globalThis.gc === 'function') {
-    globalThis.gc();
-    globalThis.gc();
-  }
-};
-const mib = (bytes) => bytes / (1024 * 1024);
 
 /** Samples RSS every `intervalMs` while `active`; `peak` is the highest sample (and reading) seen while active. */
 class RssSampler {

@@ -46,7 +46,7 @@
 // Results also go to bench/results/webhooks.json.
 
 import { randomBytes } from 'node:crypto';
-import { intSetting, table } from './lib/util.mjs';
+import { intSetting, log, mib, progress, table } from './lib/util.mjs';
 import BetterSqlite3 from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -83,9 +83,6 @@ const GOAL_FETCHES_PER_REPO = 2;
 // The webhook secret shared by the bench's server and client: from the environment, else random.
 const SECRET = process.env.BENCH_GITHUB_WEBHOOK_SECRET ?? randomBytes(24).toString('hex');
 
-const log = (line = '') => console.log(line);
-const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : () => {};
-const mib = (bytes) => bytes / (1024 * 1024);
 
 const root = mkdtempSync(join(os.tmpdir(), 'forgesync-bench-webhooks-'));
 let serve;

@@ -42,3 +42,12 @@ export function table(header, rows) {
   const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
+
+/** A line of the report on stdout. */
+export const log = (line = '') => console.log(line);
+
+/** A transient status line on a terminal's stderr (nothing when stderr is not a terminal). */
+export const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\r\x1b[K${text}`) : () => {};
+
+/** Bytes → MiB. */
+export const mib = (bytes) => bytes / (1024 * 1024);

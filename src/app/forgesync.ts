@@ -129,13 +129,12 @@ export class Forgesync {
       mirrorsDir: this.config.mirrorsDir,
       runner: this.runner,
       leases: this.leases,
-      registry: this.registry,
-      syncService: this.syncService,
       logger: this.logger,
       leaseTtlMs: this.config.leaseTtlMs,
       maxCount: this.config.snapshotMaxCount,
       maxBytes: this.config.snapshotMaxBytes,
       getSource: (name) => this.getSource(name),
+      serveSyncRequest: (name, timeoutMs) => this.serveSyncRequest(name, { trigger: 'library', timeoutMs, pollMs: 100 }),
       tokenOf: (source) => this.#credentials.resolve(source.credentialRef),
     });
     return this.#snapshots;
@@ -271,16 +270,36 @@ export class Forgesync {
    * waits for it to serve the request instead of fetching twice.
    */
   async syncAndWait(name: string, options: { trigger?: SyncTrigger; timeoutMs?: number; pollMs?: number } = {}): Promise<SourceWithRegistry> {
+    const { source } = await this.serveSyncRequest(name, {
+      trigger: options.trigger ?? 'cli',
+      timeoutMs: options.timeoutMs ?? 10 * 60_000,
+      pollMs: options.pollMs ?? 250,
+    });
+    return source;
+  }
+
+  /**
+   * Records a sync request for `name` and serves it: here when the lease is
+   * free, else by waiting for the holder (requests arriving during a sync are
+   * served by another round). Stops at a failure or after `timeoutMs`.
+   * @returns the source as it then is; `served` when a successful sync covered the request.
+   */
+  async serveSyncRequest(
+    name: string,
+    options: { trigger: SyncTrigger; timeoutMs: number; pollMs: number },
+  ): Promise<{ source: SourceWithRegistry; served: boolean }> {
     const source = await this.getSource(name);
-    const seq = await this.registry.request(source.id, options.trigger ?? 'cli');
-    const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
+    const seq = await this.registry.request(source.id, options.trigger);
+    const deadline = Date.now() + options.timeoutMs;
     for (;;) {
-      const outcome: SyncOutcome = await this.syncService.sync(source.id, options.trigger ?? 'cli');
+      const outcome: SyncOutcome = await this.syncService.sync(source.id, options.trigger);
       const current = await this.getSource(name);
-      if (current.registry.completedSeq >= seq || current.registry.state === 'failed') return current;
+      const { completedSeq, state } = current.registry;
+      if (completedSeq >= seq || state === 'failed') return { source: current, served: completedSeq >= seq && state === 'synced' };
       if (outcome === 'gone') throw new SourceNotFoundError(name);
-      if (Date.now() > deadline) return current;
-      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
+      const left = deadline - Date.now();
+      if (left <= 0) return { source: current, served: false };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(options.pollMs, left)));
     }
   }
 

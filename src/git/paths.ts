@@ -27,9 +27,14 @@ export function urlDigest(url: string): string {
   return createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 12);
 }
 
-/** The directory name of a bare mirror: `<sanitized-name>-<sha256(url)[:12]>.git` (seed 003). */
+/** A source's directory name: `<sanitized-name>-<sha256(url)[:12]>` (seed 003). */
+export function sourceDirName(name: string, url: string): string {
+  return `${sanitizeName(name)}-${urlDigest(url)}`;
+}
+
+/** The directory name of a bare mirror: {@link sourceDirName} + `.git`. */
 export function mirrorDirName(name: string, url: string): string {
-  return `${sanitizeName(name)}-${urlDigest(url)}.git`;
+  return `${sourceDirName(name, url)}.git`;
 }
 
 /**

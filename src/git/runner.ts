@@ -107,10 +107,7 @@ export class GitRunner {
     const { token, signal } = options;
     checkToken(token);
     const redact = makeRedactor(token);
-    for (const arg of args) {
-      if (typeof arg !== 'string' || arg.includes('\0')) throw new InvalidGitOptionError('git arguments must be strings without NUL bytes');
-      if (token && arg.includes(token)) throw new InvalidGitOptionError('refusing to pass the access token on the command line');
-    }
+    checkArgs(args, token);
     const command = summarize(args, redact);
     const timeoutMs = positive(options.timeoutMs ?? this.defaultTimeoutMs, 'timeoutMs');
     if (signal?.aborted) throw new GitAbortedError(command, signal.reason);
@@ -119,14 +116,7 @@ export class GitRunner {
     return await new Promise<GitRunResult>((resolve, reject) => {
       let child: ChildProcess;
       try {
-        child = spawn(this.gitBinary, args, {
-          cwd: options.cwd ?? tmpdir(),
-          env,
-          stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-          detached: true,
-          shell: false,
-          windowsHide: true,
-        });
+        child = this.#spawn(args, options.cwd, env, options.input === undefined ? 'ignore' : 'pipe');
       } catch (error) {
         reject(new GitError(`could not start ${this.gitBinary}: ${(error as Error).message}`, { cause: error }));
         return;
@@ -209,17 +199,8 @@ export class GitRunner {
    * and stdout are pipes the caller speaks the protocol over.
    */
   start(args: string[], options: Pick<GitRunOptions, 'cwd'> = {}): GitProcess {
-    for (const arg of args) {
-      if (typeof arg !== 'string' || arg.includes('\0')) throw new InvalidGitOptionError('git arguments must be strings without NUL bytes');
-    }
-    const child = spawn(this.gitBinary, args, {
-      cwd: options.cwd ?? tmpdir(),
-      env: this.#env({}),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-      shell: false,
-      windowsHide: true,
-    });
+    checkArgs(args);
+    const child = this.#spawn(args, options.cwd, this.#env({}), 'pipe') as ChildProcessWithoutNullStreams;
     const pid = child.pid;
     if (pid !== undefined) liveGroups.add(pid);
     const tail = new TailBuffer(STDERR_TAIL_CHARS);
@@ -238,6 +219,11 @@ export class GitRunner {
     };
   }
 
+  /** git in its own process group (killed as a whole), never through a shell, never in the caller's cwd. */
+  #spawn(args: string[], cwd: string | undefined, env: NodeJS.ProcessEnv, stdin: 'ignore' | 'pipe'): ChildProcess {
+    return spawn(this.gitBinary, args, { cwd: cwd ?? tmpdir(), env, stdio: [stdin, 'pipe', 'pipe'], detached: true, shell: false, windowsHide: true });
+  }
+
   #env(options: GitRunOptions): NodeJS.ProcessEnv {
     const env = buildGitEnv({ protocols: this.protocols, token: options.token, tokenScope: options.tokenScope, fsckObjects: this.fsckObjects });
     if (options.indexFile !== undefined) {
@@ -245,6 +231,14 @@ export class GitRunner {
       env.GIT_INDEX_FILE = options.indexFile;
     }
     return env;
+  }
+}
+
+/** Arguments are strings without NUL bytes, and never carry the access token. */
+function checkArgs(args: string[], token?: string): void {
+  for (const arg of args) {
+    if (typeof arg !== 'string' || arg.includes('\0')) throw new InvalidGitOptionError('git arguments must be strings without NUL bytes');
+    if (token && arg.includes(token)) throw new InvalidGitOptionError('refusing to pass the access token on the command line');
   }
 }
 

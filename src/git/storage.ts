@@ -18,17 +18,21 @@ export function recordedUrl(url: string): string {
 }
 
 /**
- * The path of the mirror of `name`/`url` under `storage`. The URL is normalised the
- * way `syncMirror` does (whatever the protocol allowlist), so both agree on the path.
+ * `url` normalised the way `syncMirror` does, whatever the protocol allowlist, so
+ * every path derived from a source's URL agrees with its mirror's. An unusable
+ * URL is returned as it is: it still names a (never created) path.
  */
-export function mirrorPathFor(storage: string, name: string, url: string): string {
-  let normalised = url;
+export function normalisedUrl(url: string): string {
   try {
-    normalised = validateRemoteUrl(url, KNOWN_PROTOCOLS);
+    return validateRemoteUrl(url, KNOWN_PROTOCOLS);
   } catch {
-    // an unusable URL still names a (never created) path
+    return url;
   }
-  return safeJoin(storage, mirrorDirName(name, normalised));
+}
+
+/** The path of the mirror of `name`/`url` under `storage` (see {@link normalisedUrl}). */
+export function mirrorPathFor(storage: string, name: string, url: string): string {
+  return safeJoin(storage, mirrorDirName(name, normalisedUrl(url)));
 }
 
 /** Creates an empty `.tmp-*` directory under `storage` and marks it in use until {@link releaseTempDir}. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEMP_PREFIX } from '../git/paths.js';
 import type { LeaseManager } from '../leases/manager.js';
@@ -7,6 +7,7 @@ import type { Logger } from '../logging/logger.js';
 import { commitDir } from './paths.js';
 import { indexFileOf, removeTree, type ExportBase, type ExportStats } from './export.js';
 import { HoldFiles, type SnapshotHold } from './holds.js';
+import { readJsonFile, writeJsonFile } from './json-file.js';
 import { isObjectId } from './revision.js';
 
 /** One materialised commit on disk. */
@@ -72,14 +73,14 @@ export class SnapshotCache {
     waitMs: number,
   ): Promise<{ path: string; hold: SnapshotHold; created: boolean }> {
     const path = commitDir(this.options.root, key.sourceDir, key.sha);
-    const metaFile = `${path}.json`;
+    const metaFile = recordFileOf(path);
     let created = false;
     const taken = await this.options.leases.withLease(
       leaseKey(key),
       { ttlMs: this.options.leaseTtlMs, owner: `snapshot ${key.source}`.slice(0, 128), waitMs, retryMs: 25 },
       async () => {
         const now = new Date().toISOString();
-        let meta = readMeta(metaFile);
+        let meta = readJsonFile<Meta>(metaFile);
         if (!meta || !existsSync(path)) {
           // A directory without its record is what a crash mid-eviction leaves: start over.
           await removeTree(path);
@@ -90,7 +91,7 @@ export class SnapshotCache {
         } else {
           meta.lastUsedAt = now;
         }
-        writeMeta(metaFile, meta);
+        writeJsonFile(metaFile, meta);
         return this.holds.add({ source: key.source, sourceDir: key.sourceDir, sha: key.sha, ...hold });
       },
     );
@@ -150,7 +151,7 @@ export class SnapshotCache {
     if (!lease) return undefined;
     let hold: SnapshotHold | undefined;
     try {
-      if (!existsSync(chosen.path) || !readMeta(`${chosen.path}.json`)) return undefined;
+      if (!existsSync(chosen.path) || !readJsonFile<Meta>(recordFileOf(chosen.path))) return undefined;
       hold = this.holds.add({ source: chosen.source, sourceDir: chosen.sourceDir, sha: chosen.sha, owner: `base of ${key.sha}`, expiresAt: null });
     } finally {
       await lease.release();
@@ -182,7 +183,7 @@ export class SnapshotCache {
         if (this.holds.live().some((hold) => hold.sourceDir === entry.sourceDir && hold.sha === entry.sha)) continue;
         trash = join(this.options.root, entry.sourceDir, `${TEMP_PREFIX}evict-${randomBytes(6).toString('hex')}`);
         renameSync(entry.path, trash);
-        rmSync(`${entry.path}.json`, { force: true });
+        rmSync(recordFileOf(entry.path), { force: true });
         rmSync(indexFileOf(entry.path), { force: true });
       } finally {
         await lease.release();
@@ -202,9 +203,10 @@ export class SnapshotCache {
     for (const sourceDir of onlySourceDir !== undefined ? [onlySourceDir] : readDir(this.options.root)) {
       if (sourceDir.startsWith('.')) continue;
       for (const name of readDir(join(this.options.root, sourceDir))) {
-        if (!name.endsWith('.json') || !isObjectId(name.slice(0, -'.json'.length))) continue;
-        const path = join(this.options.root, sourceDir, name.slice(0, -'.json'.length));
-        const meta = readMeta(`${path}.json`);
+        const sha = name.endsWith('.json') ? name.slice(0, -'.json'.length) : '';
+        if (!isObjectId(sha)) continue;
+        const path = join(this.options.root, sourceDir, sha);
+        const meta = readJsonFile<Meta>(recordFileOf(path));
         if (meta) entries.push({ ...meta, sourceDir, path });
       }
     }
@@ -235,6 +237,11 @@ const BASE_CANDIDATES = 4;
 /** Directory (under the root) of the temporary clones made when a source has no mirror yet. */
 export const CLONES_DIR = '.clones';
 
+/** The cache record kept beside a snapshot directory: `<sha>.json`. */
+function recordFileOf(snapshotPath: string): string {
+  return `${snapshotPath}.json`;
+}
+
 /** The lease making, holding and evicting one snapshot share. */
 export function leaseKey(key: { sourceDir: string; sha: string }): string {
   return `snapshot:${key.sourceDir}:${key.sha}`;
@@ -248,15 +255,3 @@ function readDir(path: string): string[] {
   }
 }
 
-function readMeta(file: string): Meta | undefined {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Meta;
-  } catch {
-    return undefined;
-  }
-}
-
-function writeMeta(file: string, meta: Meta): void {
-  writeFileSync(`${file}.tmp`, JSON.stringify(meta));
-  renameSync(`${file}.tmp`, file);
-}

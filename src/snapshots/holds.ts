@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { readJsonFile, writeJsonFile } from './json-file.js';
 
 /** A reader's claim on a snapshot: while live, the snapshot is never evicted. */
 export interface SnapshotHold {
@@ -44,20 +45,13 @@ export class HoldFiles {
       host: hostname(),
       createdAt: new Date().toISOString(),
     };
-    const file = this.#file(hold.handle);
-    writeFileSync(`${file}.tmp`, JSON.stringify(hold));
-    renameSync(`${file}.tmp`, file);
+    writeJsonFile(this.#file(hold.handle), hold);
     return hold;
   }
 
   /** The hold with this handle, or undefined (also for malformed handles). */
   get(handle: string): SnapshotHold | undefined {
-    if (!HANDLE.test(handle)) return undefined;
-    try {
-      return JSON.parse(readFileSync(this.#file(handle), 'utf8')) as SnapshotHold;
-    } catch {
-      return undefined;
-    }
+    return HANDLE.test(handle) ? readJsonFile<SnapshotHold>(this.#file(handle)) : undefined;
   }
 
   /** Deletes a hold; true when it existed. */

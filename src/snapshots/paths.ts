@@ -1,19 +1,13 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { join, relative, sep, isAbsolute } from 'node:path';
-import { safeJoin, sanitizeName, urlDigest } from '../git/paths.js';
-import { KNOWN_PROTOCOLS, validateRemoteUrl } from '../git/url.js';
+import { safeJoin, sourceDirName } from '../git/paths.js';
+import { normalisedUrl } from '../git/storage.js';
 import { SnapshotPathEscapeError } from './errors.js';
 import { isObjectId } from './revision.js';
 
 /** Directory name of one source's snapshots: `<sanitized-name>-<sha256(url)[:12]>`, like its mirror. */
 export function snapshotSourceDirName(name: string, url: string): string {
-  let normalised = url;
-  try {
-    normalised = validateRemoteUrl(url, KNOWN_PROTOCOLS);
-  } catch {
-    // an unusable URL still names a directory
-  }
-  return `${sanitizeName(name)}-${urlDigest(normalised)}`;
+  return sourceDirName(name, normalisedUrl(url));
 }
 
 /** `<root>/<source dir>/<sha>`, normalised and checked to stay under `root`. */

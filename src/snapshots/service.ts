@@ -6,8 +6,6 @@ import { tokenScopeFor } from '../git/env.js';
 import type { GitRunner } from '../git/runner.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
-import type { SyncService } from '../replication/sync.js';
-import type { RegistryRepository } from '../store/registry.js';
 import type { Source, SourceWithRegistry } from '../store/types.js';
 import { CLONES_DIR, SnapshotCache } from './cache.js';
 import { PathNotFoundError, RevisionNotFoundError, SnapshotHoldNotFoundError, SnapshotUnavailableError } from './errors.js';
@@ -39,13 +37,13 @@ export interface SnapshotsOptions {
   mirrorsDir: string;
   runner: GitRunner;
   leases: LeaseManager;
-  registry: RegistryRepository;
-  syncService: SyncService;
   logger: Logger;
   leaseTtlMs: number;
   maxCount: number;
   maxBytes: number;
   getSource: (name: string) => Promise<SourceWithRegistry>;
+  /** Requests a sync and serves it, here or by waiting for the lease holder, for at most `timeoutMs` (Forgesync.serveSyncRequest). */
+  serveSyncRequest: (name: string, timeoutMs: number) => Promise<{ source: SourceWithRegistry; served: boolean }>;
   /** The source's access token, if it has a credential reference. */
   tokenOf: (source: Source) => string | undefined;
 }
@@ -56,7 +54,6 @@ export type ObjectAt =
   | { type: 'tree'; sha: string; path: string; entries: TreeEntry[] };
 
 const DEFAULT_WAIT_MS = 30_000;
-const POLL_MS = 100;
 /** How long a reader waits for another process materialising the same commit. */
 const MATERIALISE_WAIT_MS = 10 * 60_000;
 
@@ -96,9 +93,9 @@ export class Snapshots {
     const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
     let stale = false;
     if (options.sync || !mirrorExists(mirror)) {
-      const served = await this.#syncWithin(source, waitMs);
-      source = served.source;
-      stale = !served.fresh;
+      const outcome = await this.options.serveSyncRequest(source.name, waitMs);
+      source = outcome.source;
+      stale = !outcome.served;
     }
     if (!mirrorExists(mirror)) return await this.#openFromTemporaryClone(source, revision, waitMs, options);
     const sha = await this.objects.resolveCommit(mirror, revision);
@@ -161,25 +158,6 @@ export class Snapshots {
     const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
     if (!mirrorExists(mirror)) throw new SnapshotUnavailableError(`${source.name} has no mirror yet (run: forgesync sync ${source.name} --wait)`);
     return mirror;
-  }
-
-  /**
-   * Requests a sync and serves it here if the lease is free, or waits for the
-   * holder to serve it (requests that arrive during a sync are coalesced into
-   * another round), for at most `waitMs`.
-   */
-  async #syncWithin(source: SourceWithRegistry, waitMs: number): Promise<{ source: SourceWithRegistry; fresh: boolean }> {
-    const { registry, syncService, getSource } = this.options;
-    const seq = await registry.request(source.id, 'library');
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      await syncService.sync(source.id, 'library');
-      const current = await getSource(source.name);
-      if (current.registry.completedSeq >= seq) return { source: current, fresh: current.registry.state === 'synced' };
-      const left = deadline - Date.now();
-      if (left <= 0) return { source: current, fresh: false };
-      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
-    }
   }
 
   /**

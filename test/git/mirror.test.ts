@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RemoteNotFoundError } from '../../src/git/errors.js';
 import { cleanupTempDirs, localRefs, lsRemote, refsChecksum, removeMirror, syncMirror } from '../../src/git/mirror.js';
 import { mirrorDirName } from '../../src/git/paths.js';
-import { GitRunner } from '../../src/git/runner.js';
+import { countingRunner } from '../support/counting-runner.js';
 import { git, refsOf, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 
 const protocols = new Set(['file']);
@@ -14,13 +14,7 @@ function setup() {
   const root = tempDir();
   const storage = join(root, 'mirrors');
   const upstream = Upstream.create(root, 'project');
-  const runner = new GitRunner({ protocols });
-  const calls: string[][] = [];
-  const run = runner.run.bind(runner);
-  vi.spyOn(runner, 'run').mockImplementation((args, options) => {
-    calls.push(args);
-    return run(args, options);
-  });
+  const { runner, calls } = countingRunner(protocols);
   const sync = (url = upstream.bare, name = 'project') => syncMirror({ runner, storage, name, url });
   return { root, storage, upstream, runner, calls, sync };
 }

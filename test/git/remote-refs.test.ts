@@ -11,19 +11,8 @@ import { listRemote } from '../../src/git/remote-refs.js';
 import { GitRunner } from '../../src/git/runner.js';
 import { git, refsOf, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';
+import { countingRunner } from '../support/counting-runner.js';
 import { testSecret } from '../support/secrets.js';
-
-/** A runner for `protocols` (local repositories by default), counting the git processes it starts. */
-function countingRunner(protocols = new Set(['file'])) {
-  const runner = new GitRunner({ protocols });
-  const calls: string[][] = [];
-  const run = runner.run.bind(runner);
-  vi.spyOn(runner, 'run').mockImplementation((args, options) => {
-    calls.push(args);
-    return run(args, options);
-  });
-  return { runner, calls };
-}
 
 /**
  * Lists `url` in-process (or not) and with `git ls-remote --symref`, expects both

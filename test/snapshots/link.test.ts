@@ -1,22 +1,12 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { linkTree } from '../../src/snapshots/link.js';
+import { describeTree } from '../support/trees.js';
 
-/** `path type mode inode-or-target` of every entry under `dir`, sorted. */
-function entries(dir: string, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(join(dir, prefix))) {
-    const rel = prefix ? `${prefix}/${name}` : name;
-    const stat = lstatSync(join(dir, rel));
-    const mode = (stat.mode & 0o7777).toString(8);
-    if (stat.isDirectory()) out.push(`${rel} dir ${mode}`, ...entries(dir, rel));
-    else if (stat.isSymbolicLink()) out.push(`${rel} link ${readlinkSync(join(dir, rel))}`);
-    else out.push(`${rel} file ${mode} ${stat.ino}`);
-  }
-  return out.sort();
-}
+/** Every entry under `dir` with its inode for files (see describeTree). */
+const entries = (dir: string) => describeTree(dir, (_path, stat) => String(stat.ino));
 
 describe('linkTree', () => {
   for (const [shape, width, depth] of [

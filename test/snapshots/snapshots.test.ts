@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { mirrorPathFor } from '../../src/git/storage.js';
@@ -14,34 +14,16 @@ import {
 } from '../../src/snapshots/errors.js';
 import type { Snapshot } from '../../src/snapshots/snapshot.js';
 import { exportCommit, removeTree } from '../../src/snapshots/export.js';
-import { git, removeTempDirs } from '../support/git-fixtures.js';
+import { git, listFiles, removeTempDirs } from '../support/git-fixtures.js';
+import { describeTree } from '../support/trees.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
 
 /** Every file (relative path) under a snapshot directory, sorted. */
-function filesOf(dir: string, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(join(dir, prefix), { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) out.push(...filesOf(dir, rel));
-    else out.push(rel);
-  }
-  return out.sort();
-}
+const filesOf = (dir: string) => listFiles(dir).map((file) => relative(dir, file)).sort();
 
-/** Every entry under `dir` as `path mode type content-or-target`, sorted. */
-function describeTree(dir: string, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(join(dir, prefix))) {
-    const rel = prefix ? `${prefix}/${name}` : name;
-    const stat = lstatSync(join(dir, rel));
-    const mode = (stat.mode & 0o777).toString(8);
-    if (stat.isDirectory()) out.push(`${rel}/ ${mode} dir`, ...describeTree(dir, rel));
-    else if (stat.isSymbolicLink()) out.push(`${rel} ${mode} link ${readlinkSync(join(dir, rel))}`);
-    else out.push(`${rel} ${mode} file ${readFileSync(join(dir, rel), 'utf8')}`);
-  }
-  return out.sort();
-}
+/** Every entry under `dir` with its content (see describeTree). */
+const contentsOf = (dir: string) => describeTree(dir, (path) => readFileSync(path, 'utf8'));
 
 /** The files of commit `sha` as git lists them. */
 function treeOf(gitDir: string, sha: string): string[] {
@@ -160,8 +142,8 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     // And exactly what a full export of that commit holds: types, modes, contents, links.
     const fresh = join(app.config.snapshotsDir, 'fresh-export');
     await exportCommit(app.runner, mirror(), next.sha, fresh, app.config.snapshotsDir);
-    expect(describeTree(next.path)).toEqual(describeTree(fresh));
-    expect(describeTree(next.path)).toContain('script.sh 555 file #!/bin/sh\n');
+    expect(contentsOf(next.path)).toEqual(contentsOf(fresh));
+    expect(contentsOf(next.path)).toContain('script.sh 555 file #!/bin/sh\n');
     await removeTree(fresh);
     await base.release();
     await next.release();
