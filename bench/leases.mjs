@@ -14,7 +14,12 @@
 //    (a job re-taking its lease), for BENCH_MS after a warm-up; pairs/s.
 //  - contended: BENCH_WORKERS async workers in this process try-acquire
 //    (never wait) over BENCH_KEYS keys in a fixed round-robin pattern and
-//    release at once on success; successful pairs/s and attempts/s.
+//    release at once on success, all through one client (one manager, one
+//    connection or pool, as one server process would); successful pairs/s
+//    and attempts/s.
+//  - apart: the same pattern, but every worker has a client of its own (its
+//    own manager and connection), as separate processes would: nothing about
+//    the other workers can be known without asking the backend.
 //  - every contender is warmed up first; then BENCH_ROUNDS rounds, each
 //    measuring every contender once per mode in an order rotated per round,
 //    with a forced GC before each measurement; the table shows medians.
@@ -75,27 +80,48 @@ const runId = `${process.pid.toString(36)}${randomBytes(3).toString('hex')}`;
 const keyNamespace = 'fsbench-'; // every bench key starts with it; leftovers of killed runs are swept
 const keyPrefix = `${keyNamespace}${runId}`;
 const seqKey = (c) => `${keyPrefix}:${c.name}:seq`;
-const contendedKeys = (c) => Array.from({ length: cfg.keys }, (_, i) => `${keyPrefix}:${c.name}:c${i}`);
+const contendedKeys = (c, mode) => Array.from({ length: cfg.keys }, (_, i) => `${keyPrefix}:${c.name}:${mode}${i}`);
+const MODES = ['sequential', 'contended', 'apart'];
 
 async function measure(contender, mode, durationMs) {
   collectGarbage();
   const run =
     mode === 'sequential'
       ? runSequential(contender.sessions(1)[0], seqKey(contender), durationMs)
-      : runContended(contender.sessions(cfg.workers), contendedKeys(contender), durationMs);
+      : runContended(mode === 'apart' ? contender.apartSessions : contender.sessions(cfg.workers), contendedKeys(contender, mode), durationMs);
   return withDeadline(run, durationMs + 30_000, `${contender.name} ${mode}`);
+}
+
+/**
+ * Gives every contender BENCH_WORKERS more instances of itself, one session
+ * each, for the "apart" mode; returns a function closing them.
+ */
+async function openApartClients(opened, ctx) {
+  const extra = [];
+  const close = () => Promise.allSettled(extra.map((c) => c.close()));
+  try {
+    for (const c of opened.contenders) {
+      const instances = [];
+      for (let w = 0; w < cfg.workers; w++) instances.push(await opened.factories[c.name]({ ...ctx, workers: 1 }));
+      extra.push(...instances);
+      c.apartSessions = instances.map((i) => i.sessions(1)[0]);
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return close;
 }
 
 async function benchBackend(name, opened) {
   const { contenders } = opened;
   for (const c of contenders) {
     progress(`${name}: warming up ${c.name}`);
-    await measure(c, 'sequential', cfg.warmupMs);
-    await measure(c, 'contended', cfg.warmupMs);
+    for (const mode of MODES) await measure(c, mode, cfg.warmupMs);
   }
-  const samples = Object.fromEntries(contenders.map((c) => [c.name, { sequential: [], contended: [] }]));
+  const samples = Object.fromEntries(contenders.map((c) => [c.name, Object.fromEntries(MODES.map((m) => [m, []]))]));
   for (let r = 0; r < cfg.rounds; r++) {
-    for (const mode of ['sequential', 'contended']) {
+    for (const mode of MODES) {
       for (const c of rotate(contenders, r)) {
         progress(`${name}: round ${r + 1}/${cfg.rounds}, ${mode}, ${c.name}`);
         samples[c.name][mode].push(await measure(c, mode, cfg.durationMs));
@@ -113,7 +139,7 @@ log(
 );
 log(
   `${cfg.rounds} round(s) × ${cfg.durationMs} ms per measurement (median shown), warm-up ${cfg.warmupMs} ms; ` +
-    `sequential: ${cfg.sequentialKey}; contended: ${cfg.workers} workers × ${cfg.keys} keys, try-acquire; ttl ${cfg.ttlMs} ms`,
+    `sequential: ${cfg.sequentialKey}; contended and apart: ${cfg.workers} workers × ${cfg.keys} keys, try-acquire; ttl ${cfg.ttlMs} ms`,
 );
 const loadAtStart = os.loadavg();
 log(`load average at start: ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
@@ -135,8 +161,9 @@ for (const name of selected) {
   log('');
   log(`== ${name} (${shownUrl})`);
   let opened;
+  const ctx = { ...cfg, keyPrefix, keyNamespace };
   try {
-    opened = await withDeadline(backend.open({ ...cfg, keyPrefix, keyNamespace }, backend.url), 20_000, `opening ${name}`);
+    opened = await withDeadline(backend.open(ctx, backend.url), 20_000, `opening ${name}`);
   } catch (error) {
     const reason = describeError(error);
     if (error?.unreachable || error?.name === 'LeaseBackendUnavailableError') {
@@ -151,11 +178,17 @@ for (const name of selected) {
   opened.url = name === 'sqlite' ? opened.url : shownUrl;
   currentCleanup = opened.cleanup;
   try {
+    const closeApart = await withDeadline(openApartClients(opened, ctx), 30_000, `opening ${name} clients per worker`);
+    const cleanupBackend = opened.cleanup;
+    currentCleanup = opened.cleanup = async () => {
+      await closeApart();
+      return cleanupBackend();
+    };
     const samples = await benchBackend(name, opened);
     results[name] = summarizeBackend(name, opened, samples);
     printBackend(name, results[name], cfg, log);
     const noisy = Object.entries(results[name].contenders).filter(
-      ([, r]) => r.sequential.spreadPct > 25 || r.contended.spreadPct > 25,
+      ([, r]) => MODES.some((m) => r[m].spreadPct > 25),
     );
     if (noisy.length && cfg.rounds > 1) {
       log(`  warning: rounds disagree by more than 25% (${noisy.map(([c]) => c).join(', ')}); something else is using the CPU ` +

@@ -80,9 +80,12 @@ export async function openMysql(ctx, url) {
     await admin.end().catch(() => {});
     return `removed ${removed.affectedRows} forgesync rows${dropped}`;
   };
+  const factories = {
+    forgesync: (c) => forgesyncContender(url, c),
+    raw: (c) => rawContender(url, c.workers),
+  };
   try {
-    contenders.push(await forgesyncContender(url, ctx));
-    contenders.push(await rawContender(url, ctx.workers));
+    for (const make of Object.values(factories)) contenders.push(await make(ctx));
   } catch (error) {
     await cleanup().catch(() => {});
     throw error;
@@ -94,5 +97,5 @@ export async function openMysql(ctx, url) {
   notes.push(
     `server ${server.version}, innodb_flush_log_at_trx_commit=${server.flush}, log_bin=${server.log_bin}; raw writes no rows, forgesync keeps a row per key (fence, owner, ttl) beside its GET_LOCK, in a ${server.engine} table`,
   );
-  return { url, contenders, cleanup, notes };
+  return { url, contenders, factories, cleanup, notes };
 }

@@ -85,15 +85,18 @@ export async function openPostgres(ctx, url) {
     );
     if (stale.rowCount) notes.push(`swept ${stale.rowCount} rows left by an earlier interrupted run`);
   }
+  const factories = {
+    forgesync: (c) => forgesyncContender(url, c),
+    raw: async (c) => rawContender(newPool(url), c),
+  };
   try {
     await admin.query(`CREATE TABLE IF NOT EXISTS ${RAW_TABLE} (key text PRIMARY KEY, token text, expires_at timestamptz)`);
-    contenders.push(await forgesyncContender(url, ctx));
-    contenders.push(rawContender(newPool(url), ctx));
+    for (const make of Object.values(factories)) contenders.push(await make(ctx));
   } catch (error) {
     await cleanup().catch(() => {});
     throw error;
   }
   const settings = await admin.query(`SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit')`);
   notes.push(`server: ${settings.rows.map((r) => `${r.name}=${r.setting}`).join(', ')} (every statement is its own committed transaction, for all contenders)`);
-  return { url, contenders, cleanup, notes };
+  return { url, contenders, factories, cleanup, notes };
 }

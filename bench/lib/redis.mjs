@@ -156,11 +156,14 @@ export async function openRedis(ctx, url) {
     await admin.quit().catch(() => admin.disconnect());
     return `removed ${removed} bench keys`;
   };
+  const factories = {
+    forgesync: (c) => forgesyncContender(url, c),
+    raw: (c) => rawContender(url, c),
+    'redis-semaphore': (c) => redisSemaphoreContender(url, c),
+    redlock: (c) => redlockContender(url, c),
+  };
   try {
-    contenders.push(await forgesyncContender(url, ctx));
-    contenders.push(await rawContender(url, ctx));
-    contenders.push(await redisSemaphoreContender(url, ctx));
-    contenders.push(await redlockContender(url, ctx));
+    for (const make of Object.values(factories)) contenders.push(await make(ctx));
   } catch (error) {
     await cleanup().catch(() => {});
     throw error;
@@ -170,5 +173,5 @@ export async function openRedis(ctx, url) {
     'redis-semaphore sleeps retryInterval (0 → ~1 ms timer) after each failed try, a backoff the others do not get',
     'redlock sends an extra release EVALSHA and throws ExecutionError on each failed try',
   ];
-  return { url, contenders, cleanup, notes };
+  return { url, contenders, factories, cleanup, notes };
 }

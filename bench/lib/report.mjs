@@ -18,46 +18,38 @@ function summarizeMode(samples) {
   };
 }
 
+/** The measured modes, in table order, with their column titles. */
+export const MODES = { sequential: 'seq', contended: 'contended', apart: 'apart' };
+const modeNames = Object.keys(MODES);
+const perMode = (f) => Object.fromEntries(modeNames.map((m) => [m, f(m)]));
+
 /**
  * The backend's result record (also what goes into the JSON): per contender
- * the medians, per contender the ratio to raw, forgesync's ratio to each peer
+ * and mode the medians and the ratio to raw, forgesync's ratio to each peer
  * (both as ratio of medians and as median of the per-round ratios, which
- * cancels drift between rounds), and whether the goals are met.
+ * cancels drift between rounds), and whether the goals are met in every mode.
  */
 export function summarizeBackend(name, opened, samples) {
   const contenders = {};
   for (const c of opened.contenders) {
-    contenders[c.name] = {
-      role: c.role,
-      describe: c.describe,
-      sequential: summarizeMode(samples[c.name].sequential),
-      contended: summarizeMode(samples[c.name].contended),
-    };
+    contenders[c.name] = { role: c.role, describe: c.describe, ...perMode((m) => summarizeMode(samples[c.name][m])) };
   }
   const ratio = (a, b, mode) => contenders[a][mode].pairsPerSec / contenders[b][mode].pairsPerSec;
-  const pairedRatio = (a, b, mode) =>
-    median(samples[a][mode].map((s, r) => s.pairsPerSec / samples[b][mode][r].pairsPerSec));
   // Headline ratios are medians of the per-round ratios: the two contenders of
   // a round ran seconds apart, so a burst of outside load hits both of them.
-  const compare = (other) => ({
-    sequential: pairedRatio('forgesync', other, 'sequential'),
-    contended: pairedRatio('forgesync', other, 'contended'),
-    sequentialOfMedians: ratio('forgesync', other, 'sequential'),
-    contendedOfMedians: ratio('forgesync', other, 'contended'),
+  const pairedRatio = (a, b, mode) =>
+    median(samples[a][mode].map((s, r) => s.pairsPerSec / samples[b][mode][r].pairsPerSec));
+  const compare = (a, b) => ({
+    ...perMode((m) => pairedRatio(a, b, m)),
+    ofMedians: perMode((m) => ratio(a, b, m)),
   });
-  for (const c of Object.keys(contenders)) {
-    contenders[c].vsRaw = {
-      sequential: pairedRatio(c, 'raw', 'sequential'),
-      contended: pairedRatio(c, 'raw', 'contended'),
-      sequentialOfMedians: ratio(c, 'raw', 'sequential'),
-      contendedOfMedians: ratio(c, 'raw', 'contended'),
-    };
-  }
+  for (const c of Object.keys(contenders)) contenders[c].vsRaw = compare(c, 'raw');
   const peers = opened.contenders.filter((c) => c.role === 'peer').map((c) => c.name);
-  const vsPeers = Object.fromEntries(peers.map((p) => [p, compare(p)]));
-  const vsRaw = compare('raw');
-  const rawMet = vsRaw.sequential >= GOAL_VS_RAW && vsRaw.contended >= GOAL_VS_RAW;
-  const peersMet = peers.every((p) => vsPeers[p].sequential >= GOAL_VS_PEERS && vsPeers[p].contended >= GOAL_VS_PEERS);
+  const vsPeers = Object.fromEntries(peers.map((p) => [p, compare('forgesync', p)]));
+  const vsRaw = compare('forgesync', 'raw');
+  const allAtLeast = (v, target) => modeNames.every((m) => v[m] >= target);
+  const rawMet = allAtLeast(vsRaw, GOAL_VS_RAW);
+  const peersMet = peers.every((p) => allAtLeast(vsPeers[p], GOAL_VS_PEERS));
   return {
     status: 'ran',
     url: opened.url,
@@ -79,29 +71,24 @@ const pct = (n) => `±${n < 10 ? n.toFixed(1) : Math.round(n)}%`;
 export function printBackend(name, result, cfg, log) {
   const rows = Object.entries(result.contenders).map(([c, r]) => [
     c,
-    int(r.sequential.pairsPerSec),
-    pct(r.sequential.spreadPct),
-    x(r.vsRaw.sequential),
-    int(r.contended.pairsPerSec),
-    pct(r.contended.spreadPct),
-    x(r.vsRaw.contended),
-    int(r.contended.attemptsPerSec),
-    `${Math.round(r.contended.wonPct)}%`,
+    ...modeNames.flatMap((m) => [int(r[m].pairsPerSec), pct(r[m].spreadPct), x(r.vsRaw[m])]),
+    ...['contended', 'apart'].map((m) => `${Math.round(r[m].wonPct)}%`),
   ]);
   log(
     table(
-      ['contender', 'seq pairs/s', 'spread', 'vs raw', `contended pairs/s`, 'spread', 'vs raw', 'attempts/s', 'won'],
+      ['contender', ...modeNames.flatMap((m) => [`${MODES[m]} pairs/s`, 'spread', 'vs raw']), 'won', 'won apart'],
       rows,
     ),
   );
   const compared = { raw: result.forgesync.vsRaw, ...result.forgesync.vsPeers };
   for (const [other, v] of Object.entries(compared)) {
     log(
-      `forgesync vs ${other}: sequential ${x(v.sequential)}, contended ${x(v.contended)}` +
-        `  (ratio of the medians: ${x(v.sequentialOfMedians)}, ${x(v.contendedOfMedians)})`,
+      `forgesync vs ${other}: ${modeNames.map((m) => `${m} ${x(v[m])}`).join(', ')}` +
+        `  (ratio of the medians: ${modeNames.map((m) => x(v.ofMedians[m])).join(', ')})`,
     );
   }
-  log('  ("vs" = median over rounds of the ratio within the round; spread = (max - min) / median of the rounds)');
+  log('  ("vs" = median over rounds of the ratio within the round; spread = (max - min) / median of the rounds;');
+  log('   contended = all workers share one client; apart = a client per worker, as separate processes)');
   for (const [c, v] of Object.entries(result.contenders)) log(`  ${c}: ${v.describe}`);
   for (const note of result.notes ?? []) log(`  note: ${note}`);
 }
@@ -111,13 +98,12 @@ export function verdictLine(name, result) {
   if (result.status !== 'ran') return `${name}: ${result.status} (${result.reason})`;
   const r = result.forgesync.vsRaw;
   const mark = (ok) => (ok ? 'met' : 'NOT met');
-  let line =
-    `${name}: forgesync vs raw ${x(r.sequential)} sequential, ${x(r.contended)} contended → ` +
-    `goal ≥${GOAL_VS_RAW}× raw ${mark(result.goals.vsRaw.met)}`;
+  const triple = (v) => modeNames.map((m) => x(v[m])).join('/');
+  let line = `${name}: forgesync vs raw ${triple(r)} (${modeNames.join('/')}) → goal ≥${GOAL_VS_RAW}× raw ${mark(result.goals.vsRaw.met)}`;
   const peers = Object.entries(result.forgesync.vsPeers);
   if (peers.length) {
     line +=
-      `; vs peers ${peers.map(([p, v]) => `${p} ${x(v.sequential)}/${x(v.contended)}`).join(', ')} → ` +
+      `; vs peers ${peers.map(([p, v]) => `${p} ${triple(v)}`).join(', ')} → ` +
       `goal ≥${GOAL_VS_PEERS}× peers ${mark(result.goals.vsPeers.met)}`;
   }
   return line;

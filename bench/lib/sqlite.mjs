@@ -51,12 +51,15 @@ export async function openSqlite(ctx) {
     for (const c of contenders) await c.close().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   };
+  const factories = {
+    forgesync: (c) => forgesyncContender(url, c),
+    raw: async (c) => rawContender(join(dir, 'raw.db'), c),
+  };
   try {
-    contenders.push(await forgesyncContender(url, ctx));
-    contenders.push(rawContender(join(dir, 'raw.db'), ctx));
+    for (const make of Object.values(factories)) contenders.push(await make(ctx));
   } catch (error) {
     await cleanup();
     throw error;
   }
-  return { url, contenders, cleanup, notes: [`temp files in ${dir} (removed afterwards)`] };
+  return { url, contenders, factories, cleanup, notes: [`temp files in ${dir} (removed afterwards)`] };
 }

@@ -28,6 +28,11 @@ import {
 export type LeaseAttempt = { lease: Lease; holder: null } | { lease: null; holder: LeaseHolder | null };
 
 const HOST = hostname();
+const NOT_ACQUIRED: Promise<null> = Promise.resolve(null);
+const toNull = (): null => null;
+
+/** What inspect() would say of a lease this manager holds. */
+const holderOf = (lease: Lease): LeaseHolder => ({ key: lease.key, owner: lease.owner, fence: lease.fence, expiresAt: lease.expiresAt });
 
 /**
  * Hands out exclusive, fenced leases on keys, over one backend store.
@@ -35,7 +40,16 @@ const HOST = hostname();
  */
 export class LeaseManager {
   readonly #store: LeaseStore;
-  readonly #held = new Set<Lease>();
+  /**
+   * The leases this manager handed out and has not seen released, by key.
+   * A key in here whose lease is still `held` is refused without asking the
+   * backend: the backend could only say no, or (if the lease was removed
+   * underneath and the holder has not noticed yet) give a second holder in
+   * this process the key while the first still believes it has it.
+   */
+  readonly #held = new Map<string, Lease>();
+  /** tryAcquire round trips on their way, by key (at most one per key: later tries share it). */
+  readonly #trying = new Map<string, Promise<Lease | null>>();
   #closed = false;
 
   /** @internal use openLeaseManager */
@@ -48,7 +62,16 @@ export class LeaseManager {
     return this.#store.kind;
   }
 
-  /** Takes the lease if it is free; never waits. Returns null when held. */
+  /**
+   * Takes the lease if it is free; never waits. Returns null when held.
+   *
+   * Contention inside this process is settled here rather than at the
+   * backend: a key held through this manager is refused at once, and a try
+   * made while another try of the same key is on its way shares that one's
+   * round trip (null if it won, since the key is then ours; null if it lost).
+   * Like a mutex's try-lock, it may thus report a key as taken that another
+   * process let go of a moment ago; it never hands out a taken key.
+   */
   tryAcquire(key: string, request: LeaseRequest): Promise<Lease | null> {
     // Not async, and no holder lookup: on the hot path every microtask hop
     // keeps the lease held longer and every extra read costs a round trip.
@@ -62,12 +85,29 @@ export class LeaseManager {
     } catch (error) {
       return Promise.reject(error);
     }
+    if (this.#held.get(key)?.held) return NOT_ACQUIRED;
+    const inFlight = this.#trying.get(key);
+    if (inFlight) return inFlight.then(toNull);
+
     const token = randomUUID();
     const requestedAt = performance.now();
-    const build = (result: StoreAcquireResult) => (result.acquired ? this.#lease(key, token, ttlMs, owner, requestedAt, result) : null);
-    return this.#store.acquireThen
+    let answered = false;
+    const build = (result: StoreAcquireResult) => {
+      answered = true;
+      this.#trying.delete(key);
+      return result.acquired ? this.#lease(key, token, ttlMs, owner, requestedAt, result) : null;
+    };
+    const trying = this.#store.acquireThen
       ? this.#store.acquireThen(key, token, ttlMs, owner, false, build)
       : this.#store.acquire(key, token, ttlMs, owner, false).then(build);
+    // A store may answer synchronously (SQLite); then there is nothing in flight to share.
+    if (!answered) {
+      this.#trying.set(key, trying);
+      trying.catch(() => {
+        if (this.#trying.get(key) === trying) this.#trying.delete(key);
+      });
+    }
+    return trying;
   }
 
   /**
@@ -165,11 +205,15 @@ export class LeaseManager {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([...this.#held].map((lease) => lease.release()));
+    await Promise.allSettled([...this.#held.values()].map((lease) => lease.release()));
     await this.#store.close();
   }
 
-  #attempt(key: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean): Promise<LeaseAttempt> {
+  async #attempt(key: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean): Promise<LeaseAttempt> {
+    // A try of this key already on its way settles who gets it; if it won, the holder is known here.
+    await this.#trying.get(key)?.catch(toNull);
+    const local = this.#held.get(key);
+    if (local?.held) return { lease: null, holder: holderOf(local) };
     const token = randomUUID();
     const requestedAt = performance.now();
     return this.#store.acquire(key, token, ttlMs, owner, withHolder).then((result): LeaseAttempt => {
@@ -197,11 +241,15 @@ export class LeaseManager {
       lost: result.lost,
       onSettled: this.#forget,
     });
-    this.#held.add(lease);
+    // A lease still listed for this key was lost or given up (else the backend would have
+    // refused), so the new one takes its place.
+    this.#held.set(key, lease);
     return lease;
   }
 
-  readonly #forget = (lease: Lease) => void this.#held.delete(lease);
+  readonly #forget = (lease: Lease): void => {
+    if (this.#held.get(lease.key) === lease) this.#held.delete(lease.key);
+  };
 
   /** The owner record for a name, validated once per distinct name. */
   #owner(name: string | undefined): OwnerRecord {

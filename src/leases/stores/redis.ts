@@ -28,7 +28,7 @@ const FORCE_RELEASE = loadScript('force-release');
 const INSPECT = loadScript('inspect');
 
 /** Replies of the Lua scripts; see the header of each .lua file. */
-type AcquireReply = string | 0 | [number, number, string];
+type AcquireReply = number | [number, number, string];
 type InspectReply = [number, number, string] | null;
 
 const isOne = (reply: unknown): boolean => reply === 1;
@@ -66,7 +66,10 @@ function decodeInspect(reply: unknown): LeaseHolder | null {
  * atomic on the server (list is SCAN plus one pipelined inspect per key). Each lease
  * is a string `forgesync:lease:{<key>}` with a PX expiry; its fence comes from a counter
  * `forgesync:fence:{<key>}` that is never deleted, so fences keep growing across holders,
- * releases and expiries (as long as Redis keeps its data). Times come from the server's TIME.
+ * releases and expiries (as long as Redis keeps its data). Expiry is the server's (PX). The times
+ * a caller gets back for its own acquire and extend are its wall clock when it sent the request
+ * plus the ttl, i.e. never later than the server's; holders reported by inspect and list are
+ * timed by the server's TIME.
  *
  * Rejects with LeaseBackendUnavailableError within about two seconds if Redis cannot be
  * reached, instead of retrying forever. Once connected, the client reconnects on its own,
@@ -168,13 +171,13 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     withHolder: boolean,
     then: (result: StoreAcquireResult) => T,
   ): Promise<T> {
-    const rest = `\n${owner.pid}\n${owner.name}\n${key}\n${owner.host}`;
+    const sentAt = Date.now();
+    const rest = `\n${sentAt}\n${owner.pid}\n${owner.name}\n${key}\n${owner.host}`;
     return run(ACQUIRE, 2, [leaseKey(key), fenceKey(key), token, ttlMs, rest, withHolder ? '1' : '0'], (reply) => {
       const r = reply as AcquireReply;
       if (r === 0) return then({ acquired: false, holder: null });
-      if (typeof r !== 'string') return then({ acquired: false, holder: decodeHolder(r[2], r[0], r[1]) });
-      const [fence, acquiredAt, now] = r.split('\n');
-      return then({ acquired: true, fence: BigInt(fence!), acquiredAt: new Date(Number(acquiredAt)), expiresAt: new Date(Number(now) + ttlMs) });
+      if (typeof r !== 'number') return then({ acquired: false, holder: decodeHolder(r[2], r[0], r[1]) });
+      return then({ acquired: true, fence: BigInt(r), acquiredAt: new Date(sentAt), expiresAt: new Date(sentAt + ttlMs) });
     });
   }
 
@@ -189,10 +192,10 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
 
     extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult> {
       // Absent and taken over look the same here; the manager detects expiry with its own deadline.
-      return run(EXTEND, 1, [leaseKey(key), token, ttlMs], (reply): StoreExtendResult => {
-        const nowMs = reply as number;
-        return nowMs > 0 ? { extended: true, expiresAt: new Date(nowMs + ttlMs) } : { extended: false, reason: 'lost' };
-      });
+      const sentAt = Date.now();
+      return run(EXTEND, 1, [leaseKey(key), token, ttlMs], (reply): StoreExtendResult =>
+        isOne(reply) ? { extended: true, expiresAt: new Date(sentAt + ttlMs) } : { extended: false, reason: 'lost' },
+      );
     },
 
     release(key: string, token: string): Promise<boolean> {

@@ -5,43 +5,39 @@
   KEYS[2] fence key  forgesync:fence:{<key>}   (never deleted, so fences only grow)
   ARGV[1] token
   ARGV[2] ttl in milliseconds
-  ARGV[3] the rest of the value, joined by the caller: \n pid \n owner name \n key \n host
-          (one argument rather than four; the key is stored so that list() need not parse
-          it back out of the Redis key name)
+  ARGV[3] the rest of the value, joined by the caller: \n acquiredAtMs \n pid \n owner name \n key \n host
+          (acquiredAt is the caller's clock when it sent the request; the key is stored so that
+          list() need not parse it back out of the Redis key name)
   ARGV[4] "1" when the caller wants the holder on failure, "0" when a bare refusal will do
 
   Stored value: token \n fence \n acquiredAtMs \n pid \n name \n key \n host
   (host last: it is the only field nobody validated, so the reader keeps the rest of the string)
 
   Returns
-    "fence\nacquiredAtMs\nnowMs"   acquired; also when ARGV[1] already holds the key, which is
-                                   what a resent acquire (reply lost on a dropped connection) sees
-    {nowMs, pttl, value}           someone else holds it (ARGV[4] = "1")
-    0                              someone else holds it (ARGV[4] = "0": tryAcquire needs no more)
-  (A string rather than an array on the success path: one bulk reply is cheaper to build and parse.)
+    fence             acquired (an integer, never 0); also when ARGV[1] already holds the key,
+                      which is what a resent acquire (reply lost on a dropped connection) sees
+    0                 someone else holds it (ARGV[4] = "0": tryAcquire needs no more)
+    {nowMs, pttl, value}   someone else holds it (ARGV[4] = "1"), by the server's clock
+
+  Every step here runs on each acquire, so it avoids what costs most inside a script: no TIME
+  (the expiry is PX, a duration on the server's clock) and no number formatting calls (Lua's own
+  conversion writes the fence, exactly, below 10^14).
 ]]
 local current = redis.call('GET', KEYS[1])
+if not current then
+  local fence = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[1] .. '\n' .. fence .. ARGV[3], 'PX', ARGV[2])
+  return fence
+end
+
 local n = #ARGV[1]
-local ours = current and string.sub(current, 1, n) == ARGV[1] and string.byte(current, n + 1) == 10
-if current and not ours and ARGV[4] == '0' then
+if string.sub(current, 1, n) == ARGV[1] and string.byte(current, n + 1) == 10 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return tonumber(string.match(current, '^[^\n]*\n([^\n]*)'))
+end
+
+if ARGV[4] == '0' then
   return 0
 end
-
--- Milliseconds as a string, from TIME's seconds and (unpadded) microseconds, by string operations
--- alone: formatting a number as a string (string.format, tostring) costs almost as much as TIME.
 local time = redis.call('TIME')
-local now = time[1] .. string.sub('00000' .. time[2], -6, -4)
-
-if not current then
-  local fence = string.format('%d', redis.call('INCR', KEYS[2]))
-  redis.call('SET', KEYS[1], ARGV[1] .. '\n' .. fence .. '\n' .. now .. ARGV[3], 'PX', ARGV[2])
-  return fence .. '\n' .. now .. '\n' .. now
-end
-
-if ours then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  local fence, acquiredAt = string.match(current, '^[^\n]*\n([^\n]*)\n([^\n]*)')
-  return fence .. '\n' .. acquiredAt .. '\n' .. now
-end
-
-return {tonumber(now), redis.call('PTTL', KEYS[1]), current}
+return {time[1] * 1000 + math.floor(time[2] / 1000), redis.call('PTTL', KEYS[1]), current}

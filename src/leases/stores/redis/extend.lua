@@ -6,14 +6,12 @@
   ARGV[1] token
   ARGV[2] ttl in milliseconds
 
-  Returns nowMs (server clock) when extended, 0 when the key is absent or held by another token.
+  Returns 1 when extended, 0 when the key is absent or held by another token.
 ]]
 local current = redis.call('GET', KEYS[1])
 local n = #ARGV[1]
 -- The value starts with "token\n"; comparing bytes avoids building "token\n" as a new string.
 if current and string.sub(current, 1, n) == ARGV[1] and string.byte(current, n + 1) == 10 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  local time = redis.call('TIME')
-  return time[1] * 1000 + math.floor(time[2] / 1000)
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0
