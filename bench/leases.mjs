@@ -23,6 +23,10 @@
 //  - every contender is warmed up first; then BENCH_ROUNDS rounds, each
 //    measuring every contender once per mode in an order rotated per round,
 //    with a forced GC before each measurement; the table shows medians.
+//    A measurement lasts 1 s by default: the first tens of milliseconds after
+//    a forced GC run at up to half speed (caches and JIT state rebuilt), more
+//    so for contenders with more code on their path, and at 300 ms that
+//    start-up skewed the ratios by several points.
 // Results also go to bench/results/leases.json.
 
 import { randomBytes } from 'node:crypto';
@@ -39,8 +43,8 @@ const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
 
 const cfg = {
   quick,
-  rounds: intSetting('BENCH_ROUNDS', quick ? 3 : 15, 1),
-  durationMs: intSetting('BENCH_MS', quick ? 150 : 300, 50),
+  rounds: intSetting('BENCH_ROUNDS', quick ? 3 : 9, 1),
+  durationMs: intSetting('BENCH_MS', quick ? 150 : 1000, 50),
   warmupMs: intSetting('BENCH_WARMUP_MS', quick ? 100 : 300, 0),
   workers: intSetting('BENCH_WORKERS', 8, 1),
   keys: intSetting('BENCH_KEYS', 4, 1),

@@ -49,7 +49,8 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
     throw new LeaseBackendUnavailableError('sqlite', url, error);
   }
 
-  const acquire = db.prepare<[string, string, string, number, string, number, number], { fence: bigint }>(`
+  // pluck: the fence itself rather than a row object around it (this runs on every acquire).
+  const acquire = db.prepare<[string, string, string, number, string, number, number], bigint>(`
     INSERT INTO forgesync_leases (key, token, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at)
     VALUES (?, ?, 1, ?, ?, ?, ?, ?)
     ON CONFLICT (key) DO UPDATE SET
@@ -57,7 +58,7 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
       owner_name = excluded.owner_name, owner_pid = excluded.owner_pid, owner_host = excluded.owner_host,
       acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
     WHERE token IS NULL OR expires_at <= excluded.acquired_at
-    RETURNING fence`);
+    RETURNING fence`).pluck();
   const live = db.prepare<[string, number], HolderRow>(
     `SELECT ${HOLDER_COLUMNS} FROM forgesync_leases WHERE key = ? AND token IS NOT NULL AND expires_at > ?`,
   );
@@ -84,17 +85,27 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
      WHERE key = ? AND token IS NOT NULL AND expires_at > ? AND fence = ?`,
   );
 
+  function take(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean): StoreAcquireResult {
+    const now = Date.now();
+    const fence = acquire.get(key, token, owner.name, owner.pid, owner.host, now, now + ttlMs);
+    if (fence !== undefined) return { acquired: true, fence, acquiredAt: new Date(now), expiresAt: new Date(now + ttlMs) };
+    if (!withHolder) return { acquired: false, holder: null };
+    const holder = live.get(key, now);
+    return { acquired: false, holder: holder ? toHolder(holder) : null };
+  }
+
   return {
     kind: 'sqlite',
     async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
-      const now = Date.now();
-      const row = acquire.get(key, token, owner.name, owner.pid, owner.host, now, now + ttlMs);
-      if (row) {
-        return { acquired: true, fence: BigInt(row.fence), acquiredAt: new Date(now), expiresAt: new Date(now + ttlMs) };
+      return take(key, token, ttlMs, owner, withHolder);
+    },
+    // The statement answers synchronously, so `then` runs at once: no promise hop before it.
+    acquireThen<T>(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean, then: (result: StoreAcquireResult) => T): Promise<T> {
+      try {
+        return Promise.resolve(then(take(key, token, ttlMs, owner, withHolder)));
+      } catch (error) {
+        return Promise.reject(error);
       }
-      if (!withHolder) return { acquired: false, holder: null };
-      const holder = live.get(key, now);
-      return { acquired: false, holder: holder ? toHolder(holder) : null };
     },
     async extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult> {
       const now = Date.now();
