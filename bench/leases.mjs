@@ -35,7 +35,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { collectGarbage, rotate, runContended, runSequential, withDeadline } from './lib/harness.mjs';
-import { printBackend, summarizeBackend, verdictLine } from './lib/report.mjs';
+import { MODES, printBackend, summarizeBackend, verdictLine } from './lib/report.mjs';
 import { describeError, intSetting, log, progress, redactUrl } from './lib/util.mjs';
 
 const env = process.env;
@@ -85,7 +85,6 @@ const keyNamespace = 'fsbench-'; // every bench key starts with it; leftovers of
 const keyPrefix = `${keyNamespace}${runId}`;
 const seqKey = (c) => `${keyPrefix}:${c.name}:seq`;
 const contendedKeys = (c, mode) => Array.from({ length: cfg.keys }, (_, i) => `${keyPrefix}:${c.name}:${mode}${i}`);
-const MODES = ['sequential', 'contended', 'apart'];
 
 async function measure(contender, mode, durationMs) {
   collectGarbage();

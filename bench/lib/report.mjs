@@ -19,9 +19,9 @@ function summarizeMode(samples) {
 }
 
 /** The measured modes, in table order, with their column titles. */
-export const MODES = { sequential: 'seq', contended: 'contended', apart: 'apart' };
-const modeNames = Object.keys(MODES);
-const perMode = (f) => Object.fromEntries(modeNames.map((m) => [m, f(m)]));
+const MODE_TITLES = { sequential: 'seq', contended: 'contended', apart: 'apart' };
+export const MODES = Object.keys(MODE_TITLES);
+const perMode = (f) => Object.fromEntries(MODES.map((m) => [m, f(m)]));
 
 /**
  * The backend's result record (also what goes into the JSON): per contender
@@ -47,7 +47,7 @@ export function summarizeBackend(name, opened, samples) {
   const peers = opened.contenders.filter((c) => c.role === 'peer').map((c) => c.name);
   const vsPeers = Object.fromEntries(peers.map((p) => [p, compare('forgesync', p)]));
   const vsRaw = compare('forgesync', 'raw');
-  const allAtLeast = (v, target) => modeNames.every((m) => v[m] >= target);
+  const allAtLeast = (v, target) => MODES.every((m) => v[m] >= target);
   const rawMet = allAtLeast(vsRaw, GOAL_VS_RAW);
   const peersMet = peers.every((p) => allAtLeast(vsPeers[p], GOAL_VS_PEERS));
   return {
@@ -71,20 +71,20 @@ const pct = (n) => `±${n < 10 ? n.toFixed(1) : Math.round(n)}%`;
 export function printBackend(name, result, cfg, log) {
   const rows = Object.entries(result.contenders).map(([c, r]) => [
     c,
-    ...modeNames.flatMap((m) => [int(r[m].pairsPerSec), pct(r[m].spreadPct), x(r.vsRaw[m])]),
+    ...MODES.flatMap((m) => [int(r[m].pairsPerSec), pct(r[m].spreadPct), x(r.vsRaw[m])]),
     ...['contended', 'apart'].map((m) => `${Math.round(r[m].wonPct)}%`),
   ]);
   log(
     table(
-      ['contender', ...modeNames.flatMap((m) => [`${MODES[m]} pairs/s`, 'spread', 'vs raw']), 'won', 'won apart'],
+      ['contender', ...MODES.flatMap((m) => [`${MODE_TITLES[m]} pairs/s`, 'spread', 'vs raw']), 'won', 'won apart'],
       rows,
     ),
   );
   const compared = { raw: result.forgesync.vsRaw, ...result.forgesync.vsPeers };
   for (const [other, v] of Object.entries(compared)) {
     log(
-      `forgesync vs ${other}: ${modeNames.map((m) => `${m} ${x(v[m])}`).join(', ')}` +
-        `  (ratio of the medians: ${modeNames.map((m) => x(v.ofMedians[m])).join(', ')})`,
+      `forgesync vs ${other}: ${MODES.map((m) => `${m} ${x(v[m])}`).join(', ')}` +
+        `  (ratio of the medians: ${MODES.map((m) => x(v.ofMedians[m])).join(', ')})`,
     );
   }
   log('  ("vs" = median over rounds of the ratio within the round; spread = (max - min) / median of the rounds;');
@@ -98,8 +98,8 @@ export function verdictLine(name, result) {
   if (result.status !== 'ran') return `${name}: ${result.status} (${result.reason})`;
   const r = result.forgesync.vsRaw;
   const mark = (ok) => (ok ? 'met' : 'NOT met');
-  const triple = (v) => modeNames.map((m) => x(v[m])).join('/');
-  let line = `${name}: forgesync vs raw ${triple(r)} (${modeNames.join('/')}) → goal ≥${GOAL_VS_RAW}× raw ${mark(result.goals.vsRaw.met)}`;
+  const triple = (v) => MODES.map((m) => x(v[m])).join('/');
+  let line = `${name}: forgesync vs raw ${triple(r)} (${MODES.join('/')}) → goal ≥${GOAL_VS_RAW}× raw ${mark(result.goals.vsRaw.met)}`;
   const peers = Object.entries(result.forgesync.vsPeers);
   if (peers.length) {
     line +=
