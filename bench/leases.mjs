@@ -20,6 +20,12 @@
 //  - apart: the same pattern, but every worker has a client of its own (its
 //    own manager and connection), as separate processes would: nothing about
 //    the other workers can be known without asking the backend.
+//  - in both, a worker whose try failed backs off BENCH_BACKOFF_MS (1 ms)
+//    before its next try, as a caller would rather than spin on a held key.
+//    redis-semaphore's tryAcquire already sleeps ~1 ms after a failure
+//    (setTimeout of its retryInterval, even on its last attempt), so the
+//    harness adds nothing for it: every contender's losers wait alike.
+//    BENCH_BACKOFF_MS=0 gives the spinning loop (redis-semaphore still sleeps).
 //  - every contender is warmed up first; then BENCH_ROUNDS rounds, each
 //    measuring every contender once per mode in an order rotated per round,
 //    with a forced GC before each measurement; the table shows medians.
@@ -48,6 +54,7 @@ const cfg = {
   warmupMs: intSetting('BENCH_WARMUP_MS', quick ? 100 : 300, 0),
   workers: intSetting('BENCH_WORKERS', 8, 1),
   keys: intSetting('BENCH_KEYS', 4, 1),
+  backoffMs: intSetting('BENCH_BACKOFF_MS', 1, 0),
   ttlMs: intSetting('BENCH_TTL_MS', 10_000, 1000),
   sequentialKey: 'same key repeatedly (one per contender)',
 };
@@ -91,7 +98,13 @@ async function measure(contender, mode, durationMs) {
   const run =
     mode === 'sequential'
       ? runSequential(contender.sessions(1)[0], seqKey(contender), durationMs)
-      : runContended(mode === 'apart' ? contender.apartSessions : contender.sessions(cfg.workers), contendedKeys(contender, mode), durationMs);
+      : runContended(
+          mode === 'apart' ? contender.apartSessions : contender.sessions(cfg.workers),
+          contendedKeys(contender, mode),
+          durationMs,
+          // What the contender's own tryAcquire already sleeps after a failure counts towards the back-off.
+          Math.max(0, cfg.backoffMs - (contender.pausesOnFailureMs ?? 0)),
+        );
   return withDeadline(run, durationMs + 30_000, `${contender.name} ${mode}`);
 }
 
@@ -142,7 +155,8 @@ log(
 );
 log(
   `${cfg.rounds} round(s) × ${cfg.durationMs} ms per measurement (median shown), warm-up ${cfg.warmupMs} ms; ` +
-    `sequential: ${cfg.sequentialKey}; contended and apart: ${cfg.workers} workers × ${cfg.keys} keys, try-acquire; ttl ${cfg.ttlMs} ms`,
+    `sequential: ${cfg.sequentialKey}; contended and apart: ${cfg.workers} workers × ${cfg.keys} keys, try-acquire, ` +
+      `${cfg.backoffMs} ms back-off after a failed try; ttl ${cfg.ttlMs} ms`,
 );
 const loadAtStart = os.loadavg();
 log(`load average at start: ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);

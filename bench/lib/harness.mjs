@@ -14,6 +14,7 @@
 // microtasks and a setTimeout would never get to fire.
 
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Collects garbage left by the previous measurement so it is not billed to the
@@ -49,11 +50,12 @@ export async function runSequential(session, key, durationMs) {
 /**
  * `workers` concurrent async loops in this process fighting over `keys` with
  * try-acquire (never waiting): worker w tries keys[(w + i) % keys.length] on
- * its i-th attempt, and on success releases at once. Every contender sees
- * exactly this pattern. Counts successful pairs and attempts; the time
- * includes draining the attempts in flight when the clock runs out.
+ * its i-th attempt, and on success releases at once; after a failed try it
+ * pauses `pauseMs` (0: straight on). Every contender sees exactly this
+ * pattern. Counts successful pairs and attempts; the time includes draining
+ * the attempts in flight when the clock runs out.
  */
-export async function runContended(sessions, keys, durationMs) {
+export async function runContended(sessions, keys, durationMs, pauseMs = 0) {
   const started = performance.now();
   const end = started + durationMs;
   let attempts = 0;
@@ -68,6 +70,8 @@ export async function runContended(sessions, keys, durationMs) {
         if (handle) {
           await session.release(handle);
           pairs++;
+        } else if (pauseMs > 0) {
+          await sleep(pauseMs);
         }
       }
     }),

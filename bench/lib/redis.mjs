@@ -74,10 +74,10 @@ async function rawContender(url, { ttlMs }) {
 
 /**
  * redis-semaphore Mutex, one per attempt (its identifier is the token), with
- * acquireAttemptsLimit 1 so tryAcquire makes one SET NX PX. Caveat the harness
- * cannot remove: after a failed attempt the library still sleeps retryInterval
- * before giving up (0 here, which Node turns into a ~1 ms timer), so under
- * contention its losers back off where the other contenders retry at once.
+ * acquireAttemptsLimit 1 so tryAcquire makes one SET NX PX. After a failed
+ * attempt the library still sleeps retryInterval before giving up (0 here,
+ * which Node turns into a ~1 ms timer): that is its losers' back-off, so the
+ * harness adds none of its own for it (pausesOnFailureMs).
  * refreshInterval is left at its default (a setInterval armed per lease).
  */
 async function redisSemaphoreContender(url, { ttlMs }) {
@@ -93,6 +93,7 @@ async function redisSemaphoreContender(url, { ttlMs }) {
   return {
     name: 'redis-semaphore',
     role: 'peer',
+    pausesOnFailureMs: 1,
     describe: 'redis-semaphore 5 Mutex.tryAcquire (acquireAttemptsLimit 1) + release',
     sessions: (n) => Array.from({ length: n }, () => session),
     close: () => client.quit().catch(() => client.disconnect()),
@@ -170,7 +171,7 @@ export async function openRedis(ctx, url) {
   }
   const notes = [
     ...(swept ? [`swept ${swept} fence keys left by an earlier interrupted run`] : []),
-    'redis-semaphore sleeps retryInterval (0 → ~1 ms timer) after each failed try, a backoff the others do not get',
+    'redis-semaphore sleeps retryInterval (0 → ~1 ms timer) inside each failed try; that counts as its back-off',
     'redlock sends an extra release EVALSHA and throws ExecutionError on each failed try',
   ];
   return { url, contenders, factories, cleanup, notes };
