@@ -68,7 +68,7 @@ export class LeaseManager {
    * Contention inside this process is settled here rather than at the
    * backend: a key held through this manager is refused at once, and a try
    * made while another try of the same key is on its way shares that one's
-   * round trip (null if it won, since the key is then ours; null if it lost).
+   * round trip and gets null (the key is then ours, or someone else's).
    * Like a mutex's try-lock, it may thus report a key as taken that another
    * process let go of a moment ago; it never hands out a taken key.
    */
