@@ -36,16 +36,13 @@
 // Results also go to bench/results/leases.json.
 
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { collectGarbage, rotate, runContended, runSequential, withDeadline } from './lib/harness.mjs';
 import { MODES, printBackend, summarizeBackend, verdictLine } from './lib/report.mjs';
-import { describeError, intSetting, log, progress, redactUrl } from './lib/util.mjs';
+import { describeError, intSetting, loads, log, progress, quick, redactUrl, writeResults } from './lib/util.mjs';
 
 const env = process.env;
-const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
 
 const cfg = {
   quick,
@@ -159,7 +156,7 @@ log(
       `${cfg.backoffMs} ms back-off after a failed try; ttl ${cfg.ttlMs} ms`,
 );
 const loadAtStart = os.loadavg();
-log(`load average at start: ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
+log(`load average at start: ${loads(loadAtStart)}`);
 
 const results = {};
 let interrupted = false;
@@ -233,11 +230,7 @@ const ran = Object.values(results).filter((r) => r.status === 'ran');
 const totalSec = (performance.now() - started) / 1000;
 log(`(${ran.length} of ${selected.length} backend(s) measured in ${totalSec.toFixed(0)} s)`);
 
-const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
-mkdirSync(resultsDir, { recursive: true });
-// The directory ignores itself so results never show up as untracked files.
-writeFileSync(`${resultsDir}.gitignore`, '*\n');
-const json = {
+const resultsFile = writeResults('leases', {
   generatedAt: new Date().toISOString(),
   node: process.version,
   platform: `${os.platform()} ${os.release()} ${os.arch()}`,
@@ -249,9 +242,8 @@ const json = {
   goals: { vsRaw: 0.8, vsPeers: 1.0 },
   backends: results,
   durationSec: totalSec,
-};
-writeFileSync(`${resultsDir}leases.json`, JSON.stringify(json, null, 2) + '\n');
-log(`results written to ${resultsDir}leases.json`);
+});
+log(`results written to ${resultsFile}`);
 
 if (ran.length === 0) {
   console.error('no backend could be benchmarked');

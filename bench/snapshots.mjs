@@ -64,12 +64,11 @@
 //    goes beyond the checkout.
 // Results also go to bench/results/snapshots.json.
 
-import { intSetting, log, mib, progress, table } from './lib/util.mjs';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { intSetting, loads, log, mib, progress, quick, reportLoad, table, writeResults } from './lib/util.mjs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
@@ -90,7 +89,6 @@ import {
 } from './lib/snapshots-measure.mjs';
 
 const env = process.env;
-const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
 
 const cfg = {
   quick,
@@ -154,7 +152,7 @@ log(
 log(`temp dir ${root}${fs ? ` (${fs.type} on ${fs.mountPoint})` : ''}; ${cfg.rounds} measured round(s) after one warm-up, ${cfg.repeats} repeat calls per round`);
 if (fs && ['tmpfs', 'ramfs'].includes(fs.type)) log(`warning: the temp dir is on ${fs.type}, not a disk: set TMPDIR to a directory on the regular disk`);
 const loadAtStart = os.loadavg();
-log(`load average at start: ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
+log(`load average at start: ${loads(loadAtStart)}`);
 const started = performance.now();
 
 // ---- fixtures (not timed) ----
@@ -416,22 +414,12 @@ log(
 );
 log('  per round ms (first/nearby/worktree/clone): ' + samples.first.map((s, i) => [s, samples.nearby[i], samples.worktree[i], samples.clone[i]].map((x) => ms(x.ms)).join('/')).join(', '));
 log('');
-const loadAtEnd = os.loadavg();
-const busiest = Math.max(loadAtStart[0], loadAtEnd[0], ...CASES.flatMap(({ key }) => samples[key].map((s) => s.loadAverage)));
-if (busiest > os.cpus().length) {
-  log(`warning: load average reached ${busiest.toFixed(2)} on ${os.cpus().length} CPUs: something else competed for the CPU, wall times are noisy`);
-}
-log(`load average at end: ${loadAtEnd.map((n) => n.toFixed(2)).join(' ')}`);
+const loadAtEnd = reportLoad(loadAtStart, CASES.flatMap(({ key }) => samples[key].map((s) => s.loadAverage)));
 const allMet = goals.every((g) => g.met);
 log(`goals: ${goals.map((g) => `${g.text}: ${g.value} ${g.met ? 'met' : 'MISSED'}`).join('; ')}`);
 log(`goals: ${allMet ? 'all met' : 'NOT all met'} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
 
-const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
-mkdirSync(resultsDir, { recursive: true });
-writeFileSync(
-  join(resultsDir, 'snapshots.json'),
-  `${JSON.stringify(
-    {
+const resultsFile = writeResults('snapshots', {
       date: new Date().toISOString(),
       node: process.version,
       git: gitVersion,
@@ -461,12 +449,8 @@ writeFileSync(
       firstSnapshotBreakdown: breakdown,
       goals,
       goalsMet: allMet,
-    },
-    null,
-    2,
-  )}\n`,
-);
-log(`results written to ${join(resultsDir, 'snapshots.json')}`);
+});
+log(`results written to ${resultsFile}`);
 await cleanup();
 if (cfg.keep) log(`kept ${root}`);
 if (cfg.strict && !allMet) process.exitCode = 1;

@@ -45,13 +45,12 @@
 //    RSS / heap after a forced gc() at the end of every cycle.
 // Results also go to bench/results/sync.json.
 
-import { intSetting, log, mib, progress, table } from './lib/util.mjs';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { intSetting, loads, log, mib, progress, quick, reportLoad, table, writeResults } from './lib/util.mjs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
@@ -59,7 +58,6 @@ import { addCommit, cloneMirror, createTemplate, createUpstreams, git, pool, PLA
 import { collectGarbage, median, rotate, spreadPct } from './lib/harness.mjs';
 
 const env = process.env;
-const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
 
 const cfg = {
   quick,
@@ -142,7 +140,7 @@ log(
 );
 log(`${cfg.repos} upstreams, parallelism ${cfg.parallel}, ${cfg.cycles} measured cycle(s) of each kind after one warm-up; temp dir ${root}`);
 const loadAtStart = os.loadavg();
-log(`load average at start: ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}`);
+log(`load average at start: ${loads(loadAtStart)}`);
 
 const started = performance.now();
 const setupParallel = Math.max(cfg.parallel, os.cpus().length * 2);
@@ -414,21 +412,11 @@ log(
   `memory across measured cycles (after gc): RSS ${rssGrowth >= 0 ? '+' : ''}${mib(rssGrowth).toFixed(1)} MiB, ` +
     `heap ${heapGrowth >= 0 ? '+' : ''}${mib(heapGrowth).toFixed(1)} MiB → ${memoryFlat ? 'flat' : 'GROWING'}`,
 );
-const loadAtEnd = os.loadavg();
-const busiest = Math.max(loadAtStart[0], loadAtEnd[0], ...SCENARIOS.flatMap(({ key }) => samples[key].map((s) => s.loadAverage)));
-if (busiest > os.cpus().length) {
-  log(`warning: load average reached ${busiest.toFixed(2)} on ${os.cpus().length} CPUs: something else competed for the CPU, wall times are noisy (see the CPU table)`);
-}
-log(`load average at end: ${loadAtEnd.map((n) => n.toFixed(2)).join(' ')}`);
+const loadAtEnd = reportLoad(loadAtStart, SCENARIOS.flatMap(({ key }) => samples[key].map((s) => s.loadAverage)), ' (see the CPU table)');
 const allMet = SCENARIOS.every(({ key }) => results[key].met) && memoryFlat && mismatched.length === 0;
 log(`goals: ${allMet ? 'all met' : 'NOT all met'} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
 
-const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
-mkdirSync(resultsDir, { recursive: true });
-writeFileSync(
-  join(resultsDir, 'sync.json'),
-  `${JSON.stringify(
-    {
+const resultsFile = writeResults('sync', {
       date: new Date().toISOString(),
       node: process.version,
       git: gitVersion,
@@ -446,12 +434,8 @@ writeFileSync(
       memory: { peakRss: sampler.peak, rssBeforeOpen, perCycle: memory, rssGrowth, heapGrowth, flat: memoryFlat },
       mirrorsMatchingUpstream: mismatched.length === 0,
       goalsMet: allMet,
-    },
-    null,
-    2,
-  )}\n`,
-);
-log(`results written to ${join(resultsDir, 'sync.json')}`);
+});
+log(`results written to ${resultsFile}`);
 await cleanup();
 if (cfg.keep) log(`kept ${root}`);
 if (cfg.strict && !allMet) process.exitCode = 1;

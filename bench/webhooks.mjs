@@ -46,15 +46,14 @@
 // Results also go to bench/results/webhooks.json.
 
 import { randomBytes } from 'node:crypto';
-import { intSetting, log, mib, progress, table } from './lib/util.mjs';
+import { intSetting, loads, log, mib, progress, quick, table, writeResults } from './lib/util.mjs';
 import BetterSqlite3 from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
@@ -64,7 +63,6 @@ import { runStage } from './lib/webhooks-load.mjs';
 import { cpuMsOf, memoryOf, startHello, startServe, stop } from './lib/webhooks-procs.mjs';
 
 const env = process.env;
-const quick = env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
 
 const cfg = {
   quick,
@@ -110,7 +108,7 @@ async function main() {
   const gitVersion = (await git(['--version'])).trim();
   log(`forgesync webhook benchmark — node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`);
   log(`${cfg.repos} repositories, storm of ${cfg.storm} pushes, ${cfg.stageSeconds} s per rate stage; temp dir ${root}`);
-  log(`load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  log(`load average at start: ${loads(os.loadavg())}`);
   const started = performance.now();
 
   // ---- fixtures ----
@@ -223,9 +221,7 @@ async function main() {
     durationS: (performance.now() - started) / 1000,
   };
   printReport(result);
-  const out = fileURLToPath(new URL('./results/webhooks.json', import.meta.url));
-  mkdirSync(join(out, '..'), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  const out = writeResults('webhooks', result);
   log(`\nresults written to ${out}${cfg.keep ? `; temp dir kept: ${root}` : ''}`);
   const met = result.goals.fetchesPerRepo.met && result.goals.mirrorsEqual;
   if (cfg.strict && !met) process.exitCode = 1;

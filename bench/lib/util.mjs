@@ -1,3 +1,10 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** BENCH_QUICK=1 (or true): every bench's short smoke-test configuration. */
+export const quick = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true';
+
 /** Marks an error as "the backend is not there", which skips the backend instead of failing it. */
 export function unreachable(cause) {
   const reason = describeError(cause);
@@ -51,3 +58,34 @@ export const progress = process.stderr.isTTY ? (text) => process.stderr.write(`\
 
 /** Bytes → MiB. */
 export const mib = (bytes) => bytes / (1024 * 1024);
+
+/** Load averages as printed in the reports. */
+export const loads = (values) => values.map((n) => n.toFixed(2)).join(' ');
+
+/**
+ * Logs the load average at the end, with a warning when it (at the start, at
+ * the end or in `sampled`, one-minute loads taken during the run) exceeded
+ * the CPU count. Returns the end's load averages.
+ */
+export function reportLoad(loadAtStart, sampled, hint = '') {
+  const loadAtEnd = os.loadavg();
+  const busiest = Math.max(loadAtStart[0], loadAtEnd[0], ...sampled);
+  if (busiest > os.cpus().length) {
+    log(`warning: load average reached ${busiest.toFixed(2)} on ${os.cpus().length} CPUs: something else competed for the CPU, wall times are noisy${hint}`);
+  }
+  log(`load average at end: ${loads(loadAtEnd)}`);
+  return loadAtEnd;
+}
+
+/**
+ * Writes `bench/results/<name>.json` (the directory ignores itself, so results
+ * never show up as untracked files) and returns its path.
+ */
+export function writeResults(name, result) {
+  const dir = fileURLToPath(new URL('../results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}.gitignore`, '*\n');
+  const file = `${dir}${name}.json`;
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  return file;
+}

@@ -1,5 +1,5 @@
-import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, Kysely } from 'kysely';
+import { runOnSqlite, sqliteHandle } from './connect.js';
 import type { Schema } from './types.js';
 
 /*
@@ -13,13 +13,6 @@ import type { Schema } from './types.js';
  * inside one BEGIN IMMEDIATE transaction never holds the lock across a yield.
  */
 
-const sqliteHandles = new WeakMap<Kysely<Schema>, BetterSqlite3.Database>();
-
-/** Records the better-sqlite3 handle behind `db` (done by openDatabase). */
-export function registerSqliteHandle(db: Kysely<Schema>, handle: BetterSqlite3.Database): void {
-  sqliteHandles.set(db, handle);
-}
-
 /** A row as the driver returns it. */
 export type Row = Record<string, unknown>;
 
@@ -32,27 +25,16 @@ export type Step = (previous: Row[][]) => Compilable | null;
  * the whole batch back. Steps build their queries with `db` (compiling only).
  */
 export async function runAtomically(db: Kysely<Schema>, steps: Step[]): Promise<Row[][]> {
-  const handle = sqliteHandles.get(db);
+  const handle = sqliteHandle(db);
   if (handle) {
-    const run = handle.transaction(() => {
+    return handle.transaction.immediate(() => {
       const results: Row[][] = [];
       for (const step of steps) {
         const query = step(results)?.compile();
-        if (!query) {
-          results.push([]);
-          continue;
-        }
-        const statement = handle.prepare(query.sql);
-        const parameters = query.parameters as unknown[];
-        if (statement.reader) results.push(statement.all(parameters) as Row[]);
-        else {
-          statement.run(parameters);
-          results.push([]);
-        }
+        results.push(query ? runOnSqlite<Row>(handle, query.sql, query.parameters).rows : []);
       }
       return results;
-    });
-    return run.immediate();
+    }) as Row[][];
   }
   return db.transaction().execute(async (trx) => {
     const results: Row[][] = [];

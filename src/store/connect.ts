@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type QueryResult, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
 import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
-import { registerSqliteHandle } from './atomic.js';
 import type { Schema } from './types.js';
 
 /** An open Kysely instance plus what the migration step needs from its dialect. */
@@ -41,7 +40,6 @@ export function connectSqlite(url: string): Connection {
   }
   const statements = cachingStatements(raw);
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: statements }) });
-  registerSqliteHandle(db, raw);
   sqliteHandles.set(db, {
     raw,
     prepare: (text) => statements.prepare(text) as BetterSqlite3.Statement,
@@ -71,6 +69,14 @@ const sqliteHandles = new WeakMap<Kysely<Schema>, SqliteHandle>();
 /** The SQLite handle behind `db`, or undefined for another dialect. */
 export function sqliteHandle(db: Kysely<Schema>): SqliteHandle | undefined {
   return sqliteHandles.get(db);
+}
+
+/** Runs one statement on the handle, synchronously, with the result shape of Kysely's SQLite driver. */
+export function runOnSqlite<O>(sqlite: SqliteHandle, text: string, parameters: readonly unknown[]): QueryResult<O> {
+  const statement = sqlite.prepare(text);
+  if (statement.reader) return { rows: statement.all(parameters) as O[] };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
 }
 
 /** Distinct SQL texts kept prepared; the registry issues a few dozen shapes. */

@@ -172,17 +172,8 @@ export class RegistryRepository {
    * (then it is pending, to be synced again).
    */
   async finishSynced(sourceId: number, fence: bigint, outcome: SyncedOutcome): Promise<boolean> {
-    return (await this.finishSyncedCounters(sourceId, fence, outcome)) !== null;
-  }
-
-  /**
-   * finishSynced(), returning the row's request counters as the write left
-   * them (requested above completed: a request is still to be served), in
-   * the same statement. Null when the guard rejected the write.
-   */
-  async finishSyncedCounters(sourceId: number, fence: bigint, outcome: SyncedOutcome): Promise<RequestCounters | null> {
     const { query, args } = this.#finishSyncedQuery(sourceId, fence, outcome);
-    return countersOf((await query.execute(...args)).rows);
+    return (await query.execute(...args)).rows.length > 0;
   }
 
   /** finishSynced's statement for `outcome`, with its arguments. */
@@ -210,7 +201,9 @@ export class RegistryRepository {
   }
 
   /**
-   * A successful sync's end: finishSyncedCounters(), then finishAttempt()
+   * A successful sync's end: finishSynced(), returning the row's request
+   * counters as the write left them (requested above completed: a request is
+   * still to be served; null when the guard rejected the write), then finishAttempt()
    * of its attempt with what `attempt` says given whether the guard let the
    * registry write through, back to back (in one transaction on SQLite).
    */

@@ -1,5 +1,5 @@
 import { sql, type Compilable, type CompiledQuery, type Kysely, type QueryResult, type RawBuilder } from 'kysely';
-import { sqliteHandle, type SqliteHandle } from './connect.js';
+import { runOnSqlite, sqliteHandle, type SqliteHandle } from './connect.js';
 import type { RegistryState, Schema } from './types.js';
 
 /**
@@ -90,10 +90,7 @@ export class PreparedQuery<A extends readonly unknown[], O> {
   /** @internal Runs the statement on a SQLite handle, synchronously, as Kysely's SQLite driver would. */
   runSqlite(sqlite: SqliteHandle, args: A): QueryResult<O> {
     const { sql: text, parameters } = this.#withArgs(args);
-    const statement = sqlite.prepare(text);
-    if (statement.reader) return { rows: statement.all(parameters) as O[] };
-    const { changes, lastInsertRowid } = statement.run(parameters);
-    return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+    return runOnSqlite<O>(sqlite, text, parameters);
   }
 
   /** The compiled query with `args` in place of the arguments' slots. */

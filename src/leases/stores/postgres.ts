@@ -36,21 +36,23 @@ const HOLDER_COLUMNS = 'key, fence, owner_name, owner_pid, owner_host, acquired_
 const LIVE = 'token IS NOT NULL AND expires_at > now()';
 const TTL = (param: string) => `now() + ${param}::float8 * interval '1 millisecond'`;
 
-// Named statements: parsed and planned once per pooled connection.
 // Insert a fresh row, or take over a free/expired one; ON CONFLICT DO UPDATE
 // re-checks its WHERE against the newest row version under a row lock, so of
-// many concurrent contenders exactly one wins. Losers read the live holder
-// from the same statement (its snapshot), still one round trip.
-const ACQUIRE = {
-  name: 'forgesync_lease_acquire',
-  text: `WITH ins AS (
-    INSERT INTO ${TABLE} AS l (key, token, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at)
+// many concurrent contenders exactly one wins.
+const TAKE = `INSERT INTO ${TABLE} AS l (key, token, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at)
     VALUES ($1, $2, 1, $4, $5, $6, now(), ${TTL('$3')})
     ON CONFLICT (key) DO UPDATE SET
       token = excluded.token, fence = l.fence + 1,
       owner_name = excluded.owner_name, owner_pid = excluded.owner_pid, owner_host = excluded.owner_host,
       acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
-    WHERE l.token IS NULL OR l.expires_at <= now()
+    WHERE l.token IS NULL OR l.expires_at <= now()`;
+
+// Named statements: parsed and planned once per pooled connection.
+// Losers read the live holder from the same statement (its snapshot), still
+// one round trip.
+const ACQUIRE = {
+  name: 'forgesync_lease_acquire',
+  text: `WITH ins AS (${TAKE}
     RETURNING ${HOLDER_COLUMNS})
   SELECT true AS acquired, * FROM ins
   UNION ALL
@@ -63,13 +65,7 @@ const ACQUIRE = {
 // faster than a timestamptz).
 const ACQUIRE_BARE = {
   name: 'forgesync_lease_acquire_bare',
-  text: `INSERT INTO ${TABLE} AS l (key, token, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at)
-    VALUES ($1, $2, 1, $4, $5, $6, now(), ${TTL('$3')})
-    ON CONFLICT (key) DO UPDATE SET
-      token = excluded.token, fence = l.fence + 1,
-      owner_name = excluded.owner_name, owner_pid = excluded.owner_pid, owner_host = excluded.owner_host,
-      acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
-    WHERE l.token IS NULL OR l.expires_at <= now()
+  text: `${TAKE}
     RETURNING fence, extract(epoch FROM acquired_at)::float8 * 1000 AS acquired_ms,
       extract(epoch FROM expires_at)::float8 * 1000 AS expires_ms`,
 };
