@@ -17,7 +17,9 @@ export type {
 } from './leases/types.js';
 export { loadConfig, type ForgesyncConfig } from './config/config.js';
 export { ConfigError } from './config/errors.js';
-export { Forgesync, SourceNotFoundError, type AddSourceInput, type ResyncTarget } from './app/forgesync.js';
+export { Forgesync, type AddSourceInput, type ResyncTarget } from './app/forgesync.js';
+export * from './errors.js';
+export { SourceNotFoundError, SourceExistsError, DatabaseUnavailableError, DatabaseMigrationError, UnsupportedDatabaseUrlError } from './store/errors.js';
 export type { SyncOutcome } from './replication/sync.js';
 export type { SyncTrigger, JobTransport, SyncJob } from './jobs/transport.js';
 export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttempt } from './store/types.js';

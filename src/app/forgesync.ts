@@ -23,15 +23,8 @@ import { openDatabase, type Database } from '../store/database.js';
 import type { MatchedRequest } from '../store/match-requests.js';
 import { RegistryRepository } from '../store/registry.js';
 import { SourceRepository } from '../store/sources.js';
+import { SourceNotFoundError } from '../store/errors.js';
 import type { RegistryState, Source, SourceWithRegistry } from '../store/types.js';
-
-/** No source has this name. */
-export class SourceNotFoundError extends Error {
-  override name = 'SourceNotFoundError';
-  constructor(readonly sourceName: string) {
-    super(`no source named "${sourceName}" (see: forgesync status)`);
-  }
-}
 
 export interface AddSourceInput {
   url: string;
@@ -234,7 +227,7 @@ export class Forgesync {
    * Records a sync request for a source the caller already looked up (the
    * webhook receivers: no second lookup by name) and nudges a worker.
    * @returns the new requested_seq.
-   * @throws UnknownSourceError when the source was removed meanwhile.
+   * @throws SourceNotFoundError when the source was removed meanwhile.
    */
   async requestSyncOf(source: Source, trigger: SyncTrigger): Promise<number> {
     const seq = await this.registry.request(source.id, trigger);

@@ -1,9 +1,8 @@
+import { ForgesyncError, InvalidInputError, NotFoundError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
 
-/** Base class of every error raised by the git layer. */
-export class GitError extends Error {
-  override name = 'GitError';
-}
+/** Base class of the errors of a git process that ran (and failed, timed out or was stopped). */
+export class GitError extends ForgesyncError {}
 
 /** Last non-empty line of a (redacted) stderr tail, for one-line messages. */
 function lastLines(stderr: string, count = 3): string {
@@ -20,7 +19,6 @@ function lastLines(stderr: string, count = 3): string {
  * `Authorization:` header, no URL password.
  */
 export class GitCommandError extends GitError {
-  override name = 'GitCommandError';
   constructor(
     /** `git <args>` with secrets removed. */
     readonly command: string,
@@ -38,7 +36,6 @@ export class GitCommandError extends GitError {
 
 /** A git process ran longer than its time limit and was killed. */
 export class GitTimeoutError extends GitError {
-  override name = 'GitTimeoutError';
   constructor(readonly command: string, readonly timeoutMs: number) {
     super(`${command} did not finish within ${timeoutMs} ms and was killed; raise the timeout if the repository is large`);
   }
@@ -46,7 +43,6 @@ export class GitTimeoutError extends GitError {
 
 /** A git process was killed because the caller's abort signal fired (e.g. the lease was lost). */
 export class GitAbortedError extends GitError {
-  override name = 'GitAbortedError';
   constructor(readonly command: string, reason?: unknown) {
     const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : undefined;
     super(`${command} was aborted${why ? `: ${why}` : ''}`, reason === undefined ? undefined : { cause: reason });
@@ -55,15 +51,13 @@ export class GitAbortedError extends GitError {
 
 /** A git process wrote more to stdout than the runner accepts. */
 export class GitOutputLimitError extends GitError {
-  override name = 'GitOutputLimitError';
   constructor(readonly command: string, readonly limitBytes: number) {
     super(`${command} wrote more than ${limitBytes} bytes to stdout and was killed`);
   }
 }
 
 /** A remote URL is malformed, dangerous or uses a protocol that is not allowed. */
-export class InvalidRemoteUrlError extends GitError {
-  override name = 'InvalidRemoteUrlError';
+export class InvalidRemoteUrlError extends InvalidInputError {
   /** The offending URL with any credentials replaced by `***`. */
   readonly url: string;
   constructor(url: string, reason: string) {
@@ -76,26 +70,20 @@ export class InvalidRemoteUrlError extends GitError {
 }
 
 /** FORGESYNC_GIT_PROTOCOLS (or the equivalent setting) names an unknown protocol. */
-export class InvalidGitProtocolError extends GitError {
-  override name = 'InvalidGitProtocolError';
-}
+export class InvalidGitProtocolError extends InvalidInputError {}
 
 /** A token or another git option is unusable (e.g. contains a newline). */
-export class InvalidGitOptionError extends GitError {
-  override name = 'InvalidGitOptionError';
-}
+export class InvalidGitOptionError extends InvalidInputError {}
 
 /** A path derived from a name or URL would land outside its root directory. */
-export class PathEscapeError extends GitError {
-  override name = 'PathEscapeError';
+export class PathEscapeError extends InvalidInputError {
   constructor(readonly root: string, readonly path: string, reason = 'it is not strictly inside the root') {
     super(`refusing path ${JSON.stringify(path)} under ${JSON.stringify(root)}: ${reason}`);
   }
 }
 
 /** The upstream repository does not exist, is gone, or is invisible with the given credentials. */
-export class RemoteNotFoundError extends GitError {
-  override name = 'RemoteNotFoundError';
+export class RemoteNotFoundError extends NotFoundError {
   /** The URL with any credentials replaced by `***`. */
   readonly url: string;
   constructor(url: string, cause?: GitCommandError) {

@@ -1,4 +1,4 @@
-import { LeaseError } from './errors.js';
+import { LeaseExpiredError, LeaseLostError } from './errors.js';
 import type { Lease } from './lease.js';
 
 /**
@@ -20,7 +20,7 @@ export function startHeartbeat(lease: Lease, periodMs: number, onError?: (error:
     lease.extend().then(
       () => schedule(periodMs),
       (error: unknown) => {
-        if (error instanceof LeaseError) return; // lost or expired: the lease has aborted
+        if (error instanceof LeaseLostError || error instanceof LeaseExpiredError) return; // lost or expired: the lease has aborted
         onError?.(error);
         schedule(Math.max(1, Math.floor(periodMs / 3)));
       },

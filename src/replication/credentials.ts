@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { InvalidInputError } from '../errors.js';
 
 /** A credential reference could not be resolved to a secret. */
-export class CredentialError extends Error {
-  override name = 'CredentialError';
-}
+export class CredentialError extends InvalidInputError {}
 
 const REFERENCE = /^(env:[A-Za-z_][A-Za-z0-9_]*|file:\/.+|[A-Za-z0-9_.-]{1,100})$/;
 

@@ -1,7 +1,7 @@
+import { InvalidInputError } from '../errors.js';
+
 /** A source name is not acceptable. */
-export class InvalidSourceNameError extends Error {
-  override name = 'InvalidSourceNameError';
-}
+export class InvalidSourceNameError extends InvalidInputError {}
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 

@@ -1,9 +1,8 @@
 import { Cron } from 'croner';
+import { InvalidInputError } from '../errors.js';
 
 /** The schedule text is not an interval like `30m` or a five-field cron expression. */
-export class InvalidScheduleError extends Error {
-  override name = 'InvalidScheduleError';
-}
+export class InvalidScheduleError extends InvalidInputError {}
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const MIN_INTERVAL_MS = 1000;

@@ -1,16 +1,10 @@
-/** Base class of snapshot failures. */
-export class SnapshotError extends Error {
-  override name = 'SnapshotError';
-}
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js';
 
 /** A ref, sha or path given by the caller is malformed or unsafe. */
-export class InvalidSnapshotRequestError extends SnapshotError {
-  override name = 'InvalidSnapshotRequestError';
-}
+export class InvalidSnapshotRequestError extends InvalidInputError {}
 
 /** The ref does not exist in the mirror (nor upstream, for a fallback clone). */
-export class RevisionNotFoundError extends SnapshotError {
-  override name = 'RevisionNotFoundError';
+export class RevisionNotFoundError extends NotFoundError {
   constructor(
     readonly sourceName: string,
     readonly revision: string,
@@ -20,8 +14,7 @@ export class RevisionNotFoundError extends SnapshotError {
 }
 
 /** A path inside a commit does not exist there. */
-export class PathNotFoundError extends SnapshotError {
-  override name = 'PathNotFoundError';
+export class PathNotFoundError extends NotFoundError {
   constructor(
     readonly sha: string,
     readonly path: string,
@@ -31,8 +24,7 @@ export class PathNotFoundError extends SnapshotError {
 }
 
 /** A path would lead out of the snapshot (`..`, an absolute path, or a symlink pointing outside). */
-export class SnapshotPathEscapeError extends SnapshotError {
-  override name = 'SnapshotPathEscapeError';
+export class SnapshotPathEscapeError extends InvalidInputError {
   constructor(
     readonly path: string,
     reason: string,
@@ -42,22 +34,18 @@ export class SnapshotPathEscapeError extends SnapshotError {
 }
 
 /** No snapshot hold has this handle (released already, expired and evicted, or never made). */
-export class SnapshotHoldNotFoundError extends SnapshotError {
-  override name = 'SnapshotHoldNotFoundError';
+export class SnapshotHoldNotFoundError extends NotFoundError {
   constructor(readonly handle: string) {
     super(`no snapshot is held under ${JSON.stringify(handle)} (see: forgesync snapshot list)`);
   }
 }
 
 /** The snapshot was released; its path may be evicted at any time. */
-export class SnapshotReleasedError extends SnapshotError {
-  override name = 'SnapshotReleasedError';
+export class SnapshotReleasedError extends ConflictError {
   constructor(readonly sha: string) {
     super(`the snapshot of ${sha} was released; open a new one`);
   }
 }
 
 /** There is no mirror to read from and none could be made in time. */
-export class SnapshotUnavailableError extends SnapshotError {
-  override name = 'SnapshotUnavailableError';
-}
+export class SnapshotUnavailableError extends ConflictError {}

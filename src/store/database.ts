@@ -1,7 +1,8 @@
 import { Migrator, type Kysely } from 'kysely';
 import { redactUrl } from '../util/redact.js';
 import { connectPostgres, connectSqlite, type Connection } from './connect.js';
-import { DatabaseMigrationError, StoreError, UnsupportedDatabaseUrlError } from './errors.js';
+import { ForgesyncError } from '../errors.js';
+import { DatabaseMigrationError, UnsupportedDatabaseUrlError } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Schema } from './types.js';
 
@@ -82,7 +83,7 @@ async function migrate(connection: Connection, dialect: StoreDialect, shownUrl: 
       if (error) throw new DatabaseMigrationError(shownUrl, results?.find((r) => r.status === 'Error')?.migrationName, error);
     });
   } catch (error) {
-    if (error instanceof StoreError) throw error;
+    if (error instanceof ForgesyncError) throw error;
     throw new DatabaseMigrationError(shownUrl, undefined, error);
   }
 }

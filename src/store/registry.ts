@@ -1,7 +1,8 @@
+import { InvalidInputError } from '../errors.js';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from './database.js';
-import { UnknownSourceError } from './errors.js';
+import { SourceNotFoundError } from './errors.js';
 import {
   fenceText,
   registryColumns,
@@ -130,12 +131,12 @@ export class RegistryRepository {
    * synced or failed row becomes pending with its backoff cleared (an
    * explicit request overrides backoff). `trigger` is for the caller's logs.
    * @returns the new requested_seq.
-   * @throws UnknownSourceError when the source has no registry row.
+   * @throws SourceNotFoundError when the source has no registry row.
    */
   async request(sourceId: number, trigger: SyncTrigger, now: Date = new Date()): Promise<number> {
     void trigger;
     const row = (await this.#request.execute(now.getTime(), sourceId)).rows[0];
-    if (!row) throw new UnknownSourceError(sourceId);
+    if (!row) throw new SourceNotFoundError(sourceId);
     return Number(row.requested_seq);
   }
 
@@ -152,7 +153,7 @@ export class RegistryRepository {
   async requestMany(filter: RequestManyFilter, now: Date = new Date()): Promise<number> {
     const state = filter === 'all' ? undefined : filter === 'failed' ? 'failed' : filter.state;
     if (state !== undefined && !REGISTRY_STATES.includes(state)) {
-      throw new RangeError(`unknown registry state "${state}"; expected one of ${REGISTRY_STATES.join(', ')}`);
+      throw new InvalidInputError(`unknown registry state "${state}"; expected one of ${REGISTRY_STATES.join(', ')}`);
     }
     let query = this.#db.updateTable('registry').set(requestedChanges(now.getTime()));
     if (state) query = query.where('state', '=', state);

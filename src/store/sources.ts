@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, StoreDialect } from './database.js';
-import { SourceExistsError, UnknownSourceError } from './errors.js';
+import { SourceExistsError, SourceNotFoundError } from './errors.js';
 import { runAtomically } from './atomic.js';
 import { matchKey } from './match-key.js';
 import {
@@ -158,7 +158,7 @@ export class SourceRepository {
   /**
    * Changes a source. A new URL resets the checksum and verification and
    * records a request (the mirror must be fetched from the new upstream).
-   * @throws UnknownSourceError when no source is named `name`.
+   * @throws SourceNotFoundError when no source is named `name`.
    * @throws SourceExistsError when renaming onto a taken name.
    */
   async update(name: string, patch: SourcePatch): Promise<SourceWithRegistry> {
@@ -193,7 +193,7 @@ export class SourceRepository {
         () => db.updateTable('sources').set({ ...values, updated_at: now }).where('name', '=', name).returning('id'),
         (previous) => {
           const found = previous[1]![0];
-          if (!found) throw new UnknownSourceError(name);
+          if (!found) throw new SourceNotFoundError(name);
           return selectSourcesWithRegistry(db).where('s.id', '=', Number(found.id));
         },
       ]);

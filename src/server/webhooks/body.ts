@@ -1,8 +1,7 @@
+import { InvalidInputError } from '../../errors.js';
+
 /** The request body could not be read as the webhook payload it claims to be (400). */
-export class InvalidPayloadError extends Error {
-  override name = 'InvalidPayloadError';
-  readonly statusCode = 400;
-}
+export class InvalidPayloadError extends InvalidInputError {}
 
 /** A JSON object from a payload; keys are read with the accessors below. */
 export type Payload = Record<string, unknown>;

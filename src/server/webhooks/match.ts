@@ -1,5 +1,5 @@
 import type { Forgesync } from '../../app/forgesync.js';
-import { UnknownSourceError } from '../../store/errors.js';
+import { SourceNotFoundError } from '../../store/errors.js';
 import type { Source } from '../../store/types.js';
 import type { DeliveryOutcome } from './delivery.js';
 
@@ -35,7 +35,7 @@ export async function requestSources(app: Forgesync, event: string, sources: Sou
       await app.requestSyncOf(source, 'webhook');
       requested.push(source.name);
     } catch (error) {
-      if (!(error instanceof UnknownSourceError)) throw error; // removed meanwhile: nothing to sync
+      if (!(error instanceof SourceNotFoundError)) throw error; // removed meanwhile: nothing to sync
     }
   }
   if (requested.length > 0) return accepted(event, requested);

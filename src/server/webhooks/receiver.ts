@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Forgesync } from '../../app/forgesync.js';
+import { statusOfError } from '../../errors.js';
+import { InvalidPayloadError } from './body.js';
 import { finish, refusal, type DeliveryOutcome, type ReceiverContext, type WebhookProvider } from './delivery.js';
 
 /** One webhook endpoint: how it authenticates and what it does with a delivery. */
@@ -65,11 +67,12 @@ export function registerReceiver(app: Forgesync, spec: ReceiverSpec) {
 
 /** How an error thrown while reading or handling a delivery is answered. */
 function outcomeOfError(error: FastifyError, request: FastifyRequest, context: ReceiverContext): DeliveryOutcome {
-  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
+  if (error instanceof InvalidPayloadError) return refusal(400, 'invalid', 'invalid_payload', error.message);
+  const status = statusOfError(error) ?? (typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500);
   if (status === 413) {
     return refusal(413, 'invalid', 'payload_too_large', `the body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`);
   }
-  if (status < 500) return refusal(status, 'invalid', error.name === 'InvalidPayloadError' ? 'invalid_payload' : (error.code ?? 'invalid'), error.message);
+  if (status < 500) return refusal(status, 'invalid', error.code ?? 'invalid', error.message);
   context.logger.error({ event: 'webhook_error', provider: context.provider, err: error }, 'webhook delivery failed');
   return refusal(500, 'error', 'internal', 'internal error; see the server log (the forge may redeliver)');
 }

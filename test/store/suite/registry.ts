@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UnknownSourceError } from '../../../src/store/errors.js';
+import { SourceNotFoundError } from '../../../src/store/errors.js';
 import { RegistryRepository } from '../../../src/store/registry.js';
 import type { StoreContext } from '../conformance.js';
 
@@ -43,7 +43,7 @@ export function describeRegistry(ctx: StoreContext): void {
     });
 
     it('refuses a request for an unknown source', async () => {
-      await expect(ctx.registry.request(424242, 'cli')).rejects.toBeInstanceOf(UnknownSourceError);
+      await expect(ctx.registry.request(424242, 'cli')).rejects.toBeInstanceOf(SourceNotFoundError);
     });
 
     it('requestMany honours its filter exactly and returns the rows touched', async () => {

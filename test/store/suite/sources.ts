@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SourceExistsError, UnknownSourceError } from '../../../src/store/errors.js';
+import { SourceExistsError, SourceNotFoundError } from '../../../src/store/errors.js';
 import type { StoreContext } from '../conformance.js';
 
 export function describeSources(ctx: StoreContext): void {
@@ -117,7 +117,7 @@ export function describeSources(ctx: StoreContext): void {
       await expect(ctx.sources.update('two', { name: 'one', url: 'https://x/y.git' })).rejects.toBeInstanceOf(SourceExistsError);
       expect((await ctx.sources.get('two'))!.url).toBe('https://git.example.com/two.git');
       expect((await ctx.sources.get('two'))!.registry.requestedSeq).toBe(1); // rolled back
-      await expect(ctx.sources.update('ghost', { intervalMs: 1 })).rejects.toBeInstanceOf(UnknownSourceError);
+      await expect(ctx.sources.update('ghost', { intervalMs: 1 })).rejects.toBeInstanceOf(SourceNotFoundError);
     });
 
     it('removes a source with its registry row and attempts', async () => {
