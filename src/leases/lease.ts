@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { LeaseExpiredError, LeaseLostError } from './errors.js';
 import type { LeaseOwner, LeaseStore } from './types.js';
-import { validateTtl } from './validate.js';
+import { validateFloor, validateTtl } from './validate.js';
 
 /**
  * How long before the computed lapse the client gives the lease up: 10 % of
@@ -34,8 +34,8 @@ interface LeaseInit {
 export class Lease {
   readonly key: string;
   readonly token: string;
-  readonly fence: bigint;
   readonly owner: LeaseOwner;
+  #fence: bigint;
   #expiresAt: Date;
   #store: LeaseStore;
   /** Created on first use of `signal`: most short leases are never observed. */
@@ -57,12 +57,17 @@ export class Lease {
     this.#store = store;
     this.key = init.key;
     this.token = init.token;
-    this.fence = init.fence;
+    this.#fence = init.fence;
     this.owner = init.owner;
     this.#expiresAt = init.expiresAt;
     this.#onSettled = init.onSettled;
     this.#setDeadline(init.requestedAt, init.ttlMs);
     if (init.lost) this.#watch(init.lost);
+  }
+
+  /** Fencing number of this holding; only raiseFence changes it. */
+  get fence(): bigint {
+    return this.#fence;
   }
 
   /** When the lease lapses unless extended, by the backend's clock. */
@@ -126,6 +131,35 @@ export class Lease {
       this.#expiresAt = result.expiresAt;
       this.#setDeadline(requestedAt, ttl);
       if (this.#timer) this.#schedule();
+    });
+  }
+
+  /**
+   * Raises this lease's fence above `floor` (see LeaseStore.raiseFence); resolves to the fence
+   * it then has. Rejects with LeaseLostError (and aborts the lease) when the store says the token
+   * no longer holds the key.
+   *
+   * For a holder whose fenced write was refused because the stored fence is higher than its
+   * own, as happens after the lease store lost its counters: the store raises the fence only
+   * while this token holds the key, so a stale holder can never get past the fence.
+   * `floor` is a positive integer up to 2^53 - 2; a bad one is an InvalidLeaseOptionError.
+   * Like extend, refused with the loss reason once the lease lapsed or was given up.
+   */
+  async raiseFence(floor: bigint | number | string): Promise<bigint> {
+    const minimum = validateFloor(floor);
+    return this.#serialize(async () => {
+      this.assertHeld();
+      const fence = await this.#store.raiseFence(this.key, this.token, minimum);
+      if (fence === null) {
+        const error = new LeaseLostError(this.key);
+        this.#abort(error);
+        throw error;
+      }
+      // The store raised it while we held the key, so it is the fence now, even if the
+      // lease lapses before the caller gets to use it (assertHeld then says so).
+      this.#fence = fence;
+      this.assertHeld();
+      return fence;
     });
   }
 
@@ -198,8 +232,8 @@ export class Lease {
     this.#detachLost = undefined;
   }
 
-  /** Runs backend calls one at a time so a heartbeat never races a release. */
-  #serialize(operation: () => Promise<void>): Promise<void> {
+  /** Runs backend calls one at a time so a heartbeat never races a release or a raise. */
+  #serialize<T>(operation: () => Promise<T>): Promise<T> {
     // Straight through when idle: a chained .then would cost a hop per call.
     const run = this.#busy ? this.#busy.then(operation, operation) : operation();
     const settled: Promise<void> = run.then(

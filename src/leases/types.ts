@@ -108,6 +108,14 @@ export interface LeaseStore {
   release(key: string, token: string): Promise<boolean>;
   inspect(key: string): Promise<LeaseHolder | null>;
   list(prefix: string): Promise<LeaseHolder[]>;
+  /**
+   * Raises the fence of the lease `token` holds on `key` so that it is above `floor`:
+   * the holder's fence becomes max(its fence, floor + 1) and every later holder of the key
+   * gets a larger one still. Never lowers a fence. Returns the holder's fence after the call,
+   * or null when `token` no longer holds `key` (released, expired, taken over, wiped) —
+   * and then nothing is changed.
+   */
+  raiseFence(key: string, token: string, floor: bigint): Promise<bigint | null>;
   /** Releases whoever holds `key` (only that fence when given); returns whether it did. */
   forceRelease(key: string, fence?: bigint): Promise<boolean>;
   /** Throws if the backend cannot be reached. */

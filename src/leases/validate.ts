@@ -66,7 +66,7 @@ export function validateOwnerName(owner: unknown): string {
   return owner;
 }
 
-export function validateFence(fence: unknown): bigint | undefined {
+export function validateFence(fence: unknown, name = 'fence'): bigint | undefined {
   if (fence === undefined || fence === null) return undefined;
   try {
     const value = BigInt(fence as string | number | bigint);
@@ -74,7 +74,24 @@ export function validateFence(fence: unknown): bigint | undefined {
   } catch {
     // fall through to the error below
   }
-  throw new InvalidLeaseOptionError(`fence must be a positive integer, got ${String(fence)}`);
+  throw new InvalidLeaseOptionError(`${name} must be a positive integer, got ${String(fence)}`);
+}
+
+/**
+ * Largest floor a lease's fence may be raised above. The raised fence, floor + 1, then stays a
+ * safe JavaScript integer: exact in Redis's Lua (which computes it in doubles) and for callers
+ * that keep fences as numbers. MySQL's clock fences (about 1.8e15) are far below it.
+ */
+export const MAX_FENCE_FLOOR = BigInt(Number.MAX_SAFE_INTEGER) - 1n;
+
+/** A floor for raiseFence: a fence (required), at most MAX_FENCE_FLOOR. */
+export function validateFloor(floor: unknown): bigint {
+  const value = validateFence(floor, 'floor');
+  if (value === undefined) throw new InvalidLeaseOptionError(`floor must be a positive integer, got ${String(floor)}`);
+  if (value > MAX_FENCE_FLOOR) {
+    throw new InvalidLeaseOptionError(`floor must be at most ${MAX_FENCE_FLOOR} (2^53 - 2), got ${value}`);
+  }
+  return value;
 }
 
 function defaultOwnerName(): string {

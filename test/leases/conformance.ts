@@ -22,7 +22,17 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
 export interface ConformanceOptions {
   /** Removes the lease of `key` behind the manager's back, the backend's own way. */
   removeUnderneath?: (key: string) => Promise<void>;
+  /**
+   * Wipes all lease state of the keys starting with `prefix`, fence counters included, as the
+   * backend loses it (a Redis restart without persistence, a FLUSHDB, a MySQL restart): the
+   * next holder of such a key may get a fence below the ones handed out before.
+   */
+  resetStore: (prefix: string) => Promise<void>;
 }
+
+/** Far above any fence these tests get from a counter or from MySQL's clock (µs, ≈1.8e15 now). */
+const HIGH_FLOOR = 4_000_000_000_000_000n;
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /** Starts a child process running a fixture; resolves with it once it printed its first line. */
 export async function startChild(args: string[]): Promise<{ child: ChildProcess; firstLine: string }> {
@@ -38,13 +48,16 @@ export async function startChild(args: string[]): Promise<{ child: ChildProcess;
 }
 
 /** Runs the lease conformance suite against one backend. */
-export function describeLeaseConformance(backend: BackendUnderTest, options: ConformanceOptions = {}): void {
+export function describeLeaseConformance(backend: BackendUnderTest, options: ConformanceOptions): void {
   describe(`lease conformance: ${backend.name}`, () => {
     let leases: LeaseManager;
     let other: LeaseManager;
     const prefix = `conf-${randomUUID().slice(0, 8)}:`;
     let n = 0;
     const freshKey = () => `${prefix}${++n}`;
+
+    /** Whether the next holder of a key gets the previous fence + 1 (not on MySQL, whose fences follow the clock). */
+    let counting = false;
 
     beforeAll(async () => {
       try {
@@ -55,10 +68,20 @@ export function describeLeaseConformance(backend: BackendUnderTest, options: Con
           `${backend.name} at ${backend.url} is not reachable (${(error as Error).message}); start it with: ${backend.hint}`,
         );
       }
+      const key = freshKey();
+      const fences: bigint[] = [];
+      for (let i = 0; i < 2; i++) {
+        const lease = await leases.acquire(key, { ttlMs: 1000 });
+        fences.push(lease.fence);
+        await lease.release();
+      }
+      counting = fences[1] === fences[0]! + 1n;
     });
     afterAll(async () => {
       await leases?.close();
       await other?.close();
+      // Raised fences may lie far in the future, and MySQL sweeps no row until the clock is past its fence.
+      if (leases && other) await options.resetStore(prefix);
     });
 
     it('grants a free key with owner metadata and a fence, and refuses a second holder', async () => {
@@ -231,6 +254,149 @@ export function describeLeaseConformance(backend: BackendUnderTest, options: Con
       const long = await leases.acquire(`${prefix}${'k'.repeat(255 - prefix.length)}`, { ttlMs: 1000 });
       await long.release();
       await lease.release();
+    });
+
+    it('raiseFence lifts the holder above the floor, and later holders go on above it', async () => {
+      const key = freshKey();
+      const lease = await leases.acquire(key, { ttlMs: 10_000, owner: 'raiser' });
+      const original = lease.fence;
+      const floor = original + 1000n;
+      const raised = await lease.raiseFence(floor);
+      expect(raised).toBe(floor + 1n);
+      expect(lease.fence).toBe(raised);
+      expect((await other.inspect(key))?.fence).toBe(raised);
+      expect((await other.list(key)).map((holder) => holder.fence)).toEqual([raised]);
+      expect((await other.attempt(key, { ttlMs: 1000 })).holder).toMatchObject({ key, fence: raised, owner: { name: 'raiser' } });
+      // The manager names its own holder by the raised fence too.
+      expect((await leases.attempt(key, { ttlMs: 1000 })).holder?.fence).toBe(raised);
+      expect(await other.forceRelease(key, { fence: original })).toBe(false);
+      // One call at a time on the lease: the raise and a heartbeat's extend do not race.
+      const [again] = await Promise.all([lease.raiseFence(raised + 1n), lease.extend()]);
+      expect(again).toBe(raised + 2n);
+      expect((await other.inspect(key))?.fence).toBe(again);
+      await lease.release();
+
+      const next = await other.acquire(key, { ttlMs: 100 });
+      expect(next.fence).toBeGreaterThan(again);
+      const before = next.fence;
+      const lapsed = await next.raiseFence(before + 500n);
+      expect(lapsed).toBe(before + 501n);
+      await sleep(250);
+      // next lapsed without a release: its successor still goes above its raised fence.
+      const after = await leases.acquire(key, { ttlMs: 5000 });
+      expect(after.fence).toBeGreaterThan(lapsed);
+      expect((await other.inspect(key))?.fence).toBe(after.fence);
+      await after.release();
+    });
+
+    it('raiseFence to a floor the fence is already above changes nothing', async () => {
+      const key = freshKey();
+      await (await leases.acquire(key, { ttlMs: 1000 })).release();
+      const lease = await leases.acquire(key, { ttlMs: 10_000 });
+      const fence = lease.fence; // at least 2, so fence - 1 is a valid floor
+      expect(await lease.raiseFence(fence - 1n)).toBe(fence);
+      expect(await lease.raiseFence(1)).toBe(fence);
+      expect(await lease.raiseFence(String(fence - 1n))).toBe(fence);
+      expect(lease.fence).toBe(fence);
+      expect((await other.inspect(key))?.fence).toBe(fence);
+      for (const floor of [0, -1, 1.5, 'abc', '', undefined, 2 ** 53, 2n ** 53n - 1n]) {
+        await expect(lease.raiseFence(floor as never)).rejects.toBeInstanceOf(InvalidLeaseOptionError);
+      }
+      expect(lease.held).toBe(true);
+      expect((await other.inspect(key))?.fence).toBe(fence);
+      await lease.release();
+      // Nor did the raises move the key's counter.
+      const next = await other.acquire(key, { ttlMs: 10_000 });
+      if (counting) expect(next.fence).toBe(fence + 1n);
+      else expect(next.fence).toBeGreaterThan(fence);
+      // A floor equal to the fence is not below it: the fence goes one above.
+      const held = next.fence;
+      expect(await next.raiseFence(held)).toBe(held + 1n);
+      expect((await other.inspect(key))?.fence).toBe(held + 1n);
+      await next.release();
+    });
+
+    it('refuses raiseFence by a stale token and leaves the current holder alone', async () => {
+      const key = freshKey();
+      const stale = await leases.acquire(key, { ttlMs: 10_000 });
+      expect(await other.forceRelease(key)).toBe(true);
+      const current = await other.acquire(key, { ttlMs: 10_000, waitMs: 5000 });
+      const floor = current.fence + 100n;
+      await expect(stale.raiseFence(floor)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(stale.signal.aborted).toBe(true);
+      expect(stale.signal.reason).toBeInstanceOf(LeaseLostError);
+      expect(current.fence).toBeGreaterThan(stale.fence);
+      expect((await leases.inspect(key))?.fence).toBe(current.fence);
+      await current.release();
+      // Nor was anything raised for later holders.
+      const next = await leases.acquire(key, { ttlMs: 1000 });
+      if (counting) expect(next.fence).toBe(current.fence + 1n);
+      else expect(next.fence).toBeGreaterThan(current.fence);
+      await next.release();
+      await expect(stale.release()).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('keeps fences around 1.8e15 and up to 2^53 - 1 exact', async () => {
+      for (const target of [1_800_000_000_000_001n, 2n ** 53n - 3n]) {
+        const key = freshKey();
+        const lease = await leases.acquire(key, { ttlMs: 10_000, owner: 'big' });
+        // MySQL's fences are the clock in µs, which passes 1.8e15 in January 2027.
+        const floor = max(target, lease.fence);
+        const raised = await lease.raiseFence(floor);
+        expect(raised).toBe(floor + 1n);
+        expect((await other.inspect(key))?.fence).toBe(raised);
+        expect((await other.list(key))[0]?.fence).toBe(raised);
+        expect((await other.attempt(key, { ttlMs: 1000 })).holder?.fence).toBe(raised);
+        await lease.release();
+
+        const next = await other.acquire(key, { ttlMs: 10_000 });
+        expect(next.fence).toBeGreaterThan(raised);
+        if (target === 2n ** 53n - 3n) expect(next.fence).toBe(2n ** 53n - 1n);
+        expect((await leases.inspect(key))?.fence).toBe(next.fence);
+        expect((await leases.list(key))[0]?.fence).toBe(next.fence);
+        expect((await leases.attempt(key, { ttlMs: 1000 })).holder?.fence).toBe(next.fence);
+        // Its times are still a clock's, not a reading of a fence raised ahead of the clock.
+        expect(Math.abs(next.owner.acquiredAt.getTime() - Date.now())).toBeLessThan(60_000);
+        expect(next.expiresAt.getTime() - next.owner.acquiredAt.getTime()).toBe(10_000);
+
+        const before = next.fence;
+        expect(await next.raiseFence(before - 1n)).toBe(before);
+        if (before < 2n ** 53n - 1n) expect(await next.raiseFence(before)).toBe(before + 1n);
+        expect((await leases.inspect(key))?.fence).toBe(next.fence);
+        // forceRelease with a fence compares the stored fence exactly.
+        expect(await leases.forceRelease(key, { fence: next.fence - 1n })).toBe(false);
+        expect(await leases.forceRelease(key, { fence: next.fence })).toBe(true);
+        await expect(next.release()).rejects.toBeInstanceOf(LeaseLostError);
+      }
+    });
+
+    it('after a store reset, the new holder raises above the old fences and the old holder cannot', async () => {
+      const scope = `${prefix}reset-${++n}:`;
+      const key = `${scope}k`;
+      const old = await leases.acquire(key, { ttlMs: 20_000 });
+      const oldFence = await old.raiseFence(max(HIGH_FLOOR, old.fence));
+      await options.resetStore(scope);
+      expect(await other.inspect(key)).toBeNull();
+
+      const fresh = await other.acquire(key, { ttlMs: 20_000, waitMs: 5000 });
+      // The store forgot the old fences: what a registry guarded by them then refuses.
+      expect(fresh.fence).toBeLessThan(oldFence);
+      await expect(old.raiseFence(oldFence)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(old.signal.aborted).toBe(true);
+      expect((await leases.inspect(key))?.fence).toBe(fresh.fence);
+
+      const raised = await fresh.raiseFence(oldFence);
+      expect(raised).toBe(oldFence + 1n);
+      expect((await leases.inspect(key))?.fence).toBe(raised);
+      expect((await leases.list(scope)).map((holder) => holder.fence)).toEqual([raised]);
+      await expect(old.raiseFence(raised)).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await leases.inspect(key))?.fence).toBe(raised);
+      await expect(old.release()).rejects.toBeInstanceOf(LeaseLostError);
+      await fresh.release();
+
+      const next = await leases.acquire(key, { ttlMs: 1000 });
+      expect(next.fence).toBeGreaterThan(raised);
+      await next.release();
     });
 
     it('keeps several processes hammering one key mutually exclusive', async () => {

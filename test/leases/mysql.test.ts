@@ -21,7 +21,22 @@ async function killHolderConnection(key: string): Promise<void> {
   await connection.query(`KILL CONNECTION ${Number(id)}`);
 }
 
-describeLeaseConformance(mysqlBackend, { removeUnderneath: killHolderConnection });
+/**
+ * What a server restart does to the keys starting with `prefix`: the MEMORY table loses their
+ * rows (and fences), and the sessions holding their GET_LOCKs end, freeing the locks.
+ */
+async function resetKeys(prefix: string): Promise<void> {
+  const connection = await rawConnection();
+  const [rows] = await connection.query<mysql.RowDataPacket[]>(
+    `SELECT conn_id FROM forgesync_leases WHERE LEFT(lease_key, CHAR_LENGTH(?)) = ?
+       AND IS_USED_LOCK(CONCAT('fs:', LEFT(SHA2(lease_key, 256), 61))) = conn_id`,
+    [prefix, prefix],
+  );
+  await connection.query('DELETE FROM forgesync_leases WHERE LEFT(lease_key, CHAR_LENGTH(?)) = ?', [prefix, prefix]);
+  for (const { conn_id: id } of rows) await connection.query(`KILL CONNECTION ${Number(id)}`).catch(() => {});
+}
+
+describeLeaseConformance(mysqlBackend, { removeUnderneath: killHolderConnection, resetStore: resetKeys });
 
 describe('mysql: the pinned connection', () => {
   let leases: LeaseManager;

@@ -46,6 +46,8 @@ interface Request {
   key: string;
   name: string;
   ttlMs: number;
+  /** Date.now() before the first statement, for fences that are not the clock (see fromFence). */
+  sentAt: number;
   /** ACQUIRE_FAST's values. */
   fast: unknown[];
   token: string;
@@ -118,6 +120,7 @@ class MysqlStore implements LeaseStore {
       key,
       name,
       ttlMs,
+      sentAt: Date.now(),
       fast: [token, owner.name, owner.pid, owner.host, ttlMs * 1000, key, name],
       token,
       owner,
@@ -159,7 +162,7 @@ class MysqlStore implements LeaseStore {
   async #try(session: Session, request: Request): Promise<Attempt> {
     const { key, name } = request;
     const header = await session.run<ResultSetHeader>(sql.ACQUIRE_FAST, request.fast, QUERY_TIMEOUT_MS, true);
-    if (header.affectedRows === 1) return fromFence(header.insertId, request.ttlMs);
+    if (header.affectedRows === 1) return fromFence(header.insertId, request.ttlMs, request.sentAt);
     if (header.insertId) {
       // Held by a live holder, whose fence this is.
       const fence = BigInt(header.insertId);
@@ -172,7 +175,7 @@ class MysqlStore implements LeaseStore {
     if (Number(row.lock_conn) === 0) {
       // Freed since: take it the one way that writes the row with the lock.
       const again = await session.run<ResultSetHeader>(sql.ACQUIRE_FAST, request.fast, QUERY_TIMEOUT_MS, true);
-      if (again.affectedRows === 1) return fromFence(again.insertId, request.ttlMs);
+      if (again.affectedRows === 1) return fromFence(again.insertId, request.ttlMs, request.sentAt);
     }
     return this.#refused(key, row);
   }
@@ -255,6 +258,33 @@ class MysqlStore implements LeaseStore {
     // the key is not stuck, and aborts `lost`.
     this.pinned.lose(session, new Error('the lease was force-released'));
     return { extended: false, reason: 'lost' };
+  }
+
+  /**
+   * RAISE_FENCE on the pinned session, in one round trip. A lease of ours
+   * whose row no longer carries its token while it lives (expired, or cleared
+   * by a force-release that could not KILL us) is lost: the session is
+   * dropped, which frees the lock so the key is not stuck, and `lost` aborts.
+   */
+  async raiseFence(key: string, token: string, floor: bigint): Promise<bigint | null> {
+    const session = this.pinned.get(key, token);
+    if (!session) return null;
+    let header: ResultSetHeader;
+    try {
+      header = await session.run<ResultSetHeader>(sql.RAISE_FENCE, [floor.toString(), key, token], QUERY_TIMEOUT_MS);
+    } catch (err) {
+      if (!isBroken(err) && this.pinned.holds(session, token)) throw err;
+      this.pinned.lose(session, new Error('connection to mysql lost', { cause: err }));
+      return null;
+    }
+    if (header.affectedRows === 0) {
+      this.pinned.lose(session, new Error('the lease expired or was force-released'));
+      return null;
+    }
+    const fence = BigInt(header.insertId);
+    // Contenders are told of this holder by its fence (ACQUIRE_FAST reports it; see #seen).
+    if (session.lease) session.lease.fence = fence;
+    return fence;
   }
 
   /**

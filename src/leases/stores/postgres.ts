@@ -92,6 +92,17 @@ const RELEASE = {
   text: `UPDATE ${TABLE} SET token = NULL, expires_at = NULL WHERE key = $1 AND token = $2`,
 };
 
+// Raise the fence of a live lease of ours to at least floor + 1 (never lower it); TAKE gives
+// later holders l.fence + 1, so they continue above it. Values: key, token, floor (decimal
+// text, exact as bigint). Returns the fence, or no row when the token does not hold the key
+// (released, taken over, expired or deleted); then nothing changed.
+const RAISE_FENCE = {
+  name: 'forgesync_lease_raise_fence',
+  text: `UPDATE ${TABLE} SET fence = GREATEST(fence, $3::bigint + 1)
+  WHERE key = $1 AND token = $2 AND expires_at > now()
+  RETURNING fence`,
+};
+
 const INSPECT = {
   name: 'forgesync_lease_inspect',
   text: `SELECT ${HOLDER_COLUMNS} FROM ${TABLE} WHERE key = $1 AND ${LIVE}`,
@@ -225,6 +236,11 @@ class PostgresStore implements LeaseStore {
   async release(key: string, token: string): Promise<boolean> {
     const result = await this.pool.query({ ...RELEASE, values: [key, token] });
     return (result.rowCount ?? 0) > 0;
+  }
+
+  async raiseFence(key: string, token: string, floor: bigint): Promise<bigint | null> {
+    const { rows } = await this.pool.query<{ fence: string }>({ ...RAISE_FENCE, values: [key, token, floor.toString()] });
+    return rows[0] ? BigInt(rows[0].fence) : null;
   }
 
   async inspect(key: string): Promise<LeaseHolder | null> {

@@ -26,10 +26,13 @@ const EXTEND = loadScript('extend');
 const RELEASE = loadScript('release');
 const FORCE_RELEASE = loadScript('force-release');
 const INSPECT = loadScript('inspect');
+const RAISE_FENCE = loadScript('raise-fence');
 
 /** Replies of the Lua scripts; see the header of each .lua file. */
-type AcquireReply = number | [number, number, string];
+type AcquireReply = number | string | [number, number, string];
 type InspectReply = [number, number, string] | null;
+/** A fence as a script returns it: an integer, or a decimal string when it is large. */
+type FenceReply = number | string;
 
 const isOne = (reply: unknown): boolean => reply === 1;
 
@@ -62,11 +65,12 @@ function decodeInspect(reply: unknown): LeaseHolder | null {
 /**
  * Opens a lease store on Redis at `url` (`redis://[user:pass@]host:port[/db]` or `rediss://`).
  *
- * acquire, extend, release, inspect and forceRelease are each one Lua script: one round trip,
- * atomic on the server (list is SCAN plus one pipelined inspect per key). Each lease
+ * acquire, extend, release, inspect, forceRelease and raiseFence are each one Lua script: one
+ * round trip, atomic on the server (list is SCAN plus one pipelined inspect per key). Each lease
  * is a string `forgesync:lease:{<key>}` with a PX expiry; its fence comes from a counter
  * `forgesync:fence:{<key>}` that is never deleted, so fences keep growing across holders,
- * releases and expiries (as long as Redis keeps its data). Expiry is the server's (PX). The times
+ * releases and expiries (as long as Redis keeps its data; if it loses them, raiseFence lifts a
+ * holder back above the fences it had handed out). Expiry is the server's (PX). The times
  * a caller gets back for its own acquire and extend are its wall clock when it sent the request
  * plus the ttl, i.e. never later than the server's; holders reported by inspect and list are
  * timed by the server's TIME.
@@ -176,7 +180,7 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     return run(ACQUIRE, 2, [leaseKey(key), fenceKey(key), token, ttlMs, rest, withHolder ? '1' : '0'], (reply) => {
       const r = reply as AcquireReply;
       if (r === 0) return then({ acquired: false, holder: null });
-      if (typeof r !== 'number') return then({ acquired: false, holder: decodeHolder(r[2], r[0], r[1]) });
+      if (typeof r === 'object') return then({ acquired: false, holder: decodeHolder(r[2], r[0], r[1]) });
       return then({ acquired: true, fence: BigInt(r), acquiredAt: new Date(sentAt), expiresAt: new Date(sentAt + ttlMs) });
     });
   }
@@ -200,6 +204,12 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
 
     release(key: string, token: string): Promise<boolean> {
       return run(RELEASE, 1, [leaseKey(key), token], isOne);
+    },
+
+    raiseFence(key: string, token: string, floor: bigint): Promise<bigint | null> {
+      return run(RAISE_FENCE, 2, [leaseKey(key), fenceKey(key), token, floor.toString()], (reply) =>
+        reply === 0 ? null : BigInt(reply as FenceReply),
+      );
     },
 
     inspect(key: string): Promise<LeaseHolder | null> {

@@ -77,6 +77,13 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
     `SELECT ${HOLDER_COLUMNS} FROM forgesync_leases
      WHERE token IS NOT NULL AND expires_at > ? AND substr(key, 1, length(?)) = ? ORDER BY key`,
   );
+  // raiseFence: max(fence, floor + 1) for the live lease of this token, the new fence back.
+  // Later acquires take over the row with fence + 1, so they continue above it.
+  // Values: floor, key, token, now (ms). Returns the fence, or no row when the token does
+  // not hold the key (row cleared, taken over, expired or deleted); then nothing changed.
+  const raise = db.prepare<[bigint, string, string, number], bigint>(
+    `UPDATE forgesync_leases SET fence = max(fence, ? + 1) WHERE key = ? AND token = ? AND expires_at > ? RETURNING fence`,
+  ).pluck();
   const forceAny = db.prepare<[string, number]>(
     `UPDATE forgesync_leases SET token = NULL, expires_at = NULL WHERE key = ? AND token IS NOT NULL AND expires_at > ?`,
   );
@@ -115,6 +122,9 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
     },
     async release(key: string, token: string): Promise<boolean> {
       return release.run(key, token).changes > 0;
+    },
+    async raiseFence(key: string, token: string, floor: bigint): Promise<bigint | null> {
+      return raise.get(floor, key, token, Date.now()) ?? null;
     },
     async inspect(key: string): Promise<LeaseHolder | null> {
       const row = live.get(key, Date.now());

@@ -14,16 +14,28 @@ export type Attempt =
   | { got: false; holder: LeaseHolder | null; row?: AcquireRow };
 
 /**
+ * How far ahead of this machine's clock a fence's clock part may be and still
+ * be taken for the server's clock at the acquire.
+ */
+const CLOCK_AHEAD_MS = 1_000;
+
+/**
  * A lease taken by ACQUIRE_FAST: its insert id is the new fence, whose clock
  * part is the server's UTC_TIMESTAMP(6) of the acquire, i.e. the row's
  * acquired_at and expires_at to the millisecond, with no result set to
- * fetch. (Only after a server clock step back does the fence run ahead of the
- * clock, and these two with it, by at most that step; the lease's own
- * deadline is kept on this machine's monotonic clock either way.)
+ * fetch. A fence raised by RAISE_FENCE (or pushed ahead by a server clock
+ * step back) runs ahead of the clock, and the next ones with it, up to any
+ * distance: its clock part then says nothing about when the lease was taken.
+ * So a fence over CLOCK_AHEAD_MS ahead of this machine's clock gives way to
+ * `sentAt`, this machine's clock when the request was sent, as in the Redis
+ * store (earlier than the server's acquire, so the lease seems to end early,
+ * never late). The lease's own deadline is kept on this machine's monotonic
+ * clock either way.
  */
-export function fromFence(insertId: number | string, ttlMs: number): Attempt {
+export function fromFence(insertId: number | string, ttlMs: number, sentAt: number): Attempt {
   const fence = BigInt(insertId);
-  const acquiredAt = new Date(Number(fence / 1000n));
+  const clockMs = Number(fence / 1000n);
+  const acquiredAt = new Date(clockMs > Date.now() + CLOCK_AHEAD_MS ? sentAt : clockMs);
   return { got: true, fence, acquiredAt, expiresAt: new Date(acquiredAt.getTime() + ttlMs) };
 }
 

@@ -91,13 +91,16 @@ const NOW_US = `TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6))`;
  *  - acquires of one key are serialised by its GET_LOCK, and each one reads
  *    the previous fence from the row and writes a larger one in the same
  *    statement, so while the row exists every holder's fence exceeds the
- *    previous holder's, whatever the clock does;
+ *    previous holder's, whatever the clock does (RAISE_FENCE included);
  *  - the row can vanish (a server restart empties the MEMORY table; SWEEP
  *    deletes rows idle for an hour), and then the fence restarts from the
  *    clock alone. Every earlier fence was at most the clock of its time
  *    (unless a clock step back had pushed the +1 branch ahead, by no more than
  *    that step), so the new fence is larger unless the server clock stepped
- *    back by more than the downtime (or the hour) since.
+ *    back by more than the downtime (or the hour) since. A fence raised ahead
+ *    of the clock (RAISE_FENCE) is not: SWEEP keeps its row until the clock is
+ *    an hour past it, but a restart can take it; raiseFence is what lifts the
+ *    next holder back above it.
  * Fences are thus about 1.8e15 (the clock in µs), larger than any fence of the
  * earlier InnoDB version, which counted from 1.
  *
@@ -161,6 +164,29 @@ export const EXTEND = `UPDATE ${TABLE} SET expires_at = ${EXPIRES}
 SELECT ROW_COUNT() AS matched, token, expires_at FROM ${TABLE} WHERE lease_key = ?`;
 
 /**
+ * raiseFence, on the pinned session, in one statement.
+ * Values: floor (decimal text, CAST to UNSIGNED: text + 1 would be DOUBLE arithmetic), key, token.
+ * Stores: the fence of our lease, while its ttl runs, becomes GREATEST(fence, floor + 1), so it
+ * never goes down.
+ * Returns an OK packet: affectedRows (matched rows: CLIENT_FOUND_ROWS) is 1 when the token still
+ * holds the key, and insertId is then the fence (LAST_INSERT_ID(expr), as in ACQUIRE_FAST); 0
+ * when it does not (row cleared by a force-release or deleted, taken over, or expired), and then
+ * nothing changed.
+ *
+ * A raised fence may be far ahead of the clock; the fence order still holds:
+ *  - NEXT_FENCE gives the next holder GREATEST(fence + 1, clock), larger than the raised fence
+ *    whichever arm wins (until the clock catches up, it is the fence + 1 arm);
+ *  - SWEEP drops a row only when nobody holds it and its fence, raised or not, is an hour
+ *    behind the clock; the key then restarts from the clock, an hour past that fence. So a
+ *    raised row stays until the clock has passed it by an hour (for a fence raised far into
+ *    the future, until the server restarts), and no sweep lets fences go back below it.
+ * What does reset the fences is a server restart (it empties the MEMORY table), which is what
+ * raiseFence is there to recover from.
+ */
+export const RAISE_FENCE = `UPDATE ${TABLE} SET fence = LAST_INSERT_ID(GREATEST(fence, CAST(? AS UNSIGNED) + 1))
+  WHERE lease_key = ? AND token = ? AND expires_at > UTC_TIMESTAMP(3)`;
+
+/**
  * Release, on the pinned session, a prepared statement with an OK reply. A
  * pinned session holds exactly one lock, so this frees the lease's lock and
  * leaves the session clean for reuse whatever it held. The row stays: with
@@ -191,7 +217,8 @@ export const LOCK_OWNER = `SELECT COALESCE(IS_USED_LOCK(?), 0) AS lock_conn`;
  * Drops rows of keys nobody holds whose fence is over an hour behind the
  * clock, so the (fixed-width, capped) MEMORY table holds the keys in use
  * rather than every key ever used. The next holder of such a key starts from
- * the clock, which is then an hour past the old fence (see NEXT_FENCE).
+ * the clock, which is then an hour past the old fence (see NEXT_FENCE); a
+ * fence raised ahead of the clock keeps its row until then (see RAISE_FENCE).
  */
 export const SWEEP = `DELETE FROM ${TABLE}
   WHERE fence < ${NOW_US} - 3600000000 AND NOT COALESCE(IS_USED_LOCK(${LOCK_NAME_SQL}) = conn_id, FALSE)`;
