@@ -186,9 +186,9 @@ async function waitCaughtUp(deadlineMs = 10 * 60_000) {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     // The transport is in memory: looking at it costs nothing, the registry is read once it is idle.
-    const { running, queued } = app.transport.load;
+    const { running, queued } = await app.kernel.jobs.load('sync');
     if (running === 0 && queued === 0) {
-      const rows = await app.sources.list();
+      const rows = await app.replication.sources.list();
       const failed = rows.filter((row) => row.registry.state === 'failed');
       if (failed.length) throw new Error(`${failed.length} source(s) failed, e.g. ${failed[0].name}: ${failed[0].registry.lastFailure}`);
       if (rows.every((row) => row.registry.state === 'synced' && row.registry.completedSeq >= row.registry.requestedSeq)) return rows;

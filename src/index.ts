@@ -3,7 +3,8 @@
  * @packageDocumentation
  */
 export { openLeaseManager } from './leases/open.js';
-export { LeaseManager, type LeaseAttempt } from './leases/manager.js';
+export { LeaseManager, type LeaseAttempt, type LeaseRun, type LeaseWork } from './leases/manager.js';
+export { writeFenced } from './leases/fenced.js';
 export { Lease } from './leases/lease.js';
 export * from './leases/errors.js';
 export type {
@@ -15,14 +16,20 @@ export type {
   ForceReleaseOptions,
   LeaseStore,
 } from './leases/types.js';
-export { loadConfig, type ForgesyncConfig } from './config/config.js';
+export { loadConfig, type ForgesyncConfig } from './app/config.js';
 export { ConfigError } from './config/errors.js';
 export { Forgesync, type AddSourceInput, type ResyncTarget } from './app/forgesync.js';
 export * from './errors.js';
 export { SourceNotFoundError, SourceExistsError, DatabaseUnavailableError, DatabaseMigrationError, UnsupportedDatabaseUrlError } from './store/errors.js';
 export type { SyncOutcome } from './replication/sync.js';
-export type { SyncTrigger, JobTransport, SyncJob } from './jobs/transport.js';
-export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttempt } from './store/types.js';
+export type { Job, JobHandler, JobKind, JobLoad, JobTransport, JobPayload } from './jobs/types.js';
+export { openJobTransport } from './jobs/open.js';
+export * from './jobs/errors.js';
+export { Kernel } from './kernel/kernel.js';
+export type { ForgesyncModule, ModuleDefinition, RouteContext } from './kernel/module.js';
+export { Replication, type SyncWaitResult } from './replication/module.js';
+export { Snapshots } from './snapshots/service.js';
+export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttempt, SyncTrigger } from './store/types.js';
 export * from './git/errors.js';
 export { InvalidSourceNameError } from './replication/names.js';
 export { InvalidScheduleError } from './replication/schedule.js';

@@ -13,7 +13,7 @@ export async function withForgesync<T>(command: Command, run: (app: Forgesync) =
   const json = Boolean(command.opts().json);
   const showProgress = process.stderr.isTTY && !json;
   const app = await Forgesync.open(config, {
-    logger: createLogger({ level: process.env.FORGESYNC_LOG_LEVEL ?? options.logLevel ?? 'warn' }),
+    logger: createLogger({ level: config.logLevel ?? options.logLevel ?? 'warn' }),
     ...(showProgress
       ? { onProgress: (source, line) => process.stderr.write(`\r\u001b[K${source.name}: ${line.slice(0, 100)}`) }
       : {}),

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type ForgesyncConfig } from '../config/config.js';
+import { loadConfig, type ForgesyncConfig } from '../app/config.js';
 
 /** Options every command accepts (defined on the root program). */
 export interface GlobalOptions {

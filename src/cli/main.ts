@@ -1,8 +1,7 @@
 import { Command, CommanderError } from 'commander';
+import { MODULES } from '../app/modules.js';
 import { leaseCommands } from './lease-commands.js';
 import { serveCommand } from './serve-command.js';
-import { snapshotCommands } from './snapshot-commands.js';
-import { sourceCommands } from './source-commands.js';
 
 /** Builds the `forgesync` command tree. */
 export function buildProgram(): Command {
@@ -14,8 +13,7 @@ export function buildProgram(): Command {
     .option('--lease-url <url>', 'lease backend URL (default: $FORGESYNC_LEASE_URL, else the database)')
     .showHelpAfterError()
     .exitOverride();
-  for (const command of sourceCommands()) program.addCommand(command);
-  for (const command of snapshotCommands()) program.addCommand(command);
+  for (const module of MODULES) for (const command of module.commands()) program.addCommand(command);
   program.addCommand(serveCommand());
   program.addCommand(leaseCommands());
   overrideExits(program);

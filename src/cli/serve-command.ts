@@ -31,9 +31,9 @@ export function serveCommand(): Command {
           }
           const server = await buildServer(app, { tokens: { admin: config.adminToken, read: config.readToken } });
           const address = await server.listen({ port: Number(options.port ?? config.port), host });
-          app.startService();
+          await app.startService();
           logger.info(
-            { event: 'serve', address, data_dir: config.dataDir, capacity: config.maxConcurrentSyncs },
+            { event: 'serve', address, data_dir: config.dataDir, capacity: config.maxConcurrentSyncs, jobs: app.kernel.jobs.name },
             `forgesync serving on ${address} from ${config.dataDir}`,
           );
           const signal = await new Promise<NodeJS.Signals>((resolve) => {

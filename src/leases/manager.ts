@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LeaseLostError, LeaseManagerClosedError, LeaseUnavailableError } from './errors.js';
+import { eitherAborted } from './abort.js';
 import { startHeartbeat } from './heartbeat.js';
 import { Lease } from './lease.js';
 import type {
@@ -26,6 +27,12 @@ import {
 
 /** The outcome of one non-blocking attempt: the lease, or who has the key. */
 export type LeaseAttempt = { lease: Lease; holder: null } | { lease: null; holder: LeaseHolder | null };
+
+/** What tryWithLease did: ran the work (and what it returned), or found the key taken (and by whom). */
+export type LeaseRun<T> = { ran: true; value: T } | { ran: false; holder: LeaseHolder | null };
+
+/** Work done under a lease: `signal` aborts when the lease is lost or the caller's own signal aborts. */
+export type LeaseWork<T> = (lease: Lease, signal: AbortSignal) => Promise<T> | T;
 
 const HOST = hostname();
 const NOT_ACQUIRED: Promise<null> = Promise.resolve(null);
@@ -147,17 +154,37 @@ export class LeaseManager {
   }
 
   /**
-   * Runs `work` while holding the lease, renewing it by heartbeat (every
-   * ttl/3 by default) and always releasing it afterwards. If the lease is
-   * lost, `lease.signal` aborts; should `work` then fail, the loss is what
-   * is thrown (with the work's error as `cause`).
+   * Takes the lease, waiting up to `waitMs` (see acquire), and runs `work`
+   * under it (see tryWithLease for how). Throws LeaseUnavailableError when
+   * the wait runs out.
    */
-  async withLease<T>(key: string, request: ScopedLeaseRequest, work: (lease: Lease) => Promise<T> | T): Promise<T> {
-    const lease = await this.acquire(key, request);
-    const period = validateDuration(request.heartbeatMs ?? Math.max(1, Math.floor(request.ttlMs / 3)), 'heartbeatMs', 1, request.ttlMs);
-    const stopHeartbeat = startHeartbeat(lease, period);
+  async withLease<T>(key: string, request: ScopedLeaseRequest, work: LeaseWork<T>): Promise<T> {
+    return this.#runHolding(await this.acquire(key, request), request, work);
+  }
+
+  /**
+   * Runs `work` under the lease of `key` if it is free, never waiting:
+   * renews the lease by heartbeat (every ttl/3 by default) while `work`
+   * runs, hands `work` a signal that aborts when the lease is lost or
+   * `request.signal` aborts (a shutdown), and always releases it afterwards.
+   * Should `work` fail after the lease was lost, the loss is what is thrown
+   * (with the work's error as `cause`).
+   * @returns `{ ran: true, value }`, or `{ ran: false, holder }` naming who has the key (for the skip line).
+   */
+  async tryWithLease<T>(key: string, request: ScopedLeaseRequest, work: LeaseWork<T>): Promise<LeaseRun<T>> {
+    const attempt = await this.attempt(key, request);
+    if (!attempt.lease) return { ran: false, holder: attempt.holder };
+    return { ran: true, value: await this.#runHolding(attempt.lease, request, work) };
+  }
+
+  async #runHolding<T>(lease: Lease, request: ScopedLeaseRequest, work: LeaseWork<T>): Promise<T> {
+    let stopHeartbeat: () => void = () => {};
+    let signal: { signal: AbortSignal; detach: () => void } | undefined;
     try {
-      return await work(lease);
+      const period = validateDuration(request.heartbeatMs ?? Math.max(1, Math.floor(request.ttlMs / 3)), 'heartbeatMs', 1, request.ttlMs);
+      stopHeartbeat = startHeartbeat(lease, period, request.onRenewError);
+      signal = request.signal ? eitherAborted(lease.signal, request.signal) : { signal: lease.signal, detach: () => {} };
+      return await work(lease, signal.signal);
     } catch (error) {
       if (lease.signal.aborted && error !== lease.signal.reason) {
         const loss = lease.signal.reason as Error;
@@ -166,6 +193,7 @@ export class LeaseManager {
       throw error;
     } finally {
       stopHeartbeat();
+      signal?.detach();
       await lease.release().catch((error: unknown) => {
         // Losing the lease was already signalled; anything else is news.
         if (!(error instanceof LeaseLostError)) throw error;

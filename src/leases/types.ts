@@ -37,10 +37,14 @@ export interface WaitingLeaseRequest extends LeaseRequest {
   retryMs?: number;
 }
 
-/** Options of `withLease`. */
+/** Options of `withLease` and `tryWithLease` (which ignores the waiting options). */
 export interface ScopedLeaseRequest extends WaitingLeaseRequest {
   /** Heartbeat period; default ttlMs / 3. */
   heartbeatMs?: number;
+  /** Also aborts the work's signal (e.g. a shutdown); the lease is released as usual. */
+  signal?: AbortSignal;
+  /** Told about renewals that failed for a reason other than losing the lease (they are retried). */
+  onRenewError?: (error: unknown) => void;
 }
 
 export interface ForceReleaseOptions {

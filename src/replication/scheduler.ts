@@ -1,18 +1,20 @@
-import { startHeartbeat } from '../leases/heartbeat.js';
-import type { Lease } from '../leases/lease.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseManager } from '../leases/manager.js';
-import type { JobTransport, SyncTrigger } from '../jobs/transport.js';
-import { urlHost } from '../git/url.js';
 import type { Logger } from '../logging/logger.js';
 import type { RegistryRepository } from '../store/registry.js';
-import type { SourceWithRegistry } from '../store/types.js';
+import type { SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { nextCronRun } from './schedule.js';
 import { syncLeaseKey } from './sync.js';
 
 export interface SchedulerOptions {
   registry: RegistryRepository;
   leases: LeaseManager;
-  transport: JobTransport;
+  /** How many sync jobs run and wait, and this process's capacity for them. */
+  syncLoad: () => Promise<{ running: number; queued: number; capacity: number }>;
+  /** Nudges a worker to sync a source. */
+  nudge: (source: SourceWithRegistry, trigger: SyncTrigger) => Promise<void>;
+  /** Nudges a worker to re-verify a synced mirror. */
+  nudgeVerify: (source: SourceWithRegistry) => Promise<void>;
   logger: Logger;
   /** How often the scheduler looks for due work. */
   tickMs: number;
@@ -30,17 +32,17 @@ export const SCHEDULER_LEASE_KEY = 'scheduler:replication';
 export type SchedulerState = 'stopped' | 'standby' | 'active';
 
 /**
- * Finds due work in the registry and nudges workers through the job
- * transport, under its own lease so that one scheduler is active however
- * many processes run. It enqueues no more than the transport has room for;
- * the transport serves hosts in turn.
+ * Finds due work in the registry and nudges workers, under its own lease so
+ * that one scheduler is active however many processes run; the others stand
+ * by and take over within a lease ttl. It nudges no more than the workers
+ * have room for. Jobs are only nudges: whatever a lost job stood for is
+ * still pending in the registry, and the next pass nudges it again.
  */
 export class Scheduler {
   #state: SchedulerState = 'stopped';
-  #lease: Lease | null = null;
-  #stopHeartbeat: (() => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #ticking: Promise<void> | undefined;
+  #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+  #pass: Promise<void> | undefined;
 
   constructor(private readonly options: SchedulerOptions) {}
 
@@ -49,60 +51,80 @@ export class Scheduler {
   }
 
   start(): void {
-    if (this.#state !== 'stopped') return;
+    if (this.#loop) return;
     this.#state = 'standby';
-    this.#loop();
+    this.#stop = new AbortController();
+    this.#loop = this.#run();
   }
 
-  /** Runs one scheduling pass now (also used by tests and the "sync now" paths). */
-  tick(): Promise<void> {
-    this.#ticking ??= this.#tick().finally(() => (this.#ticking = undefined));
-    return this.#ticking;
+  /** Runs a scheduling pass now if this scheduler is the active one (sharing a pass in flight); resolves after it. */
+  async tick(): Promise<void> {
+    if (this.#state === 'active') await this.#onePass();
   }
 
+  /** Stops scheduling, waits for a pass in flight, and lets go of the lease. */
   async stop(): Promise<void> {
+    this.#stop.abort(new Error('the scheduler is stopping'));
+    await this.#loop;
+    this.#loop = undefined;
     this.#state = 'stopped';
-    if (this.#timer) clearTimeout(this.#timer);
-    await this.#ticking;
-    this.#stopHeartbeat?.();
-    await this.#lease?.release().catch(() => undefined);
-    this.#lease = null;
   }
 
-  #loop(): void {
-    if (this.#state === 'stopped') return;
-    this.tick()
+  async #run(): Promise<void> {
+    const { leases, leaseTtlMs, logger, tickMs } = this.options;
+    const stopping = this.#stop.signal;
+    while (!stopping.aborted) {
+      await leases
+        .tryWithLease(SCHEDULER_LEASE_KEY, { ttlMs: leaseTtlMs, owner: 'scheduler', signal: stopping }, async (lease, signal) => {
+          this.#state = 'active';
+          logger.info({ event: 'scheduler_active', fence: lease.fence.toString() }, 'scheduler active');
+          while (!signal.aborted) {
+            await this.#onePass();
+            await this.#pause(tickMs, signal);
+          }
+        })
+        .catch((error: unknown) => {
+          logger.warn({ event: 'scheduler_lease_error', err: String(error) }, 'scheduler lease failed; standing by');
+          return null;
+        });
+      if (stopping.aborted) break;
+      if (this.#state === 'active') logger.warn({ event: 'scheduler_standby' }, 'scheduler lease lost; standing by');
+      this.#state = 'standby';
+      await this.#pause(tickMs, stopping);
+    }
+  }
+
+  /** Waits `ms`, or less when `signal` aborts. */
+  async #pause(ms: number, signal: AbortSignal): Promise<void> {
+    await sleep(ms, undefined, { signal }).catch(() => undefined);
+  }
+
+  #onePass(): Promise<void> {
+    this.#pass ??= this.#schedule()
       .catch((error: unknown) => this.options.logger.error({ event: 'scheduler_error', err: String(error) }, 'scheduler pass failed'))
-      .finally(() => {
-        if (this.#state === 'stopped') return;
-        this.#timer = setTimeout(() => this.#loop(), this.options.tickMs);
-        this.#timer.unref();
-      });
+      .finally(() => (this.#pass = undefined));
+    return this.#pass;
   }
 
-  async #tick(): Promise<void> {
-    if (this.#state === 'stopped' || !(await this.#holdLease())) return;
-    const { registry, transport, defaultIntervalMs } = this.options;
-    const { running, queued, capacity } = transport.load;
+  async #schedule(): Promise<void> {
+    const { registry, defaultIntervalMs } = this.options;
+    const { running, queued, capacity } = await this.options.syncLoad();
     const room = capacity * 2 - running - queued;
     if (room <= 0) return;
     const now = new Date();
     const due = await registry.due(now, { defaultIntervalMs, limit: room * 4 });
-    let enqueued = 0;
+    let nudged = 0;
     for (const source of due) {
-      if (enqueued >= room) break;
-      if (transport.has(source.id)) continue;
+      if (nudged >= room) break;
       const trigger = await this.#triggerFor(source, now);
       if (!trigger) continue;
-      await transport.enqueue({ sourceId: source.id, trigger, host: urlHost(source.url) });
-      enqueued++;
+      await this.options.nudge(source, trigger);
+      nudged++;
     }
     // Spare room goes to re-verification, which only reads local refs.
-    if (enqueued >= room) return;
-    const stale = await registry.dueForVerification(now, { intervalMs: this.options.verifyIntervalMs, limit: room - enqueued });
-    for (const source of stale) {
-      if (!transport.has(source.id)) await transport.enqueue({ sourceId: source.id, trigger: 'verify', host: urlHost(source.url) });
-    }
+    if (nudged >= room) return;
+    const stale = await registry.dueForVerification(now, { intervalMs: this.options.verifyIntervalMs, limit: room - nudged });
+    for (const source of stale) await this.options.nudgeVerify(source);
   }
 
   /** Why a due row should run now, recording a request when the schedule (not a user) asks; null to leave it. */
@@ -131,21 +153,5 @@ export class Scheduler {
       default:
         return null;
     }
-  }
-
-  async #holdLease(): Promise<boolean> {
-    if (this.#lease && !this.#lease.signal.aborted) return true;
-    this.#stopHeartbeat?.();
-    const { leases, leaseTtlMs, logger } = this.options;
-    this.#lease = await leases.tryAcquire(SCHEDULER_LEASE_KEY, { ttlMs: leaseTtlMs, owner: 'scheduler' });
-    if (!this.#lease) {
-      if (this.#state === 'active') logger.warn({ event: 'scheduler_standby' }, 'scheduler lease lost; standing by');
-      this.#state = 'standby';
-      return false;
-    }
-    this.#stopHeartbeat = startHeartbeat(this.#lease, Math.max(1, Math.floor(leaseTtlMs / 3)));
-    this.#state = 'active';
-    logger.info({ event: 'scheduler_active', fence: this.#lease.fence.toString() }, 'scheduler active');
-    return true;
   }
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { describeHolder, skipMessage } from '../leases/errors.js';
-import { startHeartbeat } from '../leases/heartbeat.js';
+import { describeHolder, LeaseLostError, skipMessage } from '../leases/errors.js';
+import { writeFenced } from '../leases/fenced.js';
 import type { Lease } from '../leases/lease.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { GitRunner } from '../git/runner.js';
@@ -9,8 +9,7 @@ import { syncMirror, type MirrorSyncResult } from '../git/mirror.js';
 import type { Logger } from '../logging/logger.js';
 import type { RegistryRepository } from '../store/registry.js';
 import type { SourceRepository } from '../store/sources.js';
-import type { Source, SourceWithRegistry } from '../store/types.js';
-import type { SyncTrigger } from '../jobs/transport.js';
+import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import type { CredentialResolver } from './credentials.js';
@@ -58,45 +57,52 @@ const MAX_ROUNDS = 5;
 export class SyncService {
   constructor(private readonly options: SyncServiceOptions) {}
 
+  /**
+   * Syncs the source under its lease if nobody else holds it ('skipped'
+   * otherwise, with a log line naming the holder), serving every request
+   * recorded meanwhile in further rounds. `shutdown` aborts it like a lost
+   * lease would, leaving the row pending.
+   */
   async sync(sourceId: number, trigger: SyncTrigger, shutdown?: AbortSignal): Promise<SyncOutcome> {
     const { leases, logger, leaseTtlMs } = this.options;
     const source = await this.options.sources.getById(sourceId);
     if (!source) return 'gone';
     const key = syncLeaseKey(sourceId);
-    const attempt = await leases.attempt(key, { ttlMs: leaseTtlMs, owner: `sync ${source.name}`.slice(0, 128) });
-    if (!attempt.lease) {
+    const run = await leases.tryWithLease(
+      key,
+      {
+        ttlMs: leaseTtlMs,
+        owner: `sync ${source.name}`.slice(0, 128),
+        ...(shutdown ? { signal: shutdown } : {}),
+        onRenewError: (error) => logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
+      },
+      async (lease, signal) => {
+        let outcome: SyncOutcome = 'noop';
+        try {
+          // The first round may use the source read above; later rounds read it again.
+          let known: SourceWithRegistry | undefined = source;
+          for (let round = 0; round < MAX_ROUNDS; round++) {
+            const result = await this.#round(source.id, trigger, lease, signal, known);
+            known = undefined;
+            outcome = result.outcome;
+            if (!result.requestPending) break;
+          }
+        } finally {
+          if (signal.aborted) await this.options.registry.releaseStarted(source.id, lease.fence).catch(() => false);
+        }
+        return outcome;
+      },
+    );
+    if (!run.ran) {
       logger.info(
-        { event: 'lease_skip', source: source.name, lease_key: key, holder: attempt.holder ? describeHolder(attempt.holder) : null },
-        `Cannot obtain an exclusive lease. There must be another instance already in execution. ${skipMessage(attempt.holder)}`,
+        { event: 'lease_skip', source: source.name, lease_key: key, holder: run.holder ? describeHolder(run.holder) : null },
+        `Cannot obtain an exclusive lease. There must be another instance already in execution. ${skipMessage(run.holder)}`,
       );
       this.options.onSkip?.();
       return 'skipped';
     }
-    const lease = attempt.lease;
-    const stopHeartbeat = startHeartbeat(lease, Math.max(1, Math.floor(leaseTtlMs / 3)), (error) =>
-      logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
-    );
-    const abort = shutdown ? eitherAborted(lease.signal, shutdown) : { signal: lease.signal, detach: undefined };
-    const signal = abort.signal;
-    let outcome: SyncOutcome = 'noop';
-    try {
-      // The first round may use the source read above; later rounds read it again.
-      let known: SourceWithRegistry | undefined = source;
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const result = await this.#round(source.id, trigger, lease, signal, known);
-        known = undefined;
-        outcome = result.outcome;
-        if (!result.requestPending) break;
-      }
-    } finally {
-      stopHeartbeat();
-      const aborted = signal.aborted;
-      abort.detach?.();
-      if (aborted) await this.options.registry.releaseStarted(source.id, lease.fence).catch(() => false);
-      await lease.release().catch(() => undefined);
-    }
     await this.#nudgeIfPending(source);
-    return outcome;
+    return run.value;
   }
 
   /**
@@ -115,8 +121,17 @@ export class SyncService {
   ): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
     const { registry, logger } = this.options;
     const startedAt = performance.now();
-    // Marks the row started and records the attempt (one transaction on SQLite).
-    const started = await registry.startSync(sourceId, lease.fence, trigger, new Date());
+    // Marks the row started and records the attempt (one transaction on SQLite). Refused
+    // when the row carries a higher fence: then the lease is stale, or the lease store
+    // lost its counters and the fence is raised above the row's (see writeFenced).
+    const started = await writeFenced(
+      lease,
+      (fence) => registry.startSync(sourceId, fence, trigger, new Date()),
+      async () => (await registry.get(sourceId))?.fence ?? null,
+    ).catch((error: unknown) => {
+      if (error instanceof LeaseLostError) return null;
+      throw error;
+    });
     if (!started) return { outcome: 'lost', requestPending: false };
     const { row, attemptId } = started;
     // Whatever the requests up to targetSeq asked for (a URL change records one, in the same
@@ -204,29 +219,3 @@ export class SyncService {
   }
 }
 
-/**
- * A signal that aborts when `a` or `b` does (with its reason), and a detach
- * to call when done. AbortSignal.any would do, but costs more, and on
- * Node 20 keeps every combined signal registered on the long-lived `b`
- * (the shutdown signal) until it is collected.
- */
-function eitherAborted(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; detach: () => void } {
-  if (a.aborted) return { signal: a, detach: () => {} };
-  if (b.aborted) return { signal: b, detach: () => {} };
-  const controller = new AbortController();
-  const onA = () => {
-    detach();
-    controller.abort(a.reason);
-  };
-  const onB = () => {
-    detach();
-    controller.abort(b.reason);
-  };
-  const detach = () => {
-    a.removeEventListener('abort', onA);
-    b.removeEventListener('abort', onB);
-  };
-  a.addEventListener('abort', onA, { once: true });
-  b.addEventListener('abort', onB, { once: true });
-  return { signal: controller.signal, detach };
-}

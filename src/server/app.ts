@@ -1,15 +1,14 @@
 import fastifySwagger from '@fastify/swagger';
-import Fastify from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Forgesync } from '../app/forgesync.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { Logger } from '../logging/logger.js';
 import type { AuthTokens } from './auth.js';
 import { errorHandler } from './errors.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
-import { snapshotRoutes } from './routes/snapshots.js';
-import { sourceRoutes } from './routes/sources.js';
-import { webhookRoutes } from './webhooks/index.js';
 
 /** Webhook bodies above this are refused with 413. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -20,15 +19,17 @@ export interface ServerOptions {
 }
 
 /**
- * Builds the HTTP server of `forgesync serve`: API, webhooks, dashboard,
- * metrics and health checks over one Forgesync instance. Routes declare zod
- * schemas, which validate requests and produce the OpenAPI document.
+ * Builds the HTTP server of `forgesync serve` over one instance's kernel:
+ * health, metrics, leases and the dashboard, then every module's routes
+ * (the sources API and webhooks, snapshots, …). Routes declare zod schemas,
+ * which validate requests and produce the OpenAPI document.
  */
-export async function buildServer(app: Forgesync, options: ServerOptions) {
+export async function buildServer(app: { kernel: Kernel }, options: ServerOptions) {
+  const { kernel } = app;
   const server = Fastify({
     // Per-request access lines (info) would drown the log in a webhook storm;
     // forgesync logs one line per delivery and per sync itself.
-    loggerInstance: app.logger.child({ component: 'http' }, { level: 'warn' }),
+    loggerInstance: kernel.logger.child({ component: 'http' }, { level: 'warn' }),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
   }).withTypeProvider<ZodTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);
@@ -42,14 +43,14 @@ export async function buildServer(app: Forgesync, options: ServerOptions) {
     transform: jsonSchemaTransform,
   });
   server.get('/openapi.json', { schema: { hide: true } }, async () => server.swagger());
-  await server.register(healthRoutes(app));
-  await server.register(sourceRoutes(app, options.tokens), { prefix: '/api' });
-  await server.register(leaseRoutes(app, options.tokens), { prefix: '/api' });
-  await server.register(snapshotRoutes(app, options.tokens), { prefix: '/api' });
-  await server.register(webhookRoutes(app), { prefix: '/hooks' });
-  await server.register(dashboardRoutes(app, options.tokens));
+  // A serving process reports its own CPU, memory and event loop too.
+  kernel.collectProcessMetrics();
+  await server.register(healthRoutes(kernel));
+  await server.register(leaseRoutes(kernel.leases, options.tokens), { prefix: '/api' });
+  await server.register(dashboardRoutes());
+  for (const module of kernel.modules) await module.routes?.(server, { tokens: options.tokens });
   return server;
 }
 
-/** The server type route modules receive. */
-export type ForgesyncServer = Awaited<ReturnType<typeof buildServer>>;
+/** The server as modules' routes see it: Fastify with zod schemas. */
+export type ForgesyncServer = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;

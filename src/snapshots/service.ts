@@ -5,7 +5,9 @@ import { makeTempDir, mirrorPathFor, releaseTempDir } from '../git/storage.js';
 import { tokenScopeFor } from '../git/env.js';
 import type { GitRunner } from '../git/runner.js';
 import type { LeaseManager } from '../leases/manager.js';
+import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
 import type { Logger } from '../logging/logger.js';
+import type { ForgesyncServer } from '../server/app.js';
 import type { Source, SourceWithRegistry } from '../store/types.js';
 import { CLONES_DIR, SnapshotCache } from './cache.js';
 import { PathNotFoundError, RevisionNotFoundError, SnapshotHoldNotFoundError, SnapshotUnavailableError } from './errors.js';
@@ -13,6 +15,7 @@ import { exportCommit, type ExportStats } from './export.js';
 import { ObjectReader } from './objects.js';
 import { snapshotSourceDirName } from './paths.js';
 import { isObjectId, validateRevision, validateTreePath } from './revision.js';
+import { snapshotRoutes } from './routes.js';
 import { Snapshot } from './snapshot.js';
 
 export interface OpenSnapshotOptions {
@@ -34,6 +37,8 @@ export interface OpenSnapshotOptions {
 
 export interface SnapshotsOptions {
   root: string;
+  /** How long a CLI or API snapshot is held when the caller names no time. */
+  defaultHoldMs: number;
   mirrorsDir: string;
   runner: GitRunner;
   leases: LeaseManager;
@@ -42,8 +47,11 @@ export interface SnapshotsOptions {
   maxCount: number;
   maxBytes: number;
   getSource: (name: string) => Promise<SourceWithRegistry>;
-  /** Requests a sync and serves it, here or by waiting for the lease holder, for at most `timeoutMs` (Forgesync.serveSyncRequest). */
-  serveSyncRequest: (name: string, timeoutMs: number) => Promise<{ source: SourceWithRegistry; served: boolean }>;
+  /**
+   * Requests a sync and serves it, here or by waiting for the lease holder, for
+   * at most `timeoutMs` (Replication.syncAndWait); `served` when a successful round served it.
+   */
+  syncAndWait: (name: string, timeoutMs: number) => Promise<SourceWithRegistry & { served: boolean }>;
   /** The source's access token, if it has a credential reference. */
   tokenOf: (source: Source) => string | undefined;
 }
@@ -63,7 +71,8 @@ const MATERIALISE_WAIT_MS = 10 * 60_000;
  * is keyed by commit, immutable, and shared, so one job's branch can never be
  * switched underneath another's.
  */
-export class Snapshots {
+export class Snapshots implements ForgesyncModule {
+  readonly name = 'snapshots';
   readonly cache: SnapshotCache;
   readonly objects: ObjectReader;
 
@@ -93,8 +102,8 @@ export class Snapshots {
     const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
     let stale = false;
     if (options.sync || !mirrorExists(mirror)) {
-      const outcome = await this.options.serveSyncRequest(source.name, waitMs);
-      source = outcome.source;
+      const outcome = await this.options.syncAndWait(source.name, waitMs);
+      source = outcome;
       stale = !outcome.served;
     }
     if (!mirrorExists(mirror)) return await this.#openFromTemporaryClone(source, revision, waitMs, options);
@@ -148,8 +157,12 @@ export class Snapshots {
     return object.entries;
   }
 
+  async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    await server.register(snapshotRoutes(this, { tokens: context.tokens, defaultHoldMs: this.options.defaultHoldMs }), { prefix: '/api' });
+  }
+
   /** Lets running evictions finish and stops the long-lived readers. */
-  async close(): Promise<void> {
+  async stop(): Promise<void> {
     await this.cache.settled();
     this.objects.close();
   }

@@ -224,7 +224,12 @@ export class RegistryRepository {
     });
   }
 
-  /** Guarded: records a failed sync; retried at `nextRetryAt` (null: only on request). */
+  /**
+   * Guarded: records a failed sync; retried at `nextRetryAt` (null: only on
+   * request). A request that arrived while the failing round ran was not
+   * served by it, so the row is left pending for another round at once
+   * instead of waiting out the backoff (an explicit request overrides backoff).
+   */
   async finishFailed(
     sourceId: number,
     fence: bigint,
@@ -232,7 +237,7 @@ export class RegistryRepository {
   ): Promise<boolean> {
     const nowMs = outcome.now.getTime();
     return this.#fencedUpdate(sourceId, fence, nowMs, {
-      state: 'failed',
+      state: sql<RegistryState>`case when requested_seq > target_seq then 'pending' else 'failed' end`,
       retry_count: sql<number>`retry_count + 1`,
       next_retry_at: outcome.nextRetryAt?.getTime() ?? null,
       last_failure: truncateFailure(outcome.error),

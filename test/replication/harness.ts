@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { Forgesync } from '../../src/app/forgesync.js';
-import { loadConfig, type ForgesyncConfig } from '../../src/config/config.js';
+import { loadConfig, type ForgesyncConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { POSTGRES_URL } from '../leases/backends.js';
 import { refsOf as refMap } from '../support/git-fixtures.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../src/replication/backoff.js';
 import { InvalidScheduleError, nextCronRun, parseCron, parseDuration, parseInterval } from '../../src/replication/schedule.js';
 import { nameFromUrl, validateSourceName } from '../../src/replication/names.js';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/app/config.js';
 import { ConfigError } from '../../src/config/errors.js';
 
 describe('schedules', () => {

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
-import type { ForgesyncConfig } from '../../src/config/config.js';
+import type { ForgesyncConfig } from '../../src/app/config.js';
 import { openLeaseManager } from '../../src/leases/open.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
 import { GitHttpServer } from '../support/git-http-server.js';
@@ -21,7 +21,7 @@ const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
 async function databaseText(app: Forgesync): Promise<string> {
   let text = '';
   for (const table of ['sources', 'registry', 'sync_attempts', 'forgesync_leases']) {
-    const rows = await app.database.db.selectFrom(table as 'sources').selectAll().execute();
+    const rows = await app.kernel.database.db.selectFrom(table as 'sources').selectAll().execute();
     text += JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? value.toString() : value));
   }
   return text;
@@ -101,7 +101,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       const status = await app.syncAndWait(source.name);
       expect(status.registry.state).toBe('synced');
       expect(stats.fetches + stats.clones).toBe(0);
-      const [last] = await app.registry.attempts(source.id, 1);
+      const [last] = await app.replication.registry.attempts(source.id, 1);
       expect(last?.result).toBe('noop');
     });
 
@@ -116,13 +116,14 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       upstream.commit('main');
       await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          i % 2 ? server.requestSync(source.name, 'webhook') : app.syncService.sync(source.id, 'library'),
+          i % 2 ? server.requestSync(source.name, 'webhook') : app.replication.syncService.sync(source.id, 'library'),
         ),
       );
       const synced = await eventually('storm source to be synced and caught up', async () => {
         const current = await app.getSource(source.name);
         const row = current.registry;
-        return row.state === 'synced' && row.completedSeq >= row.requestedSeq && !server.transport.has(source.id) ? current : null;
+        const load = await server.kernel.jobs.load('sync');
+        return row.state === 'synced' && row.completedSeq >= row.requestedSeq && load.running + load.queued === 0 ? current : null;
       });
       await server.close();
       stats.fetches += serverStats.fetches;
@@ -140,8 +141,8 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       const other = await openLeaseManager(config.leaseUrl);
       const held = await other.acquire(syncLeaseKey(source.id), { ttlMs: 10_000, owner: 'full sync' });
       upstream.commit('main');
-      await app.registry.request(source.id, 'manual');
-      expect(await app.syncService.sync(source.id, 'manual')).toBe('skipped');
+      await app.replication.registry.request(source.id, 'manual');
+      expect(await app.replication.syncService.sync(source.id, 'manual')).toBe('skipped');
       const skip = logs.lines.find((line) => line.event === 'lease_skip' && line.source === 'contended' && line.holder !== `sync contended(${process.pid})`);
       expect(skip).toMatchObject({ lease_key: syncLeaseKey(source.id), holder: `full sync(${process.pid})` });
       expect(String(skip?.msg)).toContain(`operation skipped - process locked by "full sync(${process.pid})"`);
@@ -192,10 +193,10 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       upstream.commit('topic');
       const source = await app.addSource({ url: upstream.bare, name: 'tampered' });
       const synced = await app.syncAndWait(source.name);
-      expect(await app.verifier.verify(source.id)).toBe('verified');
+      expect(await app.replication.verifier.verify(source.id)).toBe('verified');
       const mirror = synced.registry.mirrorPath!;
       execFileSync('git', ['--git-dir', mirror, 'update-ref', '-d', 'refs/heads/topic']);
-      expect(await app.verifier.verify(source.id)).toBe('mismatch');
+      expect(await app.replication.verifier.verify(source.id)).toBe('mismatch');
       const flagged = await app.getSource(source.name);
       expect(flagged.registry.verificationState).toBe('mismatch');
       expect(flagged.registry.state).toBe('pending');
@@ -208,16 +209,15 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
     it('runs one active scheduler however many processes serve, and fails over', async () => {
       const { app: first } = await openTestForgesync(config);
       const { app: second } = await openTestForgesync(config);
-      first.startService();
-      await eventually('first scheduler active', () => first.scheduler.state === 'active');
-      second.startService();
-      await second.scheduler.tick();
-      expect(second.scheduler.state).toBe('standby');
+      await first.startService();
+      await eventually('first scheduler active', () => first.replication.scheduler.state === 'active');
+      await second.startService();
+      // Several ticks (100 ms here) later the second still stands by: the lease is held.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(second.replication.scheduler.state).toBe('standby');
+      expect(first.replication.scheduler.state).toBe('active');
       await first.close();
-      await eventually('second scheduler to take over', async () => {
-        await second.scheduler.tick();
-        return second.scheduler.state === 'active';
-      });
+      await eventually('second scheduler to take over', () => second.replication.scheduler.state === 'active');
       await second.close();
     });
 
@@ -235,7 +235,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
     });
 
     it('refuses malicious input before anything is stored or run', async () => {
-      const count = (await app.sources.list({})).length;
+      const count = (await app.replication.sources.list({})).length;
       const bad = [
         '-oProxyCommand=touch /tmp/forgesync-pwned',
         '--upload-pack=touch /tmp/forgesync-pwned',
@@ -246,7 +246,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       await expect(app.addSource({ url: Upstream.create().bare, name: '../escape' })).rejects.toThrow(/name/);
       await expect(app.addSource({ url: Upstream.create().bare, name: 'a/../../b' })).rejects.toThrow(/name/);
       expect(existsSync('/tmp/forgesync-pwned')).toBe(false);
-      expect((await app.sources.list({})).length).toBe(count);
+      expect((await app.replication.sources.list({})).length).toBe(count);
     });
 
     it('recovers a worker SIGKILLed mid-fetch: the mirror stays sound and the row converges', async () => {

@@ -12,19 +12,19 @@ describe('HTTP API: bulk resync, overview, leases, OpenAPI', () => {
 
   /** name → state, for every registry row. */
   const snapshot = async () =>
-    Object.fromEntries((await t.app.sources.list()).map((s) => [s.name, { state: s.registry.state, seq: s.registry.requestedSeq }]));
+    Object.fromEntries((await t.app.replication.sources.list()).map((s) => [s.name, { state: s.registry.state, seq: s.registry.requestedSeq }]));
 
   /** Puts source `name` into `state` the way a sync would (fence-guarded writes). */
   async function setState(name: string, state: RegistryState, fence: bigint): Promise<void> {
     const { id } = await t.app.getSource(name);
     if (state === 'pending') return;
-    const row = await t.app.registry.start(id, fence, new Date());
+    const row = await t.app.replication.registry.start(id, fence, new Date());
     expect(row).not.toBeNull();
     if (state === 'synced') {
-      expect(await t.app.registry.finishSynced(id, fence, { targetSeq: row!.targetSeq, checksum: null, verified: true, now: new Date() })).toBe(true);
+      expect(await t.app.replication.registry.finishSynced(id, fence, { targetSeq: row!.targetSeq, checksum: null, verified: true, now: new Date() })).toBe(true);
     } else if (state === 'failed') {
       const nextRetryAt = new Date(Date.now() + 3_600_000);
-      expect(await t.app.registry.finishFailed(id, fence, { error: 'boom', nextRetryAt, missing: false, now: new Date() })).toBe(true);
+      expect(await t.app.replication.registry.finishFailed(id, fence, { error: 'boom', nextRetryAt, missing: false, now: new Date() })).toBe(true);
     }
   }
 
@@ -37,7 +37,7 @@ describe('HTTP API: bulk resync, overview, leases, OpenAPI', () => {
     t = await startTestServer();
     let fence = 1n;
     for (const [name, state] of Object.entries(layout)) {
-      await t.app.sources.create({ name, url: `https://example.com/${name}.git` });
+      await t.app.replication.sources.create({ name, url: `https://example.com/${name}.git` });
       await setState(name, state, fence++);
     }
   });
@@ -94,9 +94,9 @@ describe('HTTP API: bulk resync, overview, leases, OpenAPI', () => {
   it('lists, inspects and force-releases leases by fence', async () => {
     const key = 'test:leases/with space';
     const path = `/api/leases/${encodeURIComponent(key)}`;
-    const lease: Lease | null = await t.app.leases.tryAcquire(key, { ttlMs: 60_000, owner: 'api test' });
+    const lease: Lease | null = await t.app.kernel.leases.tryAcquire(key, { ttlMs: 60_000, owner: 'api test' });
     expect(lease).not.toBeNull();
-    const other = await t.app.leases.tryAcquire('other:key', { ttlMs: 60_000, owner: 'other' });
+    const other = await t.app.kernel.leases.tryAcquire('other:key', { ttlMs: 60_000, owner: 'other' });
     try {
       const list = (await call('GET', `/api/leases?prefix=${encodeURIComponent('test:')}`)).json();
       expect(list.items).toHaveLength(1);

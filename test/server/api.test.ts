@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sourceStatusJson } from '../../src/cli/source-commands.js';
+import { sourceStatusJson } from '../../src/replication/commands.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
-import type { SourceDetailJson } from '../../src/server/schemas.js';
+import type { SourceDetailJson } from '../../src/replication/http/schemas.js';
 import { eventually } from '../replication/harness.js';
 import { Upstream } from '../support/upstream.js';
 import { startTestServer, type TestServer } from './support.js';
@@ -176,7 +176,7 @@ describe('HTTP API: sources', () => {
   it('shows the holder of the source\'s sync lease while one is held', async () => {
     await call('POST', '/api/sources', { url: 'https://example.com/held.git' });
     const source = await t.app.getSource('held');
-    const lease = await t.app.leases.tryAcquire(syncLeaseKey(source.id), { ttlMs: 60_000, owner: 'sync held' });
+    const lease = await t.app.kernel.leases.tryAcquire(syncLeaseKey(source.id), { ttlMs: 60_000, owner: 'sync held' });
     expect(lease).not.toBeNull();
     try {
       const detail = (await call('GET', '/api/sources/held', undefined, READ)).json();

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { WebhookEventName } from '@octokit/webhooks-types';
 import type { InjectOptions } from 'fastify';
-import { signBody } from '../../src/server/webhooks/signature.js';
+import { signBody } from '../../src/replication/webhooks/signature.js';
 import { testSecret } from '../support/secrets.js';
 
 /** Secrets of the test receivers. */

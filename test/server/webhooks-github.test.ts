@@ -2,18 +2,18 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Upstream } from '../support/upstream.js';
 import { eventually } from '../replication/harness.js';
-import { signBody } from '../../src/server/webhooks/signature.js';
+import { signBody } from '../../src/replication/webhooks/signature.js';
 import { startTestServer, type TestServer } from './support.js';
 import { githubDelivery, githubExample, SECRETS, WEBHOOK_ENV } from './webhooks-fixtures.js';
 
 /** requested_seq of every source, by name: the registry's record of requests. */
 async function requestCounts(t: TestServer): Promise<Record<string, number>> {
-  const sources = await t.app.sources.list();
+  const sources = await t.app.replication.sources.list();
   return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
 }
 
 async function webhookCount(t: TestServer, provider: string, result: string): Promise<number> {
-  const metric = await t.app.metrics.webhooks.get();
+  const metric = await t.app.replication.metrics.webhooks.get();
   return metric.values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
 }
 
@@ -141,19 +141,19 @@ describe('GitHub webhooks', () => {
       ['sha1 scheme', 'sha1=0123456789abcdef0123456789abcdef01234567'],
       ['garbage', 'not a signature'],
     ] as const)('%s signature → 401', async (_label, signature) => {
-      const before = await t.app.sources.list();
+      const before = await t.app.replication.sources.list();
       const response = await t.server.inject(githubDelivery('push', push(), { signature }));
       expect(response.statusCode).toBe(401);
       expect(response.json()).toMatchObject({ error: 'unauthorized' });
-      expect(await t.app.sources.list()).toEqual(before);
+      expect(await t.app.replication.sources.list()).toEqual(before);
     });
 
     it('signed with another secret → 401', async () => {
-      const before = await t.app.sources.list();
+      const before = await t.app.replication.sources.list();
       const response = await t.server.inject(githubDelivery('push', push(), { secret: 'not-the-secret' }));
       expect(response.statusCode).toBe(401);
       expect(response.json().message).toMatch(/signature does not match/);
-      expect(await t.app.sources.list()).toEqual(before);
+      expect(await t.app.replication.sources.list()).toEqual(before);
     });
 
     it('a valid signature over a modified body → 401', async () => {
@@ -163,7 +163,7 @@ describe('GitHub webhooks', () => {
     });
 
     it('malformed JSON (correctly signed) → 400', async () => {
-      const before = await t.app.sources.list();
+      const before = await t.app.replication.sources.list();
       const body = '{"ref": "refs/heads/main", ';
       const delivery = githubDelivery('push', null, { signature: null });
       const response = await t.server.inject({
@@ -174,7 +174,7 @@ describe('GitHub webhooks', () => {
       expect(response.statusCode).toBe(400);
       expect(response.json()).toMatchObject({ error: 'invalid_payload' });
       expect(response.json().message).toMatch(/not valid JSON/);
-      expect(await t.app.sources.list()).toEqual(before);
+      expect(await t.app.replication.sources.list()).toEqual(before);
     });
 
     it('a JSON array, or a missing X-GitHub-Event → 400', async () => {
@@ -188,12 +188,12 @@ describe('GitHub webhooks', () => {
     });
 
     it('a body over the 1 MiB limit → 413, even when signed', async () => {
-      const before = await t.app.sources.list();
+      const before = await t.app.replication.sources.list();
       const big = { ...push(), padding: 'x'.repeat(1024 * 1024) };
       const response = await t.server.inject(githubDelivery('push', big));
       expect(response.statusCode).toBe(413);
       expect(response.json()).toMatchObject({ error: 'payload_too_large' });
-      expect(await t.app.sources.list()).toEqual(before);
+      expect(await t.app.replication.sources.list()).toEqual(before);
     });
   });
 
@@ -205,7 +205,7 @@ describe('GitHub webhooks', () => {
     expect(await webhookCount(t, 'github', 'invalid')).toBe(4);
     expect(await webhookCount(t, 'github', 'unknown_repository')).toBe(1);
     expect(await webhookCount(t, 'github', 'ignored')).toBe(lines.filter((l) => l.result === 'ignored').length);
-    const total = (await t.app.metrics.webhooks.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const total = (await t.app.replication.metrics.webhooks.get()).values.reduce((sum, v) => sum + v.value, 0);
     expect(total).toBe(responses);
     for (const line of lines) {
       expect(line).toMatchObject({ provider: 'github' });
@@ -222,7 +222,7 @@ describe('an unconfigured receiver', () => {
     const t = await startTestServer();
     try {
       await t.app.addSource({ url: 'https://github.com/Codertocat/Hello-World.git', name: 'hello' });
-      const before = await t.app.sources.list();
+      const before = await t.app.replication.sources.list();
       for (const signature of [null, undefined]) {
         const response = await t.server.inject(githubDelivery('push', githubExample('push'), { signature }));
         expect(response.statusCode).toBe(404);
@@ -234,7 +234,7 @@ describe('an unconfigured receiver', () => {
       expect(gitlab.json().message).toMatch(/FORGESYNC_GITLAB_WEBHOOK_TOKEN/);
       const generic = await t.server.inject({ method: 'POST', url: '/hooks/generic/hello', payload: {} });
       expect(generic.json().message).toMatch(/FORGESYNC_GENERIC_WEBHOOK_SECRET/);
-      expect(await t.app.sources.list()).toEqual(before);
+      expect(await t.app.replication.sources.list()).toEqual(before);
     } finally {
       await t.close();
     }
@@ -284,7 +284,7 @@ describe('over real HTTP', () => {
       expect(ok.status).toBe(202);
       expect(await ok.json()).toEqual({ result: 'accepted', sources: ['hello'] });
 
-      const before = await t.app.sources.list();
+      const before = await t.app.replication.sources.list();
       const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
       const tooBig = await fetch(`${t.url}/hooks/github`, {
         method: 'POST',
@@ -293,7 +293,7 @@ describe('over real HTTP', () => {
       });
       expect(tooBig.status).toBe(413);
       expect(await tooBig.json()).toMatchObject({ error: 'payload_too_large' });
-      expect(await t.app.sources.list()).toEqual(before);
+      expect(await t.app.replication.sources.list()).toEqual(before);
       expect(t.logs.lines.filter((l) => l.event === 'webhook').map((l) => l.result)).toEqual(['accepted', 'invalid']);
     } finally {
       await t.close();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signBody } from '../../src/server/webhooks/signature.js';
+import { signBody } from '../../src/replication/webhooks/signature.js';
 import { startTestServer, type TestServer } from './support.js';
 import {
   genericDelivery,
@@ -11,12 +11,12 @@ import {
 } from './webhooks-fixtures.js';
 
 async function requestCounts(t: TestServer): Promise<Record<string, number>> {
-  const sources = await t.app.sources.list();
+  const sources = await t.app.replication.sources.list();
   return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
 }
 
 async function webhookCount(t: TestServer, provider: string, result: string): Promise<number> {
-  const metric = await t.app.metrics.webhooks.get();
+  const metric = await t.app.replication.metrics.webhooks.get();
   return metric.values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
 }
 
@@ -72,11 +72,11 @@ describe('GitLab webhooks', () => {
     ['wrong', 'not-the-token'],
     ['a prefix of the right one', SECRETS.gitlab.slice(0, -1)],
   ] as const)('%s X-Gitlab-Token → 401, nothing stored touched', async (_label, token) => {
-    const before = await t.app.sources.list();
+    const before = await t.app.replication.sources.list();
     const response = await t.server.inject(gitlabDelivery('Push Hook', gitlabPush('gitlab.example.com', 'team/app'), token));
     expect(response.statusCode).toBe(401);
     expect(response.json()).toMatchObject({ error: 'unauthorized' });
-    expect(await t.app.sources.list()).toEqual(before);
+    expect(await t.app.replication.sources.list()).toEqual(before);
   });
 
   it('malformed JSON → 400', async () => {
@@ -120,7 +120,7 @@ describe('generic webhook', () => {
   });
 
   it('bad or missing signature → 401, malformed JSON → 400, nothing recorded', async () => {
-    const before = await t.app.sources.list();
+    const before = await t.app.replication.sources.list();
     expect((await t.server.inject(genericDelivery('infra', '{}', 'wrong-secret'))).statusCode).toBe(401);
     const unsigned = await t.server.inject({ method: 'POST', url: '/hooks/generic/infra', payload: {} });
     expect(unsigned.statusCode).toBe(401);
@@ -128,6 +128,6 @@ describe('generic webhook', () => {
     // The GitHub secret does not open the generic receiver.
     expect((await t.server.inject(genericDelivery('infra', '{}', SECRETS.github))).statusCode).toBe(401);
     expect((await t.server.inject(genericDelivery('infra', '{"broken"'))).statusCode).toBe(400);
-    expect(await t.app.sources.list()).toEqual(before);
+    expect(await t.app.replication.sources.list()).toEqual(before);
   });
 });

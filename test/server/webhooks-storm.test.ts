@@ -45,7 +45,7 @@ describe('a webhook storm', () => {
       });
       expect(refsOf(done.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
 
-      const attempts = (await t.app.registry.attempts(done.id, 10 * DELIVERIES)).filter((a) => a.startedAt >= stormStart);
+      const attempts = (await t.app.replication.registry.attempts(done.id, 10 * DELIVERIES)).filter((a) => a.startedAt >= stormStart);
       const fetches = attempts.filter((a) => a.result === 'synced').length;
       // Each commit can cost at most one fetch. A no-op round (the upstream's refs read from its
       // files) costs about a millisecond, so requests are served round by round rather than

@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Forgesync } from '../../app/forgesync.js';
-import type { AuthTokens } from '../auth.js';
 
 /** Where the dashboard's static files live: `src/server/dashboard` (or `dist/…` once built). */
 const ASSET_DIR = new URL('../dashboard/', import.meta.url);
@@ -41,7 +39,7 @@ export const DASHBOARD_CSP = [
  * from the JSON API with the bearer token the user enters (kept in session
  * storage, sent as a header: no cookie, so nothing for CSRF to ride on).
  */
-export function dashboardRoutes(_app: Forgesync, _tokens: AuthTokens): FastifyPluginAsyncZod {
+export function dashboardRoutes(): FastifyPluginAsyncZod {
   return async (server) => {
     // Read once at start: a missing file fails the server at boot, not a user later.
     const files = new Map<AssetName, Buffer>();

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Forgesync } from '../../app/forgesync.js';
+import { leaseHolderJson } from '../../leases/json.js';
+import type { LeaseManager } from '../../leases/manager.js';
 import type { AuthTokens } from '../auth.js';
 import {
   LeaseHolderSchema,
@@ -9,7 +10,6 @@ import {
   ReleaseBodySchema,
   ReleaseResultSchema,
 } from '../schemas.js';
-import { leaseHolderJson } from '../serialize.js';
 import { access, BEARER, errorResponses, notFound } from './common.js';
 
 const tags = ['leases'];
@@ -19,7 +19,7 @@ const tags = ['leases'];
  * force-release an orphaned lease, optionally only if its holder has a
  * given fence. Keys go in the path URL-encoded (`sync%3Arepository%3A1`).
  */
-export function leaseRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function leaseRoutes(leases: LeaseManager, tokens: AuthTokens): FastifyPluginAsyncZod {
   return async (server) => {
     server.get(
       '/leases',
@@ -36,7 +36,7 @@ export function leaseRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAs
       },
       async (request) => {
         const now = Date.now();
-        const holders = await app.leases.list(request.query.prefix);
+        const holders = await leases.list(request.query.prefix);
         return { items: holders.map((holder) => leaseHolderJson(holder, now)) };
       },
     );
@@ -55,7 +55,7 @@ export function leaseRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAs
         },
       },
       async (request, reply) => {
-        const holder = await app.leases.inspect(request.params.key);
+        const holder = await leases.inspect(request.params.key);
         if (!holder) return reply.code(404).send(notFound(`lease "${request.params.key}" is free`));
         return leaseHolderJson(holder);
       },
@@ -80,7 +80,7 @@ export function leaseRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAs
       async (request) => {
         const { key } = request.params;
         const fence = request.body?.fence;
-        const released = await app.leases.forceRelease(key, fence === undefined ? {} : { fence: BigInt(fence) });
+        const released = await leases.forceRelease(key, fence === undefined ? {} : { fence: BigInt(fence) });
         request.log.warn(
           { event: 'lease_force_release', lease_key: key, fence: fence === undefined ? null : String(fence), released },
           released ? `lease "${key}" force-released` : `lease "${key}" not released`,

@@ -1,4 +1,4 @@
-import type { Forgesync } from '../../app/forgesync.js';
+import type { Replication } from '../module.js';
 import { fullNameKey, matchKey } from '../../store/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
 import type { DeliveryOutcome } from './delivery.js';
@@ -16,7 +16,7 @@ const REF_SYSTEM_EVENTS = new Set(['push', 'tag_push', 'repository_update']);
  * (`git_http_url`, `git_ssh_url`, `web_url`, `path_with_namespace`); any
  * other hook is answered 202 ignored.
  */
-export async function handleGitLab(app: Forgesync, hook: string, payload: Payload): Promise<DeliveryOutcome> {
+export async function handleGitLab(app: Replication, hook: string, payload: Payload): Promise<DeliveryOutcome> {
   if (hook === 'System Hook') {
     const name = stringAt(payload, 'event_name') ?? stringAt(payload, 'object_kind') ?? '?';
     const event = `System Hook ${name}`;

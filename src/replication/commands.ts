@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import type { SourceWithRegistry } from '../store/types.js';
 import { redactUrl } from '../util/redact.js';
-import { withForgesync } from './app-context.js';
-import { printJson } from './output.js';
+import { withForgesync } from '../cli/app-context.js';
+import { printJson } from '../cli/output.js';
 
 /** The JSON form of a source in `forgesync status --json` (a contract for other tools). */
 export function sourceStatusJson(source: SourceWithRegistry) {
@@ -34,7 +34,7 @@ function statusLine(source: SourceWithRegistry): string {
 }
 
 /** `forgesync add|remove|sync|resync|status`. */
-export function sourceCommands(): Command[] {
+export function replicationCommands(): Command[] {
   const add = new Command('add')
     .description('register an upstream repository to mirror')
     .argument('<url>', 'upstream URL (https, ssh; http/file/local paths only when FORGESYNC_GIT_PROTOCOLS lists them)')
@@ -62,7 +62,7 @@ export function sourceCommands(): Command[] {
   const sync = new Command('sync')
     .description('request a sync of one source (and with --wait, run it here until done)')
     .argument('<name>')
-    .option('--wait', 'wait until synced; exit status 0 only when the source is synced')
+    .option('--wait', 'wait until a successful sync served this request (here or in another process); exit status 1 if that sync failed or the timeout passed')
     .option('--timeout <seconds>', 'give up waiting after this many seconds', '600')
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { wait?: boolean; timeout: string; json?: boolean }, command: Command) => {
@@ -77,7 +77,8 @@ export function sourceCommands(): Command[] {
       );
       if (options.json) printJson(sourceStatusJson(source));
       else process.stdout.write(`${statusLine(source)}\n`);
-      if (source.registry.state !== 'synced') process.exitCode = 1;
+      // 0 exactly when a successful round served the request recorded here, whoever ran it.
+      if (!source.served) process.exitCode = 1;
     });
 
   const resync = new Command('resync')
@@ -100,7 +101,7 @@ export function sourceCommands(): Command[] {
     .argument('[name]')
     .option('--json', 'machine-readable output')
     .action(async (name: string | undefined, options: { json?: boolean }, command: Command) => {
-      const sources = await withForgesync(command, async (app) => (name ? [await app.getSource(name)] : app.sources.list({})));
+      const sources = await withForgesync(command, async (app) => (name ? [await app.getSource(name)] : app.listSources()));
       if (options.json) printJson(name ? sourceStatusJson(sources[0]!) : sources.map(sourceStatusJson));
       else if (sources.length === 0) process.stdout.write('no sources; add one with: forgesync add <url>\n');
       else for (const source of sources) process.stdout.write(`${statusLine(source)}\n`);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Forgesync } from '../../app/forgesync.js';
+import type { Replication } from '../module.js';
 import { parsePayload } from './body.js';
 import { refusal } from './delivery.js';
 import { handleGeneric } from './generic.js';
@@ -27,22 +27,22 @@ export type { WebhookProvider, WebhookResult } from './delivery.js';
  * matching source → 202 with nothing recorded, unconfigured receiver → 404.
  * A refused delivery never touches the store.
  */
-export function webhookRoutes(app: Forgesync): FastifyPluginAsyncZod {
+export function webhookRoutes(app: Replication): FastifyPluginAsyncZod {
   return async (server) => {
     const scope = server as unknown as FastifyInstance;
     for (const spec of receivers(app)) await scope.register(registerReceiver(app, spec));
   };
 }
 
-function receivers(app: Forgesync): ReceiverSpec[] {
-  const { config } = app;
+function receivers(app: Replication): ReceiverSpec[] {
+  const secrets = app.webhookSecrets;
   return [
     {
       provider: 'github',
       path: '/github',
       summary: 'GitHub webhook',
       description: 'push, create, delete → sync request; repository renamed/transferred/deleted/edited; ping → 200. Signed with X-Hub-Signature-256.',
-      secret: config.githubWebhookSecret,
+      secret: secrets.github,
       secretEnv: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',
       checkHeaders: (request) =>
         header(request, 'x-hub-signature-256') ? null : refusal(401, 'unauthorized', 'unauthorized', 'missing X-Hub-Signature-256 header'),
@@ -58,7 +58,7 @@ function receivers(app: Forgesync): ReceiverSpec[] {
       path: '/gitlab',
       summary: 'GitLab webhook',
       description: 'Push Hook, Tag Push Hook, System Hook (push, tag_push, repository_update) → sync request. Authenticated by X-Gitlab-Token.',
-      secret: config.gitlabWebhookToken,
+      secret: secrets.gitlab,
       secretEnv: 'FORGESYNC_GITLAB_WEBHOOK_TOKEN',
       checkHeaders: (request, secret) => {
         const token = header(request, 'x-gitlab-token');
@@ -76,7 +76,7 @@ function receivers(app: Forgesync): ReceiverSpec[] {
       path: '/generic/:source',
       summary: 'Generic webhook',
       description: 'Requests a sync of the named source. Signed with X-Forgesync-Signature-256: sha256=<HMAC-SHA256 of the raw body>.',
-      secret: config.genericWebhookSecret,
+      secret: secrets.generic,
       secretEnv: 'FORGESYNC_GENERIC_WEBHOOK_SECRET',
       checkHeaders: (request) =>
         header(request, 'x-forgesync-signature-256')

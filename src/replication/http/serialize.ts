@@ -1,5 +1,5 @@
-import type { SourceWithRegistry, SyncAttempt } from '../store/types.js';
-import { redactUrl } from '../util/redact.js';
+import type { SourceWithRegistry, SyncAttempt } from '../../store/types.js';
+import { redactUrl } from '../../util/redact.js';
 import type { AttemptJson, SourceJson } from './schemas.js';
 
 /* Domain objects → the JSON shapes of schemas.ts (ISO times, fences as decimal strings, redacted URLs). */
@@ -51,4 +51,3 @@ export function attemptJson(attempt: SyncAttempt): AttemptJson {
   };
 }
 
-export { leaseHolderJson } from '../leases/json.js';

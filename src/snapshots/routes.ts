@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Forgesync } from '../../app/forgesync.js';
-import { objectAtJson, snapshotEntryJson } from '../../snapshots/json.js';
-import type { AuthTokens } from '../auth.js';
-import { SourceParamsSchema } from '../schemas.js';
-import { access, BEARER, errorResponses } from './common.js';
+import type { AuthTokens } from '../server/auth.js';
+import { access, BEARER, errorResponses } from '../server/routes/common.js';
+import { objectAtJson, snapshotEntryJson } from './json.js';
+import type { Snapshots } from './service.js';
+
+const SourceParamsSchema = z.object({ name: z.string().min(1).max(100) });
 
 const SnapshotBodySchema = z.strictObject({
   ref: z.string().min(1).max(255).describe('branch, tag or commit sha'),
@@ -52,9 +53,9 @@ const ContentsSchema = z.union([
  * A read token suffices: snapshots only read sources (a `sync` only records
  * a request, like a webhook would).
  */
-export function snapshotRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthTokens; defaultHoldMs: number }): FastifyPluginAsyncZod {
   return async (server) => {
-    const read = access('read', tokens);
+    const read = access('read', options.tokens);
 
     server.post(
       '/sources/:name/snapshots',
@@ -75,10 +76,10 @@ export function snapshotRoutes(app: Forgesync, tokens: AuthTokens): FastifyPlugi
       },
       async (request, reply) => {
         const { ref, sync, waitMs, holdMs } = request.body;
-        const snapshot = await app.openSnapshot(request.params.name, ref, {
+        const snapshot = await snapshots.open(request.params.name, ref, {
           sync,
           waitMs,
-          holdMs: holdMs ?? app.config.snapshotHoldMs,
+          holdMs: holdMs ?? options.defaultHoldMs,
           owner: 'api',
         });
         return reply.code(201).send(snapshot.toJSON());
@@ -88,7 +89,7 @@ export function snapshotRoutes(app: Forgesync, tokens: AuthTokens): FastifyPlugi
     server.get(
       '/snapshots',
       { ...read, schema: { tags: ['snapshots'], summary: 'Snapshots on disk with their holds', security: BEARER, response: { 200: z.array(EntrySchema), ...errorResponses() } } },
-      async () => app.snapshots.cache.list().map(snapshotEntryJson),
+      async () => snapshots.cache.list().map(snapshotEntryJson),
     );
 
     server.delete(
@@ -104,7 +105,7 @@ export function snapshotRoutes(app: Forgesync, tokens: AuthTokens): FastifyPlugi
         },
       },
       async (request, reply) => {
-        app.snapshots.release(request.params.handle);
+        snapshots.release(request.params.handle);
         return reply.code(204).send(null);
       },
     );
@@ -122,7 +123,7 @@ export function snapshotRoutes(app: Forgesync, tokens: AuthTokens): FastifyPlugi
           response: { 200: ContentsSchema, ...errorResponses(400, 404, 409) },
         },
       },
-      async (request) => objectAtJson(await app.snapshots.readAt(request.params.name, request.query.ref, request.query.path)),
+      async (request) => objectAtJson(await snapshots.readAt(request.params.name, request.query.ref, request.query.path)),
     );
   };
 }

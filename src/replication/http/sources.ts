@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Forgesync } from '../../app/forgesync.js';
-import { syncLeaseKey } from '../../replication/sync.js';
-import type { AuthTokens } from '../auth.js';
+import { leaseHolderJson } from '../../leases/json.js';
+import type { AuthTokens } from '../../server/auth.js';
+import { access, BEARER, errorResponses } from '../../server/routes/common.js';
+import type { Replication } from '../module.js';
+import { syncLeaseKey } from '../sync.js';
 import {
   CreateSourceBodySchema,
   SourceDetailQuerySchema,
@@ -12,9 +14,8 @@ import {
   SourceParamsSchema,
   SourceSchema,
   UpdateSourceBodySchema,
-} from '../schemas.js';
-import { attemptJson, leaseHolderJson, sourceJson } from '../serialize.js';
-import { access, BEARER, errorResponses } from './common.js';
+} from './schemas.js';
+import { attemptJson, sourceJson } from './serialize.js';
 import { sourceActionRoutes } from './source-actions.js';
 
 /** How long DELETE waits for a running sync to let go of the source's lease before answering 409. */
@@ -28,7 +29,7 @@ const tags = ['sources'];
  * the sync/resync actions and the overview (see source-actions.ts).
  * Reads need the read token, changes the admin token.
  */
-export function sourceRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function sourceRoutes(app: Replication, tokens: AuthTokens): FastifyPluginAsyncZod {
   return async (server) => {
     const read = access('read', tokens);
     const admin = access('admin', tokens);
@@ -91,7 +92,7 @@ export function sourceRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginA
         const source = await app.getSource(request.params.name);
         const leaseKey = syncLeaseKey(source.id);
         const [holder, attempts] = await Promise.all([
-          app.leases.inspect(leaseKey),
+          app.leaseHolder(source),
           request.query.attempts > 0 ? app.registry.attempts(source.id, request.query.attempts) : [],
         ]);
         return {

@@ -1,4 +1,4 @@
-import type { Forgesync } from '../../app/forgesync.js';
+import type { Replication } from '../module.js';
 import { SourceNotFoundError } from '../../store/errors.js';
 import type { Source } from '../../store/types.js';
 import type { DeliveryOutcome } from './delivery.js';
@@ -11,7 +11,7 @@ import type { DeliveryOutcome } from './delivery.js';
  * none does (nothing recorded).
  */
 export async function requestMatching(
-  app: Forgesync,
+  app: Replication,
   event: string,
   keys: ReadonlyArray<string | null | undefined>,
   note?: string,
@@ -28,7 +28,7 @@ export async function requestMatching(
 }
 
 /** Records a webhook request for each enabled source of `sources` (the generic hook's source by name). */
-export async function requestSources(app: Forgesync, event: string, sources: Source[]): Promise<DeliveryOutcome> {
+export async function requestSources(app: Replication, event: string, sources: Source[]): Promise<DeliveryOutcome> {
   const requested: string[] = [];
   for (const source of sources.filter((s) => s.enabled)) {
     try {

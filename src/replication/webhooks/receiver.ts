@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Forgesync } from '../../app/forgesync.js';
+import type { Replication } from '../module.js';
 import { statusOfError } from '../../errors.js';
 import { InvalidPayloadError } from './body.js';
 import { finish, refusal, type DeliveryOutcome, type ReceiverContext, type WebhookProvider } from './delivery.js';
@@ -35,7 +35,7 @@ export function header(request: FastifyRequest, name: string): string | undefine
  * headers are checked before the body is even read; every answer, refusals
  * and parser errors included, is counted and logged once by finish().
  */
-export function registerReceiver(app: Forgesync, spec: ReceiverSpec) {
+export function registerReceiver(app: Replication, spec: ReceiverSpec) {
   const context: ReceiverContext = { app, logger: app.logger.child({ component: 'webhooks' }), provider: spec.provider };
   return async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();

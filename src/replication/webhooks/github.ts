@@ -1,4 +1,4 @@
-import type { Forgesync } from '../../app/forgesync.js';
+import type { Replication } from '../module.js';
 import { fullNameKey, matchKey } from '../../store/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
 import type { DeliveryOutcome } from './delivery.js';
@@ -19,7 +19,7 @@ const REF_EVENTS = new Set(['push', 'create', 'delete']);
  *   `edited` with a new default branch → a sync (the mirror follows HEAD).
  * - `ping` → 200; anything else → 202 ignored.
  */
-export async function handleGitHub(app: Forgesync, event: string, payload: Payload): Promise<DeliveryOutcome> {
+export async function handleGitHub(app: Replication, event: string, payload: Payload): Promise<DeliveryOutcome> {
   if (event === 'ping') {
     return { status: 200, result: 'ignored', event, reason: 'ping', body: { result: 'pong', zen: stringAt(payload, 'zen') ?? null } };
   }
@@ -32,7 +32,7 @@ export async function handleGitHub(app: Forgesync, event: string, payload: Paylo
   return { status: 202, result: 'ignored', event, reason: `forgesync does not act on "${event}" events` };
 }
 
-async function handleRepositoryEvent(app: Forgesync, payload: Payload, repository: Payload): Promise<DeliveryOutcome> {
+async function handleRepositoryEvent(app: Replication, payload: Payload, repository: Payload): Promise<DeliveryOutcome> {
   const action = stringAt(payload, 'action') ?? '';
   const event = `repository.${action}`;
   const changes = objectAt(payload, 'changes');

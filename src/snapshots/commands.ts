@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { parseDuration } from '../replication/schedule.js';
-import { objectAtJson, snapshotEntryJson } from '../snapshots/json.js';
-import { parseObjectSpec } from '../snapshots/revision.js';
-import { withForgesync } from './app-context.js';
-import { printJson } from './output.js';
+import { objectAtJson, snapshotEntryJson } from './json.js';
+import { parseObjectSpec } from './revision.js';
+import { withForgesync } from '../cli/app-context.js';
+import { printJson } from '../cli/output.js';
 
 /** `forgesync snapshot [create] | list | release` and `forgesync show`. */
 export function snapshotCommands(): Command[] {

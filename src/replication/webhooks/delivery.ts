@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Forgesync } from '../../app/forgesync.js';
+import type { Replication } from '../module.js';
 import type { Logger } from '../../logging/logger.js';
 
 /** The webhook receivers, the `provider` label of `forgesync_webhooks_total`. */
@@ -43,7 +43,7 @@ export function refusal(status: number, result: WebhookResult, error: string, me
 
 /** What finish() needs: where to count and log, and for which receiver. */
 export interface ReceiverContext {
-  app: Forgesync;
+  app: Replication;
   /** The webhooks logger (`component: webhooks`), not the HTTP access logger (warn and above only). */
   logger: Logger;
   provider: WebhookProvider;

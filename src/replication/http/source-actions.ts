@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Forgesync, ResyncTarget } from '../../app/forgesync.js';
+import { access, BEARER, errorResponses } from '../../server/routes/common.js';
+import type { AuthTokens } from '../../server/auth.js';
 import type { RegistryCounts } from '../../store/registry.js';
-import type { AuthTokens } from '../auth.js';
-import { BulkResyncBodySchema, BulkResyncResultSchema, OverviewSchema, SourceParamsSchema, SyncRequestedSchema } from '../schemas.js';
-import { access, BEARER, errorResponses } from './common.js';
+import type { Replication, ResyncTarget } from '../module.js';
+import { BulkResyncBodySchema, BulkResyncResultSchema, OverviewSchema, SourceParamsSchema, SyncRequestedSchema } from './schemas.js';
 
 /** How many registry rows a bulk resync target selects, from one counts() snapshot. */
 export function countTarget(counts: RegistryCounts, target: Exclude<ResyncTarget, { name: string }>): number {
@@ -17,7 +17,7 @@ export function countTarget(counts: RegistryCounts, target: Exclude<ResyncTarget
  * worker, 202), bulk resync by filter (with a dry run that only counts),
  * and the overview the dashboard's front page shows.
  */
-export function sourceActionRoutes(app: Forgesync, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function sourceActionRoutes(app: Replication, tokens: AuthTokens): FastifyPluginAsyncZod {
   return async (server) => {
     const admin = access('admin', tokens);
 
@@ -83,7 +83,7 @@ export function sourceActionRoutes(app: Forgesync, tokens: AuthTokens): FastifyP
         return {
           counts: { ...counts, total: counts.pending + counts.started + counts.synced + counts.failed },
           scheduler: { state: app.scheduler.state },
-          capacity: app.transport.load,
+          capacity: await app.syncLoad(),
         };
       },
     );

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { safeEqual } from '../auth.js';
+import { safeEqual } from '../../server/auth.js';
 
 const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 

@@ -1,4 +1,4 @@
-import type { Forgesync } from '../../app/forgesync.js';
+import type { Replication } from '../module.js';
 import type { DeliveryOutcome } from './delivery.js';
 import { requestSources } from './match.js';
 
@@ -8,7 +8,7 @@ import { requestSources } from './match.js';
  * 202 unknown_repository (nothing recorded) when no source has that name.
  * The body is not needed; when it is JSON it must be well-formed.
  */
-export async function handleGeneric(app: Forgesync, name: string): Promise<DeliveryOutcome> {
+export async function handleGeneric(app: Replication, name: string): Promise<DeliveryOutcome> {
   const source = await app.sources.get(name);
   return requestSources(app, 'generic', source ? [source] : []);
 }

@@ -1,0 +1,11 @@
+import type { ModuleDefinition } from '../kernel/module.js';
+import { replicationDefinition } from '../replication/definition.js';
+import { snapshotsDefinition } from '../snapshots/definition.js';
+
+/**
+ * The capability modules, in the order they are opened (see Forgesync.open,
+ * which wires each from what it needs) and their commands listed. A new
+ * module adds its definition here, its settings to app/config.ts and its
+ * wiring to app/forgesync.ts; no other module's files change.
+ */
+export const MODULES: readonly ModuleDefinition[] = [replicationDefinition, snapshotsDefinition];

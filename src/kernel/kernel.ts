@@ -1,0 +1,96 @@
+import { sql } from 'kysely';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { openJobTransport } from '../jobs/open.js';
+import type { JobTransport } from '../jobs/types.js';
+import type { LeaseManager } from '../leases/manager.js';
+import { openLeaseManager } from '../leases/open.js';
+import type { Logger } from '../logging/logger.js';
+import { openDatabase, type Database } from '../store/database.js';
+import type { ForgesyncModule } from './module.js';
+
+export interface KernelOptions {
+  databaseUrl: string;
+  leaseUrl: string;
+  /** Unset: in-process jobs. */
+  jobsUrl: string | undefined;
+  /** Lock duration of shared job queues (how soon a dead worker's job is run elsewhere): the lease ttl. */
+  leaseTtlMs: number;
+  logger: Logger;
+}
+
+/**
+ * What every module runs on: the registry database, the lease manager, the
+ * job transport, the logger and the metrics registry — and the modules
+ * themselves, whose job handlers it registers, whose background work it
+ * starts and stops, in order.
+ */
+export class Kernel {
+  readonly modules: ForgesyncModule[] = [];
+  /** Prometheus registry of this instance (one per instance, so several in one process never collide). */
+  readonly metrics = new Registry();
+  #started = false;
+  #closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly database: Database,
+    readonly leases: LeaseManager,
+    readonly jobs: JobTransport,
+    readonly logger: Logger,
+  ) {}
+
+  /** Opens the database (migrating it), the lease backend and the job transport; closes what opened if one fails. */
+  static async open(options: KernelOptions): Promise<Kernel> {
+    const opened: { close(): Promise<void> }[] = [];
+    try {
+      const database = await openDatabase(options.databaseUrl);
+      opened.push(database);
+      const leases = await openLeaseManager(options.leaseUrl);
+      opened.push(leases);
+      const jobs = await openJobTransport(options.jobsUrl, { logger: options.logger, lockMs: options.leaseTtlMs });
+      return new Kernel(database, leases, jobs, options.logger);
+    } catch (error) {
+      for (const resource of opened.reverse()) await resource.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Adds a module: its job handlers are registered on the transport. */
+  use<M extends ForgesyncModule>(module: M): M {
+    for (const [kind, spec] of Object.entries(module.jobs ?? {})) this.jobs.handle(kind, spec);
+    this.modules.push(module);
+    return module;
+  }
+
+  /** Starts running jobs here and every module's background work (what `forgesync serve` does). */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    await this.jobs.start();
+    for (const module of this.modules) module.start?.();
+  }
+
+  /** Also collects the process's own metrics (CPU, memory, event loop): only a serving process needs them. */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.metrics, prefix: 'forgesync_' });
+  }
+
+  /** Whether the database and the lease backend answer; each is 'ok' or what failed. */
+  async readiness(): Promise<{ database: string; leases: string }> {
+    const checks = await Promise.allSettled([sql`select 1`.execute(this.database.db), this.leases.ping()]);
+    const [database, leases] = checks.map((check) => (check.status === 'fulfilled' ? 'ok' : String((check.reason as Error)?.message ?? check.reason)));
+    return { database: database!, leases: leases! };
+  }
+
+  /** Stops the modules (last added first), the job transport (aborting running jobs), then the leases and the database. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      for (const module of [...this.modules].reverse()) {
+        await module.stop?.().catch((error: unknown) => this.logger.error({ event: 'module_stop_failed', module: module.name, err: String(error) }, `stopping ${module.name} failed`));
+      }
+      await this.jobs.close();
+      await this.leases.close();
+      await this.database.close();
+    })();
+    return this.#closing;
+  }
+}

@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import { duration, path, setting, text } from '../config/setting.js';
+
+/** Settings of the kernel: where data lives and which backends hold the registry, the leases and the jobs. */
+export const kernelSettings = {
+  dataDir: setting({
+    key: 'dataDir',
+    env: 'FORGESYNC_DATA_DIR',
+    default: './data',
+    doc: 'Directory of the SQLite file, mirrors and snapshots.',
+    parse: path,
+  }),
+  databaseUrl: setting({
+    key: 'databaseUrl',
+    env: 'FORGESYNC_DATABASE_URL',
+    default: ({ values }) => `sqlite:${join(String(values.dataDir), 'forgesync.db')}`,
+    defaultDoc: 'sqlite:<dataDir>/forgesync.db',
+    doc: 'Registry database: sqlite:<file> or postgres://….',
+    parse: text({ pattern: /^(sqlite:|postgres(ql)?:\/\/)/i, message: 'must be sqlite:<file> or postgres://…' }),
+  }),
+  leaseUrl: setting({
+    key: 'leaseUrl',
+    env: 'FORGESYNC_LEASE_URL',
+    default: ({ values }) => String(values.databaseUrl),
+    defaultDoc: 'the database URL',
+    doc: 'Lease backend: sqlite:<file>, redis://, postgres:// or mysql://.',
+    parse: text({
+      pattern: /^(sqlite:|rediss?:\/\/|postgres(ql)?:\/\/|mysql:\/\/|mariadb:\/\/)/i,
+      message: 'must be sqlite:<file>, redis://, postgres:// or mysql://',
+    }),
+  }),
+  jobsUrl: setting({
+    key: 'jobsUrl',
+    env: 'FORGESYNC_JOBS_URL',
+    defaultDoc: 'none: jobs run in-process',
+    doc: 'Job transport: unset for in-process jobs, redis://host:port[/db][?prefix=P] for BullMQ shared by every process.',
+    parse: text({ pattern: /^rediss?:\/\//i, message: 'must be redis://… or rediss://… (or unset for in-process jobs)' }),
+  }),
+  leaseTtlMs: setting({
+    key: 'leaseTtl',
+    env: 'FORGESYNC_LEASE_TTL',
+    default: '15s',
+    doc: 'Ttl of the leases work runs under, renewed by heartbeat every third.',
+    parse: duration(100),
+  }),
+  gitProtocols: setting({
+    key: 'gitProtocols',
+    env: 'FORGESYNC_GIT_PROTOCOLS',
+    default: 'https,ssh',
+    doc: 'Protocols git may use for upstreams; add http, git or file explicitly.',
+    parse: text({
+      pattern: /^\s*(https|http|ssh|git|file)(\s*,\s*(https|http|ssh|git|file))*\s*$/,
+      message: 'must be a comma list of https, http, ssh, git, file',
+    }),
+  }),
+  secretsFile: setting({
+    key: 'secretsFile',
+    env: 'FORGESYNC_SECRETS_FILE',
+    doc: 'JSON file mapping credential names to secrets.',
+    parse: path,
+  }),
+  logLevel: setting({
+    key: 'logLevel',
+    env: 'FORGESYNC_LOG_LEVEL',
+    defaultDoc: 'info for serve, warn for other commands',
+    doc: 'pino log level of the JSON log on stderr.',
+    parse: text({ pattern: /^(fatal|error|warn|info|debug|trace|silent)$/, message: 'must be fatal, error, warn, info, debug, trace or silent' }),
+  }),
+};

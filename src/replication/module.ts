@@ -1,0 +1,306 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Registry } from 'prom-client';
+import type { SettingValues } from '../config/setting.js';
+import { removeMirror, mirrorPathFor } from '../git/mirror.js';
+import type { GitRunner } from '../git/runner.js';
+import { urlHost, validateRemoteUrl } from '../git/url.js';
+import type { Job, JobKind, JobTransport } from '../jobs/types.js';
+import type { LeaseManager } from '../leases/manager.js';
+import type { LeaseHolder } from '../leases/types.js';
+import type { Logger } from '../logging/logger.js';
+import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import type { ForgesyncServer } from '../server/app.js';
+import type { Database } from '../store/database.js';
+import { SourceNotFoundError } from '../store/errors.js';
+import type { MatchedRequest } from '../store/match-requests.js';
+import { RegistryRepository } from '../store/registry.js';
+import { SourceRepository, type SourceFilter } from '../store/sources.js';
+import type { RegistryState, Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
+import { CredentialResolver, validateCredentialRef } from './credentials.js';
+import { sourceRoutes } from './http/sources.js';
+import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
+import { nameFromUrl, validateSourceName } from './names.js';
+import { parseCron, parseInterval } from './schedule.js';
+import { Scheduler } from './scheduler.js';
+import type { replicationSettings } from './settings.js';
+import { SyncService, syncLeaseKey } from './sync.js';
+import { Verifier } from './verify.js';
+import { webhookRoutes } from './webhooks/index.js';
+
+export interface AddSourceInput {
+  url: string;
+  name?: string;
+  /** Interval like `1h`; default: the configured sync interval. */
+  interval?: string;
+  /** Cron expression, instead of an interval. */
+  cron?: string;
+  /** Credential reference (`env:NAME`, `file:/path`, or a secrets-file name); never the secret. */
+  credentialRef?: string;
+}
+
+/** Resync selection: one name, or every failed row, or all rows, or rows in a state. */
+export type ResyncTarget = { name: string } | 'failed' | 'all' | { state: RegistryState };
+
+/** How waiting for a sync ended: the source as it then is, and whether a successful round served the request. */
+export type SyncWaitResult = SourceWithRegistry & { served: boolean };
+
+export interface ReplicationOptions {
+  database: Pick<Database, 'db' | 'dialect'>;
+  leases: LeaseManager;
+  jobs: Pick<JobTransport, 'enqueue' | 'load'>;
+  logger: Logger;
+  metrics: Registry;
+  runner: GitRunner;
+  credentials: CredentialResolver;
+  /** Protocols a source URL may use. */
+  protocols: ReadonlySet<string>;
+  mirrorsDir: string;
+  leaseTtlMs: number;
+  settings: SettingValues<typeof replicationSettings>;
+  /** Receives git's progress lines (clone/fetch), e.g. to draw them on a terminal. */
+  onProgress?: (source: Source, line: string) => void;
+  /** Told once a source's mirror is deleted, so that readers of it can let go. */
+  onMirrorRemoved?: (mirrorPath: string) => void;
+}
+
+/** The job kinds of the replication module. */
+export const SYNC_JOB = 'sync';
+export const VERIFY_JOB = 'verify';
+
+// Cron sources are looked at every minute; the cron expression decides when they run.
+const CRON_CHECK_INTERVAL_MS = 60_000;
+const DEFAULT_REMOVE_WAIT_MS = 30_000;
+
+/**
+ * Replication: sources, their registry rows and mirrors, the sync and
+ * verification jobs, the scheduler, the sources API and the webhooks. Every
+ * trigger only records a request in the registry and nudges a worker; the
+ * worker reads the registry, so a lost or duplicated job loses nothing.
+ */
+export class Replication implements ForgesyncModule {
+  readonly name = 'replication';
+  readonly sources: SourceRepository;
+  readonly registry: RegistryRepository;
+  readonly syncService: SyncService;
+  readonly scheduler: Scheduler;
+  readonly verifier: Verifier;
+  readonly metrics: ReplicationMetrics;
+  readonly jobs: Record<string, JobKind>;
+
+  constructor(private readonly options: ReplicationOptions) {
+    const { database, leases, logger, settings } = options;
+    this.sources = new SourceRepository(database);
+    this.registry = new RegistryRepository(database);
+    this.metrics = replicationMetrics(options.metrics, () => this.registry.counts());
+    this.syncService = new SyncService({
+      sources: this.sources,
+      registry: this.registry,
+      leases,
+      runner: options.runner,
+      credentials: options.credentials,
+      logger,
+      storage: options.mirrorsDir,
+      leaseTtlMs: options.leaseTtlMs,
+      backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs },
+      onPending: (source) => void this.#nudge(source, 'retry').catch(() => undefined),
+      onAttempt: ({ trigger, result, durationMs }) => {
+        this.metrics.syncs.inc({ result, trigger });
+        this.metrics.syncDuration.observe(durationMs / 1000);
+      },
+      onSkip: () => this.metrics.leaseSkips.inc(),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    this.verifier = new Verifier({ registry: this.registry, leases, runner: options.runner, logger, leaseTtlMs: options.leaseTtlMs });
+    this.scheduler = new Scheduler({
+      registry: this.registry,
+      leases,
+      syncLoad: () => this.syncLoad(),
+      nudge: (source, trigger) => this.#nudge(source, trigger),
+      nudgeVerify: (source) => this.#nudge(source, 'verify', VERIFY_JOB),
+      logger,
+      tickMs: settings.schedulerTickMs,
+      defaultIntervalMs: settings.syncIntervalMs,
+      leaseTtlMs: options.leaseTtlMs,
+      verifyIntervalMs: settings.verifyIntervalMs,
+    });
+    this.jobs = {
+      [SYNC_JOB]: { concurrency: settings.maxConcurrentSyncs, run: (job, signal) => this.#runSync(job, signal) },
+      [VERIFY_JOB]: { concurrency: settings.maxConcurrentSyncs, run: (job, signal) => this.#runVerify(job, signal) },
+    };
+  }
+
+  /** The webhook secrets the receivers check; undefined turns a receiver off. */
+  get webhookSecrets() {
+    const { githubWebhookSecret, gitlabWebhookToken, genericWebhookSecret } = this.options.settings;
+    return { github: githubWebhookSecret, gitlab: gitlabWebhookToken, generic: genericWebhookSecret };
+  }
+
+  get logger(): Logger {
+    return this.options.logger;
+  }
+
+  async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    await server.register(sourceRoutes(this, context.tokens), { prefix: '/api' });
+    await server.register(webhookRoutes(this), { prefix: '/hooks' });
+  }
+
+  start(): void {
+    this.scheduler.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.scheduler.stop();
+  }
+
+  /** Registers an upstream; its first sync is requested at once. */
+  async addSource(input: AddSourceInput): Promise<SourceWithRegistry> {
+    const url = validateRemoteUrl(input.url, this.options.protocols);
+    const name = validateSourceName(input.name ?? nameFromUrl(url));
+    const cron = input.cron ? parseCron(input.cron) : null;
+    const intervalMs = cron ? CRON_CHECK_INTERVAL_MS : input.interval ? parseInterval(input.interval) : null;
+    const credentialRef = input.credentialRef ? validateCredentialRef(input.credentialRef) : null;
+    const source = await this.sources.create({ name, url, credentialRef, intervalMs, cron });
+    await this.#nudge(source, 'manual');
+    return source;
+  }
+
+  /** Changes a source's URL or schedule; a URL change re-clones on the next sync. */
+  async updateSource(name: string, patch: Omit<Partial<AddSourceInput>, 'name'> & { enabled?: boolean }): Promise<SourceWithRegistry> {
+    const source = await this.getSource(name);
+    const cron = patch.cron ? parseCron(patch.cron) : undefined;
+    const updated = await this.sources.update(source.name, {
+      ...(patch.url !== undefined ? { url: validateRemoteUrl(patch.url, this.options.protocols) } : {}),
+      ...(cron ? { cron, intervalMs: CRON_CHECK_INTERVAL_MS } : {}),
+      ...(patch.interval ? { intervalMs: parseInterval(patch.interval), cron: null } : {}),
+      ...(patch.credentialRef !== undefined ? { credentialRef: patch.credentialRef ? validateCredentialRef(patch.credentialRef) : null } : {}),
+      ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+    });
+    await this.#nudge(updated, 'manual');
+    return updated;
+  }
+
+  /** Removes a source and deletes its mirror, under the source's lease so no sync runs meanwhile. */
+  async removeSource(name: string, options: { waitMs?: number } = {}): Promise<void> {
+    const source = await this.getSource(name);
+    const { mirrorsDir, leaseTtlMs } = this.options;
+    await this.options.leases.withLease(
+      syncLeaseKey(source.id),
+      { ttlMs: leaseTtlMs, owner: `remove ${source.name}`.slice(0, 128), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
+      async () => {
+        this.options.onMirrorRemoved?.(mirrorPathFor(mirrorsDir, source.name, source.url));
+        await removeMirror(mirrorsDir, source.name, source.url);
+        await this.sources.remove(source.name);
+      },
+    );
+    this.options.logger.info({ event: 'source_removed', source: source.name }, `removed ${source.name}`);
+  }
+
+  /** @throws SourceNotFoundError */
+  async getSource(name: string): Promise<SourceWithRegistry> {
+    const source = await this.sources.get(name);
+    if (!source) throw new SourceNotFoundError(name);
+    return source;
+  }
+
+  /** Sources sorted by name, filtered by registry state and a search string, a page at a time. */
+  listSources(filter: SourceFilter = {}): Promise<SourceWithRegistry[]> {
+    return this.sources.list(filter);
+  }
+
+  /** Sync jobs running here and waiting, and this process's capacity for them. */
+  syncLoad() {
+    return this.options.jobs.load(SYNC_JOB);
+  }
+
+  /** The current holder of a source's sync lease, if any. */
+  leaseHolder(source: Source): Promise<LeaseHolder | null> {
+    return this.options.leases.inspect(syncLeaseKey(source.id));
+  }
+
+  /** Records a sync request and nudges a worker; returns the request's sequence number. */
+  async requestSync(name: string, trigger: SyncTrigger = 'library'): Promise<number> {
+    return this.requestSyncOf(await this.getSource(name), trigger);
+  }
+
+  /**
+   * Records a sync request for a source the caller already looked up (the
+   * webhook receivers: no second lookup by name) and nudges a worker.
+   * @returns the new requested_seq.
+   * @throws SourceNotFoundError when the source was removed meanwhile.
+   */
+  async requestSyncOf(source: Source, trigger: SyncTrigger): Promise<number> {
+    const seq = await this.registry.request(source.id, trigger);
+    await this.#nudge(source, trigger);
+    return seq;
+  }
+
+  /**
+   * Records a sync request for every enabled source whose URL has one of the
+   * match `keys` (store/match-key.ts) in one statement, and nudges a worker
+   * for each: the webhook hot path. Returns those sources (none: nothing recorded).
+   */
+  async requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
+    const matched = await this.registry.requestByMatchKeys(keys);
+    for (const source of matched) await this.#nudge({ id: source.sourceId, url: source.url }, trigger);
+    return matched;
+  }
+
+  /** Requests a sync of every row the target selects; returns how many rows it touched. */
+  async resync(target: ResyncTarget, trigger: SyncTrigger = 'manual'): Promise<number> {
+    if (typeof target === 'object' && 'name' in target) {
+      await this.requestSync(target.name, trigger);
+      return 1;
+    }
+    const count = await this.registry.requestMany(target);
+    // The active scheduler (here or in another process) nudges workers for them.
+    if (count > 0) void this.scheduler.tick();
+    return count;
+  }
+
+  /**
+   * Records a sync request for `name` and serves it: runs the sync here when
+   * the source's lease is free, else waits for the holder, which serves
+   * requests that arrive during a sync with another round. Ends as soon as a
+   * successful round served the request, whoever ran it (`served`), when the
+   * round that took it failed, or after `timeoutMs`.
+   */
+  async syncAndWait(name: string, options: { trigger?: SyncTrigger; timeoutMs?: number; pollMs?: number } = {}): Promise<SyncWaitResult> {
+    const trigger = options.trigger ?? 'library';
+    const timeoutMs = options.timeoutMs ?? 10 * 60_000;
+    const pollMs = options.pollMs ?? 100;
+    const source = await this.getSource(name);
+    const seq = await this.registry.request(source.id, trigger);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const outcome = await this.syncService.sync(source.id, trigger);
+      if (outcome === 'gone') throw new SourceNotFoundError(name);
+      const current = await this.getSource(name);
+      const row = current.registry;
+      // completed_seq only ever moves on success, to the target of the round that succeeded.
+      if (row.completedSeq >= seq) return { ...current, served: true };
+      // A failed row whose last round took our request: that round failed.
+      if (row.state === 'failed' && row.targetSeq >= seq) return { ...current, served: false };
+      const left = deadline - Date.now();
+      if (left <= 0) return { ...current, served: false };
+      await sleep(Math.min(pollMs, left));
+    }
+  }
+
+  /** A sync job: the trigger rides in the payload (a hint for logs and metrics). */
+  async #runSync(job: Job, signal: AbortSignal): Promise<void> {
+    await this.syncService.sync(Number(job.key), (job.payload?.trigger as SyncTrigger | undefined) ?? 'schedule', signal);
+  }
+
+  /** A verification job: a mismatch records a request (markVerification) and nudges a sync. */
+  async #runVerify(job: Job, signal: AbortSignal): Promise<void> {
+    const sourceId = Number(job.key);
+    if ((await this.verifier.verify(sourceId, signal)) !== 'mismatch') return;
+    const source = await this.sources.getById(sourceId);
+    if (source) await this.#nudge(source, 'verify');
+  }
+
+  /** Nudges a worker about a source: a sync job, or a verification job. */
+  async #nudge(source: Pick<Source, 'id' | 'url'>, trigger: SyncTrigger, kind = SYNC_JOB): Promise<void> {
+    await this.options.jobs.enqueue({ kind, key: String(source.id), payload: { trigger }, fairness: urlHost(source.url) });
+  }
+}

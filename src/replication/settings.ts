@@ -1,0 +1,65 @@
+import { duration, integer, setting, text } from '../config/setting.js';
+
+/** Settings of the replication module: capacity, schedules, retries, verification and webhook secrets. */
+export const replicationSettings = {
+  maxConcurrentSyncs: setting({
+    key: 'maxConcurrentSyncs',
+    env: 'FORGESYNC_MAX_CONCURRENT_SYNCS',
+    default: '4',
+    doc: 'Syncs running at once in one process.',
+    parse: integer(1, 256),
+  }),
+  syncIntervalMs: setting({
+    key: 'syncInterval',
+    env: 'FORGESYNC_SYNC_INTERVAL',
+    default: '1h',
+    doc: 'Sync interval of sources without a schedule of their own.',
+    parse: duration(1000),
+  }),
+  schedulerTickMs: setting({
+    key: 'schedulerTick',
+    env: 'FORGESYNC_SCHEDULER_TICK',
+    default: '2s',
+    doc: 'How often the scheduler looks for due work.',
+    parse: duration(10),
+  }),
+  retryBaseMs: setting({
+    key: 'retryBase',
+    env: 'FORGESYNC_RETRY_BASE',
+    default: '15s',
+    doc: 'First retry delay after a failed sync; doubles per failure, with jitter.',
+    parse: duration(1),
+  }),
+  retryMaxMs: setting({
+    key: 'retryMax',
+    env: 'FORGESYNC_RETRY_MAX',
+    default: '1h',
+    doc: 'Cap of the retry delay, and the retry cadence of an upstream that is gone.',
+    parse: duration(1),
+  }),
+  verifyIntervalMs: setting({
+    key: 'verifyInterval',
+    env: 'FORGESYNC_VERIFY_INTERVAL',
+    default: '24h',
+    doc: 'How often a synced mirror is re-checked against its recorded refs checksum.',
+    parse: duration(1000),
+  }),
+  githubWebhookSecret: setting({
+    key: 'githubWebhookSecret',
+    env: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',
+    doc: 'HMAC secret of GitHub webhooks (X-Hub-Signature-256).',
+    parse: text(),
+  }),
+  gitlabWebhookToken: setting({
+    key: 'gitlabWebhookToken',
+    env: 'FORGESYNC_GITLAB_WEBHOOK_TOKEN',
+    doc: 'Secret token of GitLab webhooks (X-Gitlab-Token).',
+    parse: text(),
+  }),
+  genericWebhookSecret: setting({
+    key: 'genericWebhookSecret',
+    env: 'FORGESYNC_GENERIC_WEBHOOK_SECRET',
+    doc: 'HMAC-SHA256 secret of the generic webhook (X-Forgesync-Signature-256: sha256=<hex>).',
+    parse: text(),
+  }),
+};

@@ -1,0 +1,10 @@
+import type { ModuleDefinition } from '../kernel/module.js';
+import { snapshotCommands } from './commands.js';
+import { snapshotSettings } from './settings.js';
+
+/** The snapshots module's settings and CLI commands (snapshot, snapshot list/release, show). */
+export const snapshotsDefinition = {
+  name: 'snapshots',
+  settings: snapshotSettings,
+  commands: snapshotCommands,
+} satisfies ModuleDefinition;
