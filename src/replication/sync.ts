@@ -14,8 +14,12 @@ import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import type { CredentialResolver } from './credentials.js';
 
-/** What one call to `sync()` ended with. */
-export type SyncOutcome = 'synced' | 'noop' | 'failed' | 'missing' | 'skipped' | 'lost' | 'gone';
+/**
+ * What one call to `sync()` ended with: `idle` when no request was waiting
+ * (nothing to do, no lease taken), `noop` when a round found the upstream
+ * unchanged, `lost` when the lease was lost (or the work was stopped).
+ */
+export type SyncOutcome = 'synced' | 'noop' | 'failed' | 'missing' | 'skipped' | 'lost' | 'gone' | 'idle';
 
 export interface SyncServiceOptions {
   sources: SourceRepository;
@@ -58,15 +62,17 @@ export class SyncService {
   constructor(private readonly options: SyncServiceOptions) {}
 
   /**
-   * Syncs the source under its lease if nobody else holds it ('skipped'
-   * otherwise, with a log line naming the holder), serving every request
-   * recorded meanwhile in further rounds. `shutdown` aborts it like a lost
-   * lease would, leaving the row pending.
+   * Serves the source's unserved requests, if it has any: under its lease if
+   * nobody else holds it ('skipped' otherwise, with a log line naming the
+   * holder), in further rounds for requests recorded meanwhile. `shutdown`
+   * aborts it like a lost lease would, leaving the row pending. A nudge that
+   * finds every request served (a duplicate job) does nothing: `idle`.
    */
   async sync(sourceId: number, trigger: SyncTrigger, shutdown?: AbortSignal): Promise<SyncOutcome> {
     const { leases, logger, leaseTtlMs } = this.options;
     const source = await this.options.sources.getById(sourceId);
     if (!source) return 'gone';
+    if (source.registry.requestedSeq <= source.registry.completedSeq) return 'idle';
     const key = syncLeaseKey(sourceId);
     const run = await leases.tryWithLease(
       key,

@@ -59,6 +59,20 @@ describe('forgesync CLI', () => {
     expect(gone.stderr).toContain('no source named "demo"');
   });
 
+  it('eight concurrent sync --wait after a push all exit 0: each request is served, whichever process ran the round', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
+    const upstream = Upstream.create();
+    expect((await forgesync(dataDir, 'add', upstream.bare, '--name', 'busy')).code).toBe(0);
+    expect((await forgesync(dataDir, 'sync', 'busy', '--wait')).code).toBe(0);
+    upstream.commit('main', 3);
+    const runs = await Promise.all(Array.from({ length: 8 }, () => forgesync(dataDir, 'sync', 'busy', '--wait', '--json')));
+    for (const result of runs) expect(result.code, result.stdout + result.stderr).toBe(0);
+    const status = JSON.parse((await forgesync(dataDir, 'status', 'busy', '--json')).stdout);
+    expect(status).toMatchObject({ state: 'synced' });
+    expect(status.completedSeq).toBe(status.requestedSeq);
+    expect(refsOf(status.mirrorPath)).toBe(refsOf(upstream.bare));
+  });
+
   it('snapshot --json, show, snapshot list and snapshot release', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
     const upstream = Upstream.create();

@@ -330,6 +330,91 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
       }
     });
 
+    it('syncAndWait (sync --wait) succeeds once a successful round served its request, though another process ran it and a later round began', async () => {
+      const upstream = Upstream.create();
+      const { app: holder } = await openTestForgesync(config);
+      try {
+        const source = await app.addSource({ url: upstream.bare, name: 'served-elsewhere' });
+        await app.syncAndWait(source.name);
+        // The holder's round 1 lingers after its fetch, round 2 a little less, round 3 hangs until stopped.
+        let fetches = 0;
+        const run = holder.runner.run.bind(holder.runner);
+        holder.runner.run = async (args, options) => {
+          if (!args.includes('fetch')) return run(args, options);
+          const linger = [1000, 600][fetches++];
+          if (linger === undefined) {
+            await new Promise((resolve) => options?.signal?.addEventListener('abort', resolve, { once: true }));
+            throw new Error('stopped');
+          }
+          const result = await run(args, options);
+          await new Promise((resolve) => setTimeout(resolve, linger));
+          return result;
+        };
+        upstream.commit('main');
+        await app.replication.registry.request(source.id, 'webhook');
+        const stop = new AbortController();
+        const holding = holder.replication.syncService.sync(source.id, 'library', stop.signal);
+        await eventually('round 1 to fetch', () => fetches === 1);
+        // Recorded during round 1, so served by round 2, which the holder runs, not us.
+        const waiting = app.syncAndWait(source.name, { timeoutMs: 30_000 });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        upstream.commit('main');
+        await eventually('round 2 to fetch', () => fetches === 2);
+        // A push and a request during round 2 make the holder go on with round 3.
+        upstream.commit('main');
+        await app.requestSync(source.name, 'webhook');
+        const result = await waiting;
+        expect(result.served).toBe(true);
+        // The row is already busy with round 3 (or about to be): not 'synced', and still a success.
+        expect(result.registry.state).not.toBe('synced');
+        expect(result.registry.completedSeq).toBe(result.registry.requestedSeq - 1);
+        stop.abort(new Error('test over'));
+        expect(await holding).toBe('lost');
+      } finally {
+        await holder.close();
+      }
+    });
+
+    it('stops a sync whose lease is taken away mid-fetch: its write is refused, the attempt says lease lost, the next holder\'s row is intact', async () => {
+      const root = dirname(Upstream.create().bare);
+      const upstream = Upstream.create(root, 'taken.git');
+      const server = await GitHttpServer.start({ root });
+      const other = await openLeaseManager(config.leaseUrl);
+      try {
+        const source = await app.addSource({ url: server.url('taken.git'), name: 'taken-away' });
+        await app.syncAndWait(source.name);
+        upstream.commit('main');
+        const base = server.uploadPackPosts().length;
+        server.hold = (request) => request.method === 'POST' && request.path.endsWith('/git-upload-pack');
+        await app.replication.registry.request(source.id, 'webhook');
+        const syncing = app.replication.syncService.sync(source.id, 'library');
+        await eventually('the fetch to be in flight', () => server.uploadPackPosts().length === base + 1);
+        const before = (await app.replication.registry.get(source.id))!;
+        expect(before.state).toBe('started');
+        // An operator force-releases the lease and another worker takes the source over.
+        expect(await other.forceRelease(syncLeaseKey(source.id))).toBe(true);
+        const next = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'next holder' });
+        expect(next.fence).toBeGreaterThan(before.fence!);
+        const taken = await app.replication.registry.start(source.id, next.fence, new Date());
+        expect(taken?.state).toBe('started');
+        // The first sync finds out at its next heartbeat, kills git and stops, the fetch still unanswered.
+        expect(await syncing).toBe('lost');
+        const row = (await app.replication.registry.get(source.id))!;
+        // Its fenced write (putting the row back to pending) was refused: the row is the next holder's.
+        expect(row.fence).toBe(next.fence);
+        expect(row.state).toBe('started');
+        expect(row.targetSeq).toBe(taken!.targetSeq);
+        const [attempt] = await app.replication.registry.attempts(source.id, 1);
+        expect(attempt).toMatchObject({ result: 'failed', fence: before.fence });
+        expect(attempt!.error).toMatch(/^lease lost/);
+        expect(await app.replication.registry.releaseStarted(source.id, next.fence)).toBe(true);
+        await next.release();
+      } finally {
+        await other.close();
+        await server.close();
+      }
+    });
+
     it('removes a source and its mirror under its lease', async () => {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'doomed' });

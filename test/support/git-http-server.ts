@@ -28,6 +28,8 @@ export class GitHttpServer {
   hold: (request: RecordedRequest) => boolean = () => false;
   /** Called when a request is held. */
   onHold: (request: RecordedRequest) => void = () => undefined;
+  /** Milliseconds to wait before answering a request (to keep a client busy for a while). */
+  delayMs: (request: RecordedRequest) => number = () => 0;
   private readonly children = new Set<ChildProcess>();
   private readonly held = new Set<ServerResponse>();
 
@@ -76,6 +78,12 @@ export class GitHttpServer {
       this.onHold(record);
       return;
     }
+    const delay = this.delayMs(record);
+    if (delay > 0) setTimeout(() => this.serve(options, req, res, record, url), delay);
+    else this.serve(options, req, res, record, url);
+  }
+
+  private serve(options: GitHttpServerOptions, req: import('node:http').IncomingMessage, res: ServerResponse, record: RecordedRequest, url: URL): void {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: '/nonexistent',
