@@ -24,7 +24,7 @@ export interface Setting<T> {
    * unless given (its value is undefined).
    */
   readonly default?: string | ((context: ParseContext) => string);
-  /** The default as the README shows it; defaults to `default` when that is text. */
+  /** The default as the README shows it (Markdown); defaults to `default` in backticks when that is text, else "none". */
   readonly defaultDoc?: string;
   readonly doc: string;
   /** Parses a value from the file (any JSON value), the environment or a flag (text); throws a message naming what is wrong. */
@@ -42,12 +42,6 @@ export type SettingValues<G extends SettingGroup> = {
 /** Declares a setting (an identity function that keeps the literal types). */
 export function setting<T, const S extends Setting<T>>(declaration: S & Setting<T>): S {
   return declaration;
-}
-
-/** The README text of a setting's default. */
-export function defaultDocOf(setting: Setting<unknown>): string {
-  if (setting.defaultDoc !== undefined) return setting.defaultDoc;
-  return typeof setting.default === 'string' ? setting.default : 'none';
 }
 
 // ---------------------------------------------------------------- parsers

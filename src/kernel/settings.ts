@@ -14,8 +14,8 @@ export const kernelSettings = {
     key: 'databaseUrl',
     env: 'FORGESYNC_DATABASE_URL',
     default: ({ values }) => `sqlite:${join(String(values.dataDir), 'forgesync.db')}`,
-    defaultDoc: 'sqlite:<dataDir>/forgesync.db',
-    doc: 'Registry database: sqlite:<file> or postgres://….',
+    defaultDoc: '`sqlite:<dataDir>/forgesync.db`',
+    doc: 'Registry database: `sqlite:<file>` or `postgres://…`.',
     parse: text({ pattern: /^(sqlite:|postgres(ql)?:\/\/)/i, message: 'must be sqlite:<file> or postgres://…' }),
   }),
   leaseUrl: setting({
@@ -23,7 +23,7 @@ export const kernelSettings = {
     env: 'FORGESYNC_LEASE_URL',
     default: ({ values }) => String(values.databaseUrl),
     defaultDoc: 'the database URL',
-    doc: 'Lease backend: sqlite:<file>, redis://, postgres:// or mysql://.',
+    doc: 'Lease backend: `sqlite:<file>`, `redis://`, `postgres://` or `mysql://`.',
     parse: text({
       pattern: /^(sqlite:|rediss?:\/\/|postgres(ql)?:\/\/|mysql:\/\/|mariadb:\/\/)/i,
       message: 'must be sqlite:<file>, redis://, postgres:// or mysql://',
@@ -33,7 +33,7 @@ export const kernelSettings = {
     key: 'jobsUrl',
     env: 'FORGESYNC_JOBS_URL',
     defaultDoc: 'none: jobs run in-process',
-    doc: 'Job transport: unset for in-process jobs, redis://host:port[/db][?prefix=P] for BullMQ shared by every process.',
+    doc: 'Job transport: unset for in-process jobs; `redis://host:port[/db][?prefix=P]` for BullMQ, shared by every process.',
     parse: text({ pattern: /^rediss?:\/\//i, message: 'must be redis://… or rediss://… (or unset for in-process jobs)' }),
   }),
   leaseTtlMs: setting({
@@ -47,7 +47,7 @@ export const kernelSettings = {
     key: 'gitProtocols',
     env: 'FORGESYNC_GIT_PROTOCOLS',
     default: 'https,ssh',
-    doc: 'Protocols git may use for upstreams; add http, git or file explicitly.',
+    doc: 'Protocols git may use for upstreams; add `http`, `git` or `file` explicitly.',
     parse: text({
       pattern: /^\s*(https|http|ssh|git|file)(\s*,\s*(https|http|ssh|git|file))*\s*$/,
       message: 'must be a comma list of https, http, ssh, git, file',
@@ -62,8 +62,8 @@ export const kernelSettings = {
   logLevel: setting({
     key: 'logLevel',
     env: 'FORGESYNC_LOG_LEVEL',
-    defaultDoc: 'info for serve, warn for other commands',
-    doc: 'pino log level of the JSON log on stderr.',
+    defaultDoc: '`info` for serve, `warn` for other commands',
+    doc: 'Level of the JSON log on stderr (`fatal` … `trace`, `silent`).',
     parse: text({ pattern: /^(fatal|error|warn|info|debug|trace|silent)$/, message: 'must be fatal, error, warn, info, debug, trace or silent' }),
   }),
 };

@@ -47,19 +47,19 @@ export const replicationSettings = {
   githubWebhookSecret: setting({
     key: 'githubWebhookSecret',
     env: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',
-    doc: 'HMAC secret of GitHub webhooks (X-Hub-Signature-256).',
+    doc: 'HMAC secret of GitHub webhooks (`X-Hub-Signature-256`).',
     parse: text(),
   }),
   gitlabWebhookToken: setting({
     key: 'gitlabWebhookToken',
     env: 'FORGESYNC_GITLAB_WEBHOOK_TOKEN',
-    doc: 'Secret token of GitLab webhooks (X-Gitlab-Token).',
+    doc: 'Secret token of GitLab webhooks (`X-Gitlab-Token`).',
     parse: text(),
   }),
   genericWebhookSecret: setting({
     key: 'genericWebhookSecret',
     env: 'FORGESYNC_GENERIC_WEBHOOK_SECRET',
-    doc: 'HMAC-SHA256 secret of the generic webhook (X-Forgesync-Signature-256: sha256=<hex>).',
+    doc: 'HMAC-SHA256 secret of the generic webhook (`X-Forgesync-Signature-256: sha256=<hex>`).',
     parse: text(),
   }),
 };

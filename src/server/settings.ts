@@ -6,7 +6,7 @@ export const serverSettings = {
   host: setting({
     key: 'host',
     env: 'FORGESYNC_HOST',
-    defaultDoc: '0.0.0.0 (127.0.0.1 when no admin token is set)',
+    defaultDoc: '`0.0.0.0` (`127.0.0.1` when no admin token is set)',
     doc: 'Address forgesync serve binds.',
     parse: text(),
   }),

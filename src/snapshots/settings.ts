@@ -13,7 +13,7 @@ export const snapshotSettings = {
     key: 'snapshotMaxBytes',
     env: 'FORGESYNC_SNAPSHOT_MAX_BYTES',
     default: '10GiB',
-    doc: 'Total size of snapshots kept on disk before unheld ones are evicted (500MiB, 20GB, plain bytes).',
+    doc: 'Total size of snapshots kept on disk before unheld ones are evicted (`500MiB`, `20GB`, plain bytes).',
     parse: parseSize,
   }),
   snapshotHoldMs: setting({

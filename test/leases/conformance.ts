@@ -199,6 +199,54 @@ export function describeLeaseConformance(backend: BackendUnderTest, options: Con
       expect(await other.inspect(key)).toBeNull();
     });
 
+    it('tryWithLease runs work under a renewed lease and releases it, or names the holder without running it', async () => {
+      const busy = freshKey();
+      const held = await other.acquire(busy, { ttlMs: 10_000, owner: 'full sync' });
+      let ran = false;
+      const skipped = await leases.tryWithLease(busy, { ttlMs: 1000 }, async () => (ran = true));
+      expect(skipped).toMatchObject({ ran: false, holder: { key: busy, fence: held.fence, owner: { name: 'full sync', pid: process.pid } } });
+      expect(ran).toBe(false);
+      await held.release();
+
+      const key = freshKey();
+      const done = await leases.tryWithLease(key, { ttlMs: 300, owner: 'short' }, async (lease, signal) => {
+        await sleep(900);
+        expect(signal.aborted).toBe(false);
+        expect(await other.tryAcquire(key, { ttlMs: 1000 })).toBeNull();
+        return lease.fence;
+      });
+      expect(done.ran && typeof done.value).toBe('bigint');
+      expect(await other.inspect(key)).toBeNull();
+
+      const failing = leases.tryWithLease(key, { ttlMs: 1000 }, async () => {
+        throw new Error('work failed');
+      });
+      await expect(failing).rejects.toThrow('work failed');
+      expect(await other.inspect(key)).toBeNull();
+    });
+
+    it("tryWithLease aborts the work's signal when the caller's signal aborts, and when the lease is lost", async () => {
+      const key = freshKey();
+      const stop = new AbortController();
+      const result = await leases.tryWithLease(key, { ttlMs: 5000, signal: stop.signal }, async (_lease, signal) => {
+        setTimeout(() => stop.abort(new Error('shutting down')), 20);
+        return (await aborted(signal)) as Error;
+      });
+      expect(result.ran && result.value.message).toBe('shutting down');
+      expect(await other.inspect(key)).toBeNull();
+
+      const remove = options.removeUnderneath ?? (async (k: string) => void (await other.forceRelease(k)));
+      const lost = await leases
+        .tryWithLease(key, { ttlMs: 600 }, async (_lease, signal) => {
+          await remove(key);
+          await aborted(signal);
+          throw new Error('git was killed');
+        })
+        .catch((e: unknown) => e);
+      expect(lost).toBeInstanceOf(LeaseLostError);
+      expect(((lost as Error).cause as Error).message).toBe('git was killed');
+    });
+
     it('aborts lease.signal when the lease is removed underneath', async () => {
       const key = freshKey();
       const remove = options.removeUnderneath ?? (async (k: string) => void (await other.forceRelease(k)));
