@@ -9,6 +9,7 @@
 //   BENCH_CYCLES=3                    measured cycles of each kind
 //   BENCH_KEEP=1                      keep the temp directory (printed)
 //   BENCH_STRICT=1                    exit 1 when a goal is missed
+//   BENCH_BULLMQ_URL=redis://…/8      Redis of the BullMQ side (BENCH_BULLMQ=0 leaves that side out)
 //
 // Method:
 //  - N small bare upstreams (a template with 4 commits, 2 branches, a
@@ -20,6 +21,8 @@
 //    requestSync(name) for every source — the real path: registry request,
 //    job enqueued, InProcessTransport workers, lease, SyncService — and ends
 //    when every registry row has completedSeq ≥ requestedSeq and state synced.
+//  - bullmq (reported, no goal): the same on a second Forgesync instance whose
+//    jobs go through BullMQ on Redis (FORGESYNC_JOBS_URL), on mirrors of its own.
 //  - plain: `git clone --mirror --no-local` of every upstream (not timed); a
 //    measured run is `git --git-dir=<mirror> fetch --prune origin` (the
 //    mirror's configured refspec is +refs/*:refs/*) in every mirror through
@@ -51,6 +54,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
@@ -67,6 +71,7 @@ const cfg = {
   rssSampleMs: 50,
   keep: env.BENCH_KEEP === '1',
   strict: env.BENCH_STRICT === '1',
+  bullmqUrl: env.BENCH_BULLMQ === '0' ? undefined : (env.BENCH_BULLMQ_URL ?? `redis://127.0.0.1:6379/8?prefix=bench-sync-${process.pid}`),
 };
 const GOALS = { changed: 1.1, unchanged: 0.5 };
 const SCENARIOS = [
@@ -118,11 +123,27 @@ async function measured(fn) {
 
 const root = mkdtempSync(join(os.tmpdir(), 'forgesync-bench-sync-'));
 let app;
+let bull;
 const cleanup = async () => {
   await app?.close().catch(() => {});
-  app = undefined;
+  await bull?.close().catch(() => {});
+  app = bull = undefined;
+  if (cfg.bullmqUrl) await dropQueueKeys(cfg.bullmqUrl).catch(() => {});
   if (!cfg.keep) rmSync(root, { recursive: true, force: true });
 };
+
+/** Deletes the BullMQ side's keys (its prefix) from Redis. */
+async function dropQueueKeys(url) {
+  const redis = new Redis(url);
+  const prefix = new URL(url).searchParams.get('prefix') ?? 'forgesync-jobs';
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await redis.quit();
+}
 // A run that throws half-way still removes its temp directory (the SQLite file closes with the process).
 process.once('exit', () => {
   if (!cfg.keep) rmSync(root, { recursive: true, force: true });
@@ -167,28 +188,32 @@ await pool(upstreams, setupParallel, (url, i) => cloneMirror(url, floorMirrors[i
 const floorListings = await pool(upstreams, setupParallel, (url) => git(['ls-remote', '--symref', '--end-of-options', url]));
 
 progress('opening forgesync');
-const dataDir = join(root, 'forgesync');
-const config = loadConfig({
-  cwd: root,
-  env: {
-    FORGESYNC_DATA_DIR: dataDir,
-    FORGESYNC_GIT_PROTOCOLS: 'file',
-    FORGESYNC_MAX_CONCURRENT_SYNCS: String(cfg.parallel),
-  },
-});
-const logFile = join(root, 'forgesync.log');
+/** A Forgesync instance of the bench: its own data directory, capacity P, logging at info to a file. */
+async function openInstance(name, extraEnv = {}) {
+  const config = loadConfig({
+    cwd: root,
+    env: {
+      FORGESYNC_DATA_DIR: join(root, name),
+      FORGESYNC_GIT_PROTOCOLS: 'file',
+      FORGESYNC_MAX_CONCURRENT_SYNCS: String(cfg.parallel),
+      ...extraEnv,
+    },
+  });
+  const instance = await Forgesync.open(config, { logger: createLogger({ level: 'info', destination: pino.destination(join(root, `${name}.log`)) }) });
+  await instance.startService();
+  return instance;
+}
 const rssBeforeOpen = process.memoryUsage.rss();
-app = await Forgesync.open(config, { logger: createLogger({ level: 'info', destination: pino.destination(logFile) }) });
-app.startService();
+app = await openInstance('forgesync');
 
-/** Resolves when every registry row has caught up with its requests; throws on a failed row. */
-async function waitCaughtUp(deadlineMs = 10 * 60_000) {
+/** Resolves when every registry row of `instance` has caught up with its requests; throws on a failed row. */
+async function waitCaughtUp(instance, deadlineMs = 10 * 60_000) {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
-    // The transport is in memory: looking at it costs nothing, the registry is read once it is idle.
-    const { running, queued } = await app.kernel.jobs.load('sync');
+    // The registry is read once the transport is idle.
+    const { running, queued } = await instance.kernel.jobs.load('sync');
     if (running === 0 && queued === 0) {
-      const rows = await app.replication.sources.list();
+      const rows = await instance.listSources();
       const failed = rows.filter((row) => row.registry.state === 'failed');
       if (failed.length) throw new Error(`${failed.length} source(s) failed, e.g. ${failed[0].name}: ${failed[0].registry.lastFailure}`);
       if (rows.every((row) => row.registry.state === 'synced' && row.registry.completedSeq >= row.registry.requestedSeq)) return rows;
@@ -200,18 +225,24 @@ async function waitCaughtUp(deadlineMs = 10 * 60_000) {
 
 progress(`forgesync: adding and cloning ${cfg.repos} sources`);
 for (let i = 0; i < upstreams.length; i++) await app.addSource({ url: upstreams[i], name: names[i] });
-await waitCaughtUp();
+await waitCaughtUp(app);
+if (cfg.bullmqUrl) {
+  progress(`forgesync on BullMQ: adding and cloning ${cfg.repos} sources`);
+  bull = await openInstance('forgesync-bullmq', { FORGESYNC_JOBS_URL: cfg.bullmqUrl });
+  for (let i = 0; i < upstreams.length; i++) await bull.addSource({ url: upstreams[i], name: names[i] });
+  await waitCaughtUp(bull);
+}
 
 const sampler = new RssSampler();
 
-/** One forgesync run: request a sync of every source, wait until all rows caught up. */
-async function runForgesync() {
+/** One forgesync run of `instance`: request a sync of every source, wait until all rows caught up. */
+async function runForgesync(instance) {
   collectGarbage();
   sampler.active = true;
   let rows;
   const run = await measured(async () => {
-    for (const name of names) await app.requestSync(name, 'library');
-    rows = await waitCaughtUp();
+    for (const name of names) await instance.requestSync(name, 'library');
+    rows = await waitCaughtUp(instance);
   });
   sampler.sample();
   sampler.active = false;
@@ -238,7 +269,7 @@ async function runFloor() {
     }),
   );
 }
-const RUNNERS = { forgesync: runForgesync, plain: runPlain, floor: runFloor };
+const RUNNERS = { forgesync: () => runForgesync(app), plain: runPlain, floor: runFloor, ...(bull ? { bullmq: () => runForgesync(bull) } : {}) };
 const SIDES = Object.keys(RUNNERS);
 
 let changeCounter = 0;
@@ -269,12 +300,14 @@ for (let cycle = 0; cycle <= cfg.cycles; cycle++) {
       cpu[who] = run.cpu;
     }
     sample.ratio = sample.forgesync / sample.plain;
+    if (bull) sample.bullmqRatio = sample.bullmq / sample.plain;
     sample.floorRatio = sample.floor / sample.plain;
     sample.overFloor = sample.forgesync / sample.floor;
     if (SIDES.every((who) => cpu[who])) {
       sample.cpu = cpu;
       const total = (who) => cpu[who].self + cpu[who].children;
       sample.cpuRatio = total('forgesync') / total('plain');
+      if (bull) sample.bullmqCpuRatio = total('bullmq') / total('plain');
       sample.cpuFloorRatio = total('floor') / total('plain');
     }
     sample.loadAverage = os.loadavg()[0];
@@ -291,6 +324,7 @@ await pool(upstreams, setupParallel, async (upstream, i) => {
   const expected = await refLines(upstream);
   const row = await app.getSource(names[i]);
   if ((await refLines(row.registry.mirrorPath)) !== expected) mismatched.push(`forgesync ${names[i]}`);
+  if (bull && (await refLines((await bull.getSource(names[i])).registry.mirrorPath)) !== expected) mismatched.push(`bullmq ${names[i]}`);
   if ((await refLines(plainMirrors[i])) !== expected) mismatched.push(`plain ${names[i]}`);
   if ((await refLines(floorMirrors[i])) !== expected) mismatched.push(`floor ${names[i]}`);
 });
@@ -312,6 +346,13 @@ for (const scenario of SCENARIOS) {
     floorMs,
     ratio,
     ratioOfMedians: forgesyncMs / plainMs,
+    ...(bull
+      ? {
+          bullmqMs: median(list.map((s) => s.bullmq)),
+          bullmqRatio: median(list.map((s) => s.bullmqRatio)),
+          bullmqCpuRatio: list.every((s) => s.cpu) ? median(list.map((s) => s.bullmqCpuRatio)) : undefined,
+        }
+      : {}),
     floorRatio: median(list.map((s) => s.floorRatio)),
     cpu: list.every((s) => s.cpu)
       ? Object.fromEntries(
@@ -359,6 +400,19 @@ log(
   ),
 );
 log(`  (${cfg.repos} repos, parallelism ${cfg.parallel}; medians of ${cfg.cycles} cycles; ratio = median of per-cycle forgesync/plain)`);
+if (bull) {
+  log('');
+  log(
+    table(
+      ['jobs on BullMQ (no goal)', 'plain ms', 'bullmq ms', 'ratio', 'cpu ratio', 'in-process ratio'],
+      SCENARIOS.map(({ key }) => {
+        const r = results[key];
+        return [r.label, ms(r.plainMs), ms(r.bullmqMs), x(r.bullmqRatio), r.bullmqCpuRatio ? x(r.bullmqCpuRatio) : '-', x(r.ratio)];
+      }),
+    ),
+  );
+  log('  (the same runs with FORGESYNC_JOBS_URL: a second instance whose jobs go through BullMQ on Redis)');
+}
 log('');
 log(
   table(
@@ -426,6 +480,7 @@ const resultsFile = writeResults('sync', {
       config: { ...cfg, goals: GOALS },
       method: {
         forgesync: 'Forgesync.startService(); requestSync(name) for every source; done when every row is synced with completedSeq ≥ requestedSeq',
+        bullmq: 'the same on a second instance with FORGESYNC_JOBS_URL (BullMQ on Redis)',
         plain: 'git --git-dir=<mirror> fetch --prune origin (mirror refspec +refs/*:refs/*) via execFile, P at a time',
         floor: 'git ls-remote --symref <url>, then git fetch --prune origin only when the listing changed since the last run; P at a time',
         plainEnv: Object.keys(PLAIN_GIT_ENV),

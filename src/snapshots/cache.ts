@@ -147,15 +147,12 @@ export class SnapshotCache {
       .slice(0, BASE_CANDIDATES);
     const chosen = candidates.length > 0 ? await choose(candidates) : undefined;
     if (!chosen) return undefined;
-    const lease = await this.options.leases.tryAcquire(leaseKey(chosen), { ttlMs: this.options.leaseTtlMs, owner: 'snapshot base' });
-    if (!lease) return undefined;
-    let hold: SnapshotHold | undefined;
-    try {
+    const taken = await this.options.leases.tryWithLease(leaseKey(chosen), { ttlMs: this.options.leaseTtlMs, owner: 'snapshot base' }, () => {
       if (!existsSync(chosen.path) || !readJsonFile<Meta>(recordFileOf(chosen.path))) return undefined;
-      hold = this.holds.add({ source: chosen.source, sourceDir: chosen.sourceDir, sha: chosen.sha, owner: `base of ${key.sha}`, expiresAt: null });
-    } finally {
-      await lease.release();
-    }
+      return this.holds.add({ source: chosen.source, sourceDir: chosen.sourceDir, sha: chosen.sha, owner: `base of ${key.sha}`, expiresAt: null });
+    });
+    const hold = taken.ran ? taken.value : undefined;
+    if (!hold) return undefined;
     const handle = hold.handle;
     return { base: { sha: chosen.sha, path: chosen.path }, done: () => void this.holds.remove(handle) };
   }
@@ -175,19 +172,17 @@ export class SnapshotCache {
     for (const entry of entries) {
       if (count <= maxCount && bytes <= maxBytes) break;
       if (entry.holds.length > 0) continue;
-      const lease = await leases.tryAcquire(leaseKey(entry), { ttlMs: leaseTtlMs, owner: 'snapshot eviction' });
-      if (!lease) continue;
-      let trash: string | undefined;
-      try {
+      const taken = await leases.tryWithLease(leaseKey(entry), { ttlMs: leaseTtlMs, owner: 'snapshot eviction' }, () => {
         // Re-checked under the lease: a reader may have taken a hold since the listing.
-        if (this.holds.live().some((hold) => hold.sourceDir === entry.sourceDir && hold.sha === entry.sha)) continue;
-        trash = join(this.options.root, entry.sourceDir, `${TEMP_PREFIX}evict-${randomBytes(6).toString('hex')}`);
+        if (this.holds.live().some((hold) => hold.sourceDir === entry.sourceDir && hold.sha === entry.sha)) return undefined;
+        const trash = join(this.options.root, entry.sourceDir, `${TEMP_PREFIX}evict-${randomBytes(6).toString('hex')}`);
         renameSync(entry.path, trash);
         rmSync(recordFileOf(entry.path), { force: true });
         rmSync(indexFileOf(entry.path), { force: true });
-      } finally {
-        await lease.release();
-      }
+        return trash;
+      });
+      const trash = taken.ran ? taken.value : undefined;
+      if (!trash) continue;
       await removeTree(trash);
       count--;
       bytes -= entry.bytes;

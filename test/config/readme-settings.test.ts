@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, SETTINGS } from '../../src/app/config.js';
 import { settingsTable } from '../../src/config/docs.js';
+import type { Setting } from '../../src/config/setting.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -19,7 +20,7 @@ describe('settings, declared once', () => {
     const config = loadConfig({ cwd: '/srv/app', env: {} }) as unknown as Record<string, unknown>;
     const keys = new Set<string>();
     const envs = new Set<string>();
-    for (const [field, setting] of Object.entries(SETTINGS)) {
+    for (const [field, setting] of Object.entries(SETTINGS) as [string, Setting<unknown>][]) {
       expect(keys.has(setting.key), `duplicate key ${setting.key}`).toBe(false);
       expect(envs.has(setting.env), `duplicate env ${setting.env}`).toBe(false);
       keys.add(setting.key);

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { Forgesync } from '../../src/app/forgesync.js';
 import { loadConfig, type ForgesyncConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { POSTGRES_URL } from '../leases/backends.js';
+import { POSTGRES_URL, REDIS_URL } from '../leases/backends.js';
 import { refsOf as refMap } from '../support/git-fixtures.js';
 
 /** Log lines a test Forgesync wrote, parsed, plus the raw text. */
@@ -95,4 +95,15 @@ export async function eventually<T>(what: string, check: () => Promise<T> | T, t
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * A BullMQ jobs URL of its own for one test file: Redis `db` (each file that
+ * may flush its jobs uses another) and a fresh queue prefix.
+ */
+export function testJobsUrl(db: number): string {
+  const url = new URL(REDIS_URL);
+  url.pathname = `/${db}`;
+  url.searchParams.set('prefix', `t-${Math.random().toString(36).slice(2, 10)}`);
+  return url.toString();
 }

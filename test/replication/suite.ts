@@ -47,9 +47,12 @@ function countGit(app: Forgesync) {
   return stats;
 }
 
-/** The replication suite, run once per registry database kind. */
-export function describeReplication(kind: 'sqlite' | 'postgres'): void {
-  describe(`replication on ${kind}`, () => {
+/**
+ * The replication suite, run once per registry database kind and job
+ * transport: `jobsUrl` (a BullMQ queue on Redis) or in-process jobs.
+ */
+export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: string): void {
+  describe(`replication on ${kind}, ${jobsUrl ? 'BullMQ' : 'in-process'} jobs`, () => {
     let database: TestDatabase;
     let config: ForgesyncConfig;
     let app: Forgesync;
@@ -57,7 +60,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
 
     beforeAll(async () => {
       database = await createTestDatabase(kind);
-      config = testConfig(database.url);
+      config = testConfig(database.url, jobsUrl ? { FORGESYNC_JOBS_URL: jobsUrl } : {});
       ({ app, logs } = await openTestForgesync(config));
     });
     afterAll(async () => {
@@ -266,6 +269,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres'): void {
             ...process.env,
             FORGESYNC_DATA_DIR: config.dataDir,
             FORGESYNC_DATABASE_URL: config.databaseUrl,
+            ...(config.jobsUrl ? { FORGESYNC_JOBS_URL: config.jobsUrl } : {}),
             FORGESYNC_GIT_PROTOCOLS: config.gitProtocols,
             FORGESYNC_LEASE_TTL: '2s',
           },
