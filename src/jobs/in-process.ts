@@ -1,104 +1,117 @@
-import type { JobHandler, JobTransport, SyncJob } from './transport.js';
+import type { Logger } from '../logging/logger.js';
+import { InvalidJobError, JobTransportClosedError } from './errors.js';
+import type { Job, JobKind, JobLoad, JobTransport } from './types.js';
+import { validateJob, validateJobKind } from './validate.js';
 
-/**
- * The embedded transport: a queue in this process with a fixed capacity,
- * served round-robin across upstream hosts so one busy host cannot starve
- * the others.
- */
-export class InProcessTransport implements JobTransport {
-  readonly #capacity: number;
-  readonly #queues = new Map<string, SyncJob[]>();
-  readonly #queued = new Set<number>();
-  readonly #running = new Map<number, Promise<void>>();
-  readonly #shutdown = new AbortController();
-  #handler: JobHandler | undefined;
-  #hosts: string[] = [];
-  #next = 0;
-  #stopped = false;
+/** The jobs of one kind: waiting per fairness bucket, and running, by key. */
+class KindQueue {
+  /** Waiting jobs per bucket; the bucket served last moves to the back (round-robin). */
+  readonly buckets = new Map<string, Job[]>();
+  readonly waiting = new Set<string>();
+  readonly running = new Map<string, Promise<void>>();
 
-  constructor(options: { capacity: number; onError?: (error: unknown, job: SyncJob) => void }) {
-    if (!Number.isInteger(options.capacity) || options.capacity < 1) {
-      throw new RangeError(`capacity must be a positive integer, got ${options.capacity}`);
-    }
-    this.#capacity = options.capacity;
-    this.#onError = options.onError ?? (() => {});
+  constructor(readonly spec: JobKind) {}
+
+  add(job: Job): boolean {
+    if (this.waiting.has(job.key)) return false;
+    this.waiting.add(job.key);
+    const bucket = job.fairness ?? '';
+    const queue = this.buckets.get(bucket);
+    if (queue) queue.push(job);
+    else this.buckets.set(bucket, [job]);
+    return true;
   }
 
-  readonly #onError: (error: unknown, job: SyncJob) => void;
-
-  get load() {
-    return { running: this.#running.size, queued: this.#queued.size, capacity: this.#capacity };
-  }
-
-  has(sourceId: number): boolean {
-    return this.#queued.has(sourceId) || this.#running.has(sourceId);
-  }
-
-  start(handler: JobHandler): void {
-    this.#handler = handler;
-    this.#pump();
-  }
-
-  async enqueue(job: SyncJob): Promise<void> {
-    if (this.#stopped || this.#queued.has(job.sourceId)) return;
-    this.#queued.add(job.sourceId);
-    let queue = this.#queues.get(job.host);
-    if (!queue) {
-      queue = [];
-      this.#queues.set(job.host, queue);
-      this.#hosts.push(job.host);
-    }
-    queue.push(job);
-    this.#pump();
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#queues.clear();
-    this.#queued.clear();
-    this.#hosts = [];
-    this.#shutdown.abort(new Error('forgesync is shutting down'));
-    await Promise.allSettled(this.#running.values());
-  }
-
-  #pump(): void {
-    while (this.#handler && !this.#stopped && this.#running.size < this.#capacity) {
-      const job = this.#take();
-      if (!job) return;
-      this.#run(job);
-    }
-  }
-
-  /** The next job whose source is not already running, taking hosts in turn. */
-  #take(): SyncJob | undefined {
-    for (let scanned = 0; scanned < this.#hosts.length; scanned++) {
-      const host = this.#hosts[this.#next % this.#hosts.length]!;
-      this.#next = (this.#next + 1) % Math.max(1, this.#hosts.length);
-      const queue = this.#queues.get(host)!;
-      const index = queue.findIndex((job) => !this.#running.has(job.sourceId));
+  /** The next job whose key is not running, from the first bucket that has one. */
+  take(): Job | undefined {
+    for (const [bucket, queue] of this.buckets) {
+      const index = queue.findIndex((job) => !this.running.has(job.key));
       if (index === -1) continue;
-      const [job] = queue.splice(index, 1);
-      if (queue.length === 0) {
-        this.#queues.delete(host);
-        this.#hosts = this.#hosts.filter((name) => name !== host);
-      }
-      this.#queued.delete(job!.sourceId);
+      const [job] = queue.splice(index, 1) as [Job];
+      this.buckets.delete(bucket);
+      if (queue.length > 0) this.buckets.set(bucket, queue);
+      this.waiting.delete(job.key);
       return job;
     }
     return undefined;
   }
+}
 
-  #run(job: SyncJob): void {
+/**
+ * The embedded transport: queues in this process, one per kind, each with
+ * its own concurrency, serving fairness buckets round-robin. A job of a key
+ * that is running waits until that one is done (the follow-up); a job of a
+ * key already waiting is dropped (coalesced). Jobs live only in memory: the
+ * registry holds what they stand for.
+ */
+export class InProcessTransport implements JobTransport {
+  readonly name = 'in-process';
+  readonly #kinds = new Map<string, KindQueue>();
+  readonly #shutdown = new AbortController();
+  readonly #logger: Logger | undefined;
+  #started = false;
+  #closed = false;
+
+  constructor(options: { logger?: Logger } = {}) {
+    this.#logger = options.logger;
+  }
+
+  handle(kind: string, spec: JobKind): void {
+    validateJobKind(kind, spec);
+    if (this.#kinds.has(kind)) throw new InvalidJobError(`job kind "${kind}" already has a handler`);
+    this.#kinds.set(kind, new KindQueue(spec));
+  }
+
+  async start(): Promise<void> {
+    if (this.#closed) throw new JobTransportClosedError();
+    this.#started = true;
+    for (const queue of this.#kinds.values()) this.#pump(queue);
+  }
+
+  async enqueue(job: Job): Promise<void> {
+    validateJob(job);
+    if (this.#closed) return;
+    const queue = this.#kinds.get(job.kind);
+    // A kind nobody handles here has nowhere to go; the registry still holds the request.
+    if (!queue) return;
+    if (queue.add(job)) this.#pump(queue);
+  }
+
+  async load(kind: string): Promise<JobLoad> {
+    const queue = this.#kinds.get(kind);
+    return { running: queue?.running.size ?? 0, queued: queue?.waiting.size ?? 0, capacity: queue?.spec.concurrency ?? 0 };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#shutdown.abort(new JobTransportClosedError('forgesync is shutting down'));
+    const running = [...this.#kinds.values()].flatMap((queue) => [...queue.running.values()]);
+    for (const queue of this.#kinds.values()) {
+      queue.buckets.clear();
+      queue.waiting.clear();
+    }
+    await Promise.allSettled(running);
+  }
+
+  #pump(queue: KindQueue): void {
+    while (this.#started && !this.#closed && queue.running.size < queue.spec.concurrency) {
+      const job = queue.take();
+      if (!job) return;
+      this.#run(queue, job);
+    }
+  }
+
+  #run(queue: KindQueue, job: Job): void {
     const running = (async () => {
       try {
-        await this.#handler!(job, this.#shutdown.signal);
+        await queue.spec.run(job, this.#shutdown.signal);
       } catch (error) {
-        this.#onError(error, job);
+        this.#logger?.error({ event: 'job_error', kind: job.kind, key: job.key, err: String(error) }, `${job.kind} job failed`);
       } finally {
-        this.#running.delete(job.sourceId);
-        this.#pump();
+        queue.running.delete(job.key);
+        this.#pump(queue);
       }
     })();
-    this.#running.set(job.sourceId, running);
+    queue.running.set(job.key, running);
   }
 }

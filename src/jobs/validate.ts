@@ -1,0 +1,29 @@
+import { InvalidJobError } from './errors.js';
+import type { Job, JobKind } from './types.js';
+
+// Kinds and keys end up in queue names and job ids: printable, no separators that
+// BullMQ or Redis treat specially (":" is fine inside a key, it is joined after the kind).
+const KIND = /^[a-z][a-z0-9-]{0,39}$/;
+const KEY = /^[\x21-\x7e]{1,200}$/;
+
+export function validateJobKind(kind: string, spec: JobKind): void {
+  if (!KIND.test(kind)) throw new InvalidJobError(`job kind ${JSON.stringify(kind)} must be 1-40 of a-z, 0-9 and "-", starting with a letter`);
+  if (!Number.isInteger(spec.concurrency) || spec.concurrency < 1 || spec.concurrency > 1000) {
+    throw new InvalidJobError(`concurrency of job kind "${kind}" must be an integer from 1 to 1000, got ${spec.concurrency}`);
+  }
+}
+
+export function validateJob(job: Job): void {
+  if (!KIND.test(job?.kind)) throw new InvalidJobError(`job kind ${JSON.stringify(job?.kind)} must be 1-40 of a-z, 0-9 and "-"`);
+  if (!KEY.test(job.key)) throw new InvalidJobError(`job key ${JSON.stringify(String(job.key).slice(0, 40))} must be 1-200 printable ASCII characters without spaces`);
+  if (job.fairness !== undefined && (typeof job.fairness !== 'string' || job.fairness.length > 255)) {
+    throw new InvalidJobError('job fairness bucket must be a string of at most 255 characters');
+  }
+  if (job.payload !== undefined) {
+    for (const [name, value] of Object.entries(job.payload)) {
+      if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
+        throw new InvalidJobError(`job payload field "${name}" must be a string, number, boolean or null`);
+      }
+    }
+  }
+}
