@@ -6,7 +6,11 @@ import type { JobTransport } from './types.js';
 
 export interface JobTransportOptions {
   logger: Logger;
-  /** How long a shared queue's worker holds a job before another may take it over (a dead worker's job is recovered after it); default 15 s. */
+  /**
+   * BullMQ only: how long a worker's hold on a running job lasts without being renewed
+   * (it renews every half of it), i.e. how soon a job of a worker that died is run by another
+   * worker. Default 15000 ms.
+   */
   lockMs?: number;
 }
 
@@ -20,8 +24,10 @@ const TRANSPORTS: Record<string, () => Promise<TransportFactory>> = {
 
 /**
  * Opens the job transport FORGESYNC_JOBS_URL names: unset or empty, the
- * in-process transport; `redis://host:port[/db]` (or `rediss://`), BullMQ on
- * that Redis. Rejects with UnsupportedJobsUrlError for anything else.
+ * in-process transport; `redis://[user:pass@]host:port[/db][?prefix=NAME]` (or
+ * `rediss://`), BullMQ on that Redis, its keys under NAME (default `forgesync-jobs`).
+ * Rejects with UnsupportedJobsUrlError for anything else, and with
+ * JobBackendUnavailableError when that Redis cannot be used.
  */
 export async function openJobTransport(url: string | undefined, options: JobTransportOptions): Promise<JobTransport> {
   if (url === undefined || url.trim() === '') return new InProcessTransport({ logger: options.logger });

@@ -6,8 +6,13 @@ import type { Job, JobKind } from './types.js';
 const KIND = /^[a-z][a-z0-9-]{0,39}$/;
 const KEY = /^[\x21-\x7e]{1,200}$/;
 
-export function validateJobKind(kind: string, spec: JobKind): void {
+/** A job kind's name: it becomes a queue name on a shared transport. */
+export function validateKindName(kind: string): void {
   if (!KIND.test(kind)) throw new InvalidJobError(`job kind ${JSON.stringify(kind)} must be 1-40 of a-z, 0-9 and "-", starting with a letter`);
+}
+
+export function validateJobKind(kind: string, spec: JobKind): void {
+  validateKindName(kind);
   if (!Number.isInteger(spec.concurrency) || spec.concurrency < 1 || spec.concurrency > 1000) {
     throw new InvalidJobError(`concurrency of job kind "${kind}" must be an integer from 1 to 1000, got ${spec.concurrency}`);
   }
