@@ -67,7 +67,7 @@ describeTransportConformance({
 const fixture = fileURLToPath(new URL('./fixtures/consumer.mjs', import.meta.url));
 const built = fileURLToPath(new URL('../../dist/jobs/bullmq/transport.js', import.meta.url));
 
-interface Record_ {
+interface ConsumerLine {
   pid: number;
   event: 'ready' | 'start' | 'end';
   key?: string;
@@ -77,7 +77,7 @@ interface Record_ {
 
 /** A consumer process (fixtures/consumer.mjs) and the lines it printed so far. */
 class Consumer {
-  readonly records: Record_[] = [];
+  readonly records: ConsumerLine[] = [];
   readonly child: ChildProcess;
   readonly exited: Promise<unknown[]>;
 
@@ -86,7 +86,7 @@ class Consumer {
     this.exited = once(this.child, 'exit');
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       try {
-        this.records.push(JSON.parse(line) as Record_);
+        this.records.push(JSON.parse(line) as ConsumerLine);
       } catch {
         // a line cut short by SIGKILL
       }
