@@ -13,13 +13,15 @@
 //
 // Method (the same for every contender):
 //  - one process produces and consumes: BENCH_PRODUCERS async loops enqueue BENCH_JOBS jobs
-//    with distinct keys (so nothing coalesces) and one fairness bucket, each loop awaiting its
+//    with distinct keys (so nothing coalesces), each loop awaiting its
 //    enqueue before the next; one worker with BENCH_CONCURRENCY runs no-op handlers.
 //  - a job carries performance.now() taken just before its enqueue; latency = handler start
 //    minus that. Throughput = jobs / (last handler start - first enqueue).
-//  - forgesync: openBullmqTransport and transport.enqueue(): a priority from its fairness
-//    script (rank requests of one event-loop turn batched into one call), deduplication with
-//    keepLastIfActive, removeOnComplete/removeOnFail; its Worker reports starts in batches;
+//  - forgesync: openBullmqTransport and transport.enqueue() of jobs without a fairness bucket:
+//    deduplication by key with keepLastIfActive (the coalescing every job needs),
+//    removeOnComplete/removeOnFail; its Worker runs the handlers;
+//    forgesync-buckets (reference): the same with four fairness buckets in turn, so every job
+//    also gets a priority (its round, fairness.ts);
 //    raw: new Queue / new Worker with default options, queue.add(name, data, { removeOnComplete: true });
 //    raw+opts (reference): raw with the job options forgesync uses (priority, deduplication with
 //    keepLastIfActive, removeOnFail), to tell BullMQ's cost of those features from forgesync's own;
@@ -137,16 +139,12 @@ const contenders = [
       return { enqueue: (key, t) => jobs.enqueue({ kind, key, payload: { t }, fairness: 'bench' }), close: () => jobs.close() };
     },
   },
-  {
-    name: 'forgesync',
-    describe: 'forgesync BullMQ transport: enqueue() = fairness script + Queue.add; handler via its Worker',
-    async open(kind, onStart) {
-      const jobs = await openBullmqTransport(`${baseUrl}?prefix=${prefix}`, { logger });
-      jobs.handle(kind, { concurrency: cfg.concurrency, run: async (job) => onStart(job.payload.t) });
-      await jobs.start();
-      return { enqueue: (key, t) => jobs.enqueue({ kind, key, payload: { t }, fairness: 'bench' }), close: () => jobs.close() };
-    },
-  },
+  forgesyncContender('forgesync', 'forgesync BullMQ transport: enqueue() (coalescing by key) and its Worker, jobs without a fairness bucket', () => undefined),
+  forgesyncContender(
+    'forgesync-buckets',
+    'the same with a fairness bucket per job, four buckets in turn: rounds as BullMQ priorities (reference, no goal)',
+    (i) => `host${i % 4}`,
+  ),
   rawContender('raw', 'raw BullMQ: Queue.add(name, data, { removeOnComplete: true }) + Worker, default options', () => ({ removeOnComplete: true })),
   // Not a goal: the price of the BullMQ features forgesync needs, apart from forgesync's own code.
   rawContender(
@@ -156,6 +154,32 @@ const contenders = [
     (i, key) => ({ priority: i + 1, deduplication: { id: key, keepLastIfActive: true }, removeOnComplete: true, removeOnFail: true }),
   ),
 ];
+
+/** forgesync's BullMQ transport; `bucket(i)` is the fairness bucket of the i-th job (undefined: none). */
+function forgesyncContender(name, describe, bucket) {
+  return {
+    name,
+    describe,
+    async open(kind, onStart) {
+      const jobs = await openBullmqTransport(`${baseUrl}?prefix=${prefix}`, { logger });
+      try {
+        jobs.handle(kind, { concurrency: cfg.concurrency, run: async (job) => onStart(job.payload.t) });
+        await jobs.start();
+      } catch (error) {
+        await jobs.close();
+        throw error;
+      }
+      let added = 0;
+      return {
+        enqueue: (key, t) => {
+          const fairness = bucket(added++);
+          return jobs.enqueue(fairness === undefined ? { kind, key, payload: { t } } : { kind, key, payload: { t }, fairness });
+        },
+        close: () => jobs.close(),
+      };
+    },
+  };
+}
 
 /** Raw BullMQ: a Queue and a Worker on connections of their own, jobs added with `options(i, key)`. */
 function rawContender(name, describe, options) {
@@ -200,7 +224,7 @@ log(
     `gc ${typeof globalThis.gc === 'function' ? 'forced between measurements' : 'NOT exposed (run with --expose-gc)'}`,
 );
 log(
-  `${cfg.rounds} round(s) × ${cfg.jobs} jobs (median shown), warm-up ${cfg.warmupJobs} jobs; distinct keys, one fairness bucket, ` +
+  `${cfg.rounds} round(s) × ${cfg.jobs} jobs (median shown), warm-up ${cfg.warmupJobs} jobs; distinct keys, ` +
     `no-op handlers, concurrency ${cfg.concurrency}, ${cfg.producers} enqueues in flight; Redis ${redactUrl(baseUrl)}, prefix ${prefix}`,
 );
 const loadAtStart = os.loadavg();

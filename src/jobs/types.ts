@@ -18,7 +18,11 @@ export interface Job {
   key: string;
   /** Hints for the handler; when jobs coalesce, one of their payloads is kept. */
   payload?: JobPayload;
-  /** Fairness bucket, e.g. the upstream host: buckets are served in turn so one cannot starve the others. */
+  /**
+   * Fairness bucket, e.g. the upstream host: buckets are served in turn so one
+   * cannot starve the others. Jobs of a kind should either all carry one or
+   * none: a shared queue serves jobs without a bucket first.
+   */
   fairness?: string;
 }
 

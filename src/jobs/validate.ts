@@ -25,8 +25,13 @@ export function validateJob(job: Job): void {
     throw new InvalidJobError('job fairness bucket must be a string of at most 255 characters');
   }
   if (job.payload !== undefined) {
-    for (const [name, value] of Object.entries(job.payload)) {
-      if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
+    if (job.payload === null || typeof job.payload !== 'object' || Array.isArray(job.payload)) {
+      throw new InvalidJobError('job payload must be an object of strings, numbers, booleans and nulls');
+    }
+    for (const name in job.payload) {
+      const value = job.payload[name];
+      const type = typeof value;
+      if (value !== null && type !== 'string' && type !== 'number' && type !== 'boolean') {
         throw new InvalidJobError(`job payload field "${name}" must be a string, number, boolean or null`);
       }
     }

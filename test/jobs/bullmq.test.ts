@@ -174,12 +174,18 @@ describe('BullMQ transport', () => {
     await expect(openBullmqTransport(redisUrl(1, '?prefix=a:b'), { logger: quiet })).rejects.toBeInstanceOf(UnsupportedJobsUrlError);
   });
 
-  it('interleaves buckets round by round, first in first out within each, and drops its fairness state once drained', async () => {
-    const url = freshUrl();
-    const prefix = new URL(url).searchParams.get('prefix')!;
-    const jobs = track(await openBullmqTransport(url, { logger: quiet }));
+  it('interleaves buckets round by round, first in first out within each, and starts the rounds over once drained', async () => {
+    const jobs = track(await openBullmqTransport(freshUrl(), { logger: quiet }));
     const order: string[] = [];
-    jobs.handle('sync', { concurrency: 1, run: async (job) => void order.push(job.key) });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    jobs.handle('sync', {
+      concurrency: 1,
+      run: async (job) => {
+        order.push(job.key);
+        if (job.key === 'gate') await gate;
+      },
+    });
     const backlog: Job[] = [
       ...['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((key) => ({ kind: 'sync', key, fairness: 'github.com' })),
       ...['b1', 'b2', 'b3'].map((key) => ({ kind: 'sync', key, fairness: 'gitlab.com' })),
@@ -187,16 +193,21 @@ describe('BullMQ transport', () => {
     ];
     for (const job of backlog) await jobs.enqueue(job);
     await jobs.enqueue({ kind: 'sync', key: 'a2', fairness: 'github.com' }); // coalesced: keeps its place
-    const raw = new Redis(redisUrl(1));
-    try {
-      expect(await raw.hlen(`${prefix}:sync:fairness-waiting`)).toBe(11);
-      await jobs.start();
-      await until('the backlog to run', () => order.length === 11);
-      expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'c2', 'a3', 'b3', 'a4', 'a5', 'a6']);
-      await until('the start reports', async () => (await raw.exists(`${prefix}:sync:fairness`, `${prefix}:sync:fairness-waiting`)) === 0);
-    } finally {
-      await raw.quit();
-    }
+    await jobs.start();
+    await until('the backlog to run', () => order.length === 11);
+    expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'c2', 'a3', 'b3', 'a4', 'a5', 'a6']);
+
+    // Drained, the rounds start over: github.com is not charged for its old backlog. (Were it,
+    // its new jobs would get rounds 7 to 9, and gitlab.com's round 4 would run before them.)
+    await sleep(300);
+    order.length = 0;
+    await jobs.enqueue({ kind: 'sync', key: 'gate', fairness: 'other' });
+    await until('the gate job to start', () => order.includes('gate'));
+    for (const key of ['a7', 'a8', 'a9']) await jobs.enqueue({ kind: 'sync', key, fairness: 'github.com' });
+    await jobs.enqueue({ kind: 'sync', key: 'b4', fairness: 'gitlab.com' });
+    open();
+    await until('the new jobs to run', () => order.length === 5);
+    expect(order).toEqual(['gate', 'a7', 'b4', 'a8', 'a9']);
   });
 
   it('never runs a key in two consumer processes at once', async () => {

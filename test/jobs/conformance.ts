@@ -148,7 +148,7 @@ export function describeTransportConformance(transport: TransportUnderTest): voi
       await until('a job after the failures', () => ran.includes('after'));
     });
 
-    it('hands payloads and fairness to the handler', async () => {
+    it('hands the payload to the handler', async () => {
       const jobs = await fresh();
       const seen: Job[] = [];
       jobs.handle('sync', { concurrency: 1, run: async (job) => void seen.push(job) });

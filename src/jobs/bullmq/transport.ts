@@ -17,11 +17,10 @@ const CLOSE_GRACE_MS = 2000;
 /** How long start() waits for the workers' connections. */
 const START_TIMEOUT_MS = 5000;
 
-/** What a BullMQ job carries. */
+/** What a BullMQ job carries (its bucket only decided its priority). */
 interface JobData {
   key: string;
   payload?: JobPayload;
-  fairness?: string;
 }
 
 /** The jobs of one handled kind in this process. */
@@ -68,7 +67,7 @@ class BullmqTransport implements JobTransport {
     this.#logger = options.logger;
     this.#lockMs = lockMs;
     this.#errors = new ErrorLog(options.logger);
-    this.#fairness = new Fairness(client, target.prefix, (err) => this.#errors.report('fairness', err));
+    this.#fairness = new Fairness((kind) => this.#queue(kind), (err) => this.#errors.report('fairness', err));
     client.on('error', (err: unknown) => this.#errors.report('redis', err));
   }
 
@@ -88,26 +87,33 @@ class BullmqTransport implements JobTransport {
     await Promise.all([...this.#kinds].map(([kind, handled]) => this.#startWorker(kind, handled)));
   }
 
-  async enqueue(job: Job): Promise<void> {
-    validateJob(job);
-    if (this.#closing) throw new JobTransportClosedError();
-    const queue = this.#queue(job.kind);
+  enqueue(job: Job): Promise<void> {
+    try {
+      validateJob(job);
+      if (this.#closing) throw new JobTransportClosedError();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const data: JobData = { key: job.key };
     if (job.payload !== undefined) data.payload = job.payload;
-    if (job.fairness !== undefined) data.fairness = job.fairness;
-    try {
-      const priority = await this.#fairness.rank(job.kind, job.key, job.fairness ?? '');
-      const options: JobsOptions = {
-        priority,
-        deduplication: { id: job.key, keepLastIfActive: true },
-        removeOnComplete: true,
-        removeOnFail: true,
-        // attempts: the default 1, no retries.
-      };
-      await queue.add(job.kind, data, options);
-    } catch (err) {
-      throw this.#unavailable(`could not queue ${job.kind} job "${job.key}"`, err);
-    }
+    const options: JobsOptions = {
+      deduplication: { id: job.key, keepLastIfActive: true },
+      removeOnComplete: true,
+      removeOnFail: true,
+      // attempts: the default 1, no retries.
+    };
+    // Buckets are served in turn by priority (fairness.ts). A job without one takes BullMQ's
+    // plain wait list, which is served before every prioritized job: a kind either always gives
+    // buckets or never does.
+    if (job.fairness !== undefined) options.priority = this.#fairness.rank(job.kind, job.key, job.fairness);
+    return this.#queue(job.kind)
+      .add(job.kind, data, options)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          throw this.#unavailable(`could not queue ${job.kind} job "${job.key}"`, err);
+        },
+      );
   }
 
   async load(kind: string): Promise<JobLoad> {
@@ -148,7 +154,7 @@ class BullmqTransport implements JobTransport {
         this.#logger.error({ event: 'jobs_close_abandoned' }, 'BullMQ workers still did not close; leaving them');
       }
     }
-    await this.#fairness.flushStarts();
+    this.#fairness.close();
     await Promise.allSettled([...this.#queues.values()].map((queue) => queue.close()));
     await Promise.allSettled([this.#client, ...handled.flatMap((h) => (h.client ? [h.client] : []))].map(shut));
   }
@@ -197,8 +203,6 @@ class BullmqTransport implements JobTransport {
     if (typeof data?.key !== 'string') throw new InvalidJobError(`${kind} job ${bullJob.id} has no key; it was not queued by forgesync`);
     const job: Job = { kind, key: data.key };
     if (data.payload !== undefined) job.payload = data.payload;
-    if (data.fairness !== undefined) job.fairness = data.fairness;
-    this.#fairness.started(kind, job.key, job.fairness ?? '', Number(bullJob.priority) || 0);
 
     // BullMQ never hands out two jobs of a key at once while Redis keeps its keys; after a
     // wipe (or a lock lost to a stall) it may, and then the later one waits for the earlier here.
