@@ -30,6 +30,16 @@ export function roleOf(request: FastifyRequest, tokens: AuthTokens): Role | null
   return null;
 }
 
+/**
+ * A stable, non-secret identifier of the bearer token a request carries
+ * (the first 16 hex digits of its SHA-256), so that what one caller made
+ * (a snapshot hold) can be told from what another made; null without a token.
+ */
+export function callerOf(request: FastifyRequest): string | null {
+  const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+  return match?.[1] ? createHash('sha256').update(match[1]).digest('hex').slice(0, 16) : null;
+}
+
 /** A preHandler that lets the request through only with at least `needed`. */
 export function requireRole(needed: Role, tokens: AuthTokens) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
