@@ -33,7 +33,8 @@ export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttemp
 export * from './git/errors.js';
 export { InvalidSourceNameError } from './replication/names.js';
 export { InvalidScheduleError } from './replication/schedule.js';
-export { CredentialError } from './replication/credentials.js';
+export * from './credentials/errors.js';
+export { CredentialStore, validateCredentialName, type BoundToken, type Credential } from './credentials/store.js';
 export { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './replication/backoff.js';
 export { Snapshot, type SnapshotJson } from './snapshots/snapshot.js';
 export type { OpenSnapshotOptions, ObjectAt } from './snapshots/service.js';

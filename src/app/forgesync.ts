@@ -4,7 +4,7 @@ import { GitRunner } from '../git/runner.js';
 import { parseProtocols } from '../git/url.js';
 import { Kernel } from '../kernel/kernel.js';
 import { createLogger, type Logger } from '../logging/logger.js';
-import { CredentialResolver } from '../replication/credentials.js';
+import { CredentialStore } from '../credentials/store.js';
 import { Replication, type AddSourceInput, type ResyncTarget, type SyncWaitResult } from '../replication/module.js';
 import { replicationSettings } from '../replication/settings.js';
 import { Snapshots, type OpenSnapshotOptions } from '../snapshots/service.js';
@@ -45,7 +45,7 @@ export class Forgesync {
     try {
       const protocols = parseProtocols(config.gitProtocols);
       const runner = new GitRunner({ protocols });
-      const credentials = new CredentialResolver(process.env, config.secretsFile);
+      const credentials = new CredentialStore({ secretsFile: config.secretsFile, logger });
       const { database, leases, jobs, metrics } = kernel;
       let snapshots: Snapshots | undefined;
       const replication = kernel.use(
@@ -78,7 +78,7 @@ export class Forgesync {
           defaultHoldMs: config.snapshotHoldMs,
           getSource: (name) => replication.getSource(name),
           syncAndWait: (name, timeoutMs) => replication.syncAndWait(name, { trigger: 'library', timeoutMs }),
-          tokenOf: (source) => credentials.resolve(source.credentialRef),
+          tokenOf: async (source) => (source.credentialRef ? (await credentials.tokenFor(source.credentialRef, source.url)).token : undefined),
         }),
       );
       return new Forgesync(config, kernel, runner, replication, snapshots);

@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tokenScopeFor } from './env.js';
 import { GitCommandError } from './errors.js';
@@ -18,6 +19,7 @@ import { listRemote } from './remote-refs.js';
 import type { GitRunOptions, GitRunner } from './runner.js';
 import {
   discardDir,
+  legacyMirror,
   makeTempDir,
   readMirrorMeta,
   recordedUrl,
@@ -36,7 +38,8 @@ export interface SyncMirrorOptions {
   runner: GitRunner;
   /** Root directory of all mirrors. */
   storage: string;
-  /** Source name (sanitized into the directory name). */
+  /** Source id and name (the directory name is made of both and the URL). */
+  id: number;
   name: string;
   /** Upstream URL; validated against `runner.protocols` before anything runs. */
   url: string;
@@ -80,10 +83,16 @@ type Inspection =
  */
 export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSyncResult> {
   const { runner, storage, name, token, signal } = options;
+  const owner = { id: options.id, name };
   const url = validateRemoteUrl(options.url, runner.protocols);
-  const path = safeJoin(storage, mirrorDirName(name, url));
+  const path = safeJoin(storage, mirrorDirName(owner, url));
   // Synchronous: one syscall when the directory exists, cheaper than a thread-pool round trip per sync.
   mkdirSync(storage, { recursive: true });
+  if (!existsSync(path)) {
+    // A mirror made before directory names carried the source id moves to its new name.
+    const legacy = await legacyMirror(storage, owner, url);
+    if (legacy) await rename(legacy, path);
+  }
   const remote = { signal, token };
   const tokenScope = tokenScopeFor(url);
   const git = {
@@ -136,7 +145,7 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
       reason = `fetch failed and the mirror is broken: ${error.message}`;
     }
   } else {
-    const stale = inspection.state === 'missing' ? await staleMirrors(storage, name, url) : [];
+    const stale = inspection.state === 'missing' ? await staleMirrors(storage, owner, url) : [];
     await clone(options, url, path, progress, git);
     for (const dir of stale) await discardDir(storage, dir);
     action = inspection.state === 'missing' && stale.length === 0 ? 'cloned' : 'recloned';

@@ -27,14 +27,30 @@ export function urlDigest(url: string): string {
   return createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 12);
 }
 
-/** A source's directory name: `<sanitized-name>-<sha256(url)[:12]>` (seed 003). */
-export function sourceDirName(name: string, url: string): string {
-  return `${sanitizeName(name)}-${urlDigest(url)}`;
+/** Whose directory a source directory is: the source's id keeps two names that sanitize alike apart. */
+export interface DirOwner {
+  id: number;
+  name: string;
+}
+
+/**
+ * A source's directory name: `<id>-<sanitized-name>-<sha256(url)[:12]>`. The id
+ * makes it unique per source (`coll` and `coll.` sanitize to the same name);
+ * the name keeps it readable; the digest changes with the URL, so a new URL
+ * gets a new directory (seed 003's `<name>-<sha256(url)[:12]>`, plus the id).
+ */
+export function sourceDirName(owner: DirOwner, url: string): string {
+  return `${owner.id}-${sanitizeName(owner.name)}-${urlDigest(url)}`;
 }
 
 /** The directory name of a bare mirror: {@link sourceDirName} + `.git`. */
-export function mirrorDirName(name: string, url: string): string {
-  return `${sourceDirName(name, url)}.git`;
+export function mirrorDirName(owner: DirOwner, url: string): string {
+  return `${sourceDirName(owner, url)}.git`;
+}
+
+/** The name mirrors had before directory names carried the source id (adopted on their next sync). */
+export function legacyMirrorDirName(name: string, url: string): string {
+  return `${sanitizeName(name)}-${urlDigest(url)}.git`;
 }
 
 /**

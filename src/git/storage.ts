@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { redactUrl } from '../util/redact.js';
-import { mirrorDirName, safeJoin, sanitizeName, TEMP_PREFIX } from './paths.js';
+import { legacyMirrorDirName, mirrorDirName, safeJoin, sanitizeName, TEMP_PREFIX, type DirOwner } from './paths.js';
 import { KNOWN_PROTOCOLS, validateRemoteUrl } from './url.js';
 
 /** File inside a bare mirror recording the upstream URL it was cloned from (credentials removed). */
@@ -30,9 +30,9 @@ export function normalisedUrl(url: string): string {
   }
 }
 
-/** The path of the mirror of `name`/`url` under `storage` (see {@link normalisedUrl}). */
-export function mirrorPathFor(storage: string, name: string, url: string): string {
-  return safeJoin(storage, mirrorDirName(name, normalisedUrl(url)));
+/** The path of the mirror of source `owner` at `url` under `storage` (see {@link normalisedUrl}). */
+export function mirrorPathFor(storage: string, owner: DirOwner, url: string): string {
+  return safeJoin(storage, mirrorDirName(owner, normalisedUrl(url)));
 }
 
 /** Creates an empty `.tmp-*` directory under `storage` and marks it in use until {@link releaseTempDir}. */
@@ -88,12 +88,15 @@ async function moveToTrash(storage: string, dir: string): Promise<string | undef
 }
 
 /**
- * Deletes the mirror of `name`/`url` under `storage`.
+ * Deletes every mirror of source `owner` under `storage` (of any URL it had),
+ * and one left under the name mirrors had before they carried the source id.
  * @returns false when there was nothing to delete.
- * @throws PathEscapeError if the derived path would leave `storage`.
  */
-export async function removeMirror(storage: string, name: string, url: string): Promise<boolean> {
-  return discardDir(storage, mirrorPathFor(storage, name, url));
+export async function removeMirror(storage: string, owner: DirOwner, url: string): Promise<boolean> {
+  const dirs = await ownMirrors(storage, owner, url, { exceptCurrent: false });
+  let removed = false;
+  for (const dir of dirs) removed = (await discardDir(storage, dir)) || removed;
+  return removed;
 }
 
 /**
@@ -142,19 +145,41 @@ export async function readMirrorMeta(dir: string): Promise<{ name?: string; url?
 }
 
 /**
- * Other mirrors of the same source (same recorded name) made for a different URL:
- * what is left behind when a source's URL changes.
+ * The other mirror directories of a source (what is left behind when its URL
+ * changes, and a legacy one that was not adopted), to delete once the current
+ * one is in place.
  */
-export async function staleMirrors(storage: string, name: string, url: string): Promise<string[]> {
-  const prefix = `${sanitizeName(name)}-`;
-  const own = mirrorDirName(name, url);
+export function staleMirrors(storage: string, owner: DirOwner, url: string): Promise<string[]> {
+  return ownMirrors(storage, owner, url, { exceptCurrent: true });
+}
+
+/**
+ * The mirror a source had before directory names carried its id, if it is
+ * there and recorded for this very source and URL: moved to the new name
+ * instead of being cloned again.
+ */
+export async function legacyMirror(storage: string, owner: DirOwner, url: string): Promise<string | undefined> {
+  const dir = safeJoin(storage, legacyMirrorDirName(owner.name, url));
+  const meta = await readMirrorMeta(dir);
+  return meta.name === owner.name && meta.url === recordedUrl(url) ? dir : undefined;
+}
+
+/**
+ * The mirror directories of source `owner` (named with its id, or the legacy way),
+ * told apart from other sources' by the name recorded inside them, not only by
+ * their directory names (a legacy name may look like another source's new one).
+ */
+async function ownMirrors(storage: string, owner: DirOwner, url: string, options: { exceptCurrent: boolean }): Promise<string[]> {
+  const own = mirrorDirName(owner, url);
+  const patterns = [`${owner.id}-${sanitizeName(owner.name)}-`, `${sanitizeName(owner.name)}-`];
   const entries = await readdir(storage).catch(() => [] as string[]);
-  const stale: string[] = [];
+  const found: string[] = [];
   for (const entry of entries) {
-    if (entry === own || !entry.startsWith(prefix) || !/^-[0-9a-f]{12}\.git$/.test(entry.slice(prefix.length - 1))) continue;
+    if (options.exceptCurrent && entry === own) continue;
+    if (!patterns.some((prefix) => entry.startsWith(prefix) && /^[0-9a-f]{12}\.git$/.test(entry.slice(prefix.length)))) continue;
     const dir = safeJoin(storage, entry);
     const meta = await readMirrorMeta(dir);
-    if (meta.name === name && meta.url !== recordedUrl(url)) stale.push(dir);
+    if (meta.name === owner.name) found.push(dir);
   }
-  return stale;
+  return found;
 }

@@ -41,7 +41,7 @@ export function replicationCommands(): Command[] {
     .option('--name <name>', 'source name (default: from the URL)')
     .option('--interval <interval>', 'sync interval, e.g. 30m or 1h (default: FORGESYNC_SYNC_INTERVAL)')
     .option('--cron <expression>', 'cron schedule instead of an interval')
-    .option('--credential <ref>', 'credential reference: env:VAR, file:/path or a secrets-file name')
+    .option('--credential <name>', 'a credential the operator defined for this host (FORGESYNC_SECRETS_FILE or FORGESYNC_CREDENTIAL_<NAME>)')
     .option('--json', 'machine-readable output')
     .action(async (url: string, options: { name?: string; interval?: string; cron?: string; credential?: string; json?: boolean }, command: Command) => {
       const source = await withForgesync(command, (app) =>

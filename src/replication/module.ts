@@ -16,7 +16,7 @@ import type { MatchedRequest } from '../store/match-requests.js';
 import { RegistryRepository } from '../store/registry.js';
 import { SourceRepository, type SourceFilter } from '../store/sources.js';
 import type { RegistryState, Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
-import { CredentialResolver, validateCredentialRef } from './credentials.js';
+import { validateCredentialName, type CredentialStore } from '../credentials/store.js';
 import { sourceRoutes } from './http/sources.js';
 import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
 import { nameFromUrl, validateSourceName } from './names.js';
@@ -34,7 +34,7 @@ export interface AddSourceInput {
   interval?: string;
   /** Cron expression, instead of an interval. */
   cron?: string;
-  /** Credential reference (`env:NAME`, `file:/path`, or a secrets-file name); never the secret. */
+  /** The name of a credential the operator defined, bound to the URL's host; never the secret. */
   credentialRef?: string;
 }
 
@@ -51,7 +51,7 @@ export interface ReplicationOptions {
   logger: Logger;
   metrics: Registry;
   runner: GitRunner;
-  credentials: CredentialResolver;
+  credentials: Pick<CredentialStore, 'tokenFor'>;
   /** Protocols a source URL may use. */
   protocols: ReadonlySet<string>;
   mirrorsDir: string;
@@ -97,7 +97,7 @@ export class Replication implements ForgesyncModule {
       registry: this.registry,
       leases,
       runner: options.runner,
-      credentials: options.credentials,
+      tokenFor: (credential, url) => options.credentials.tokenFor(credential, url),
       logger,
       storage: options.mirrorsDir,
       leaseTtlMs: options.leaseTtlMs,
@@ -158,7 +158,7 @@ export class Replication implements ForgesyncModule {
     const name = validateSourceName(input.name ?? nameFromUrl(url));
     const cron = input.cron ? parseCron(input.cron) : null;
     const intervalMs = cron ? CRON_CHECK_INTERVAL_MS : input.interval ? parseInterval(input.interval) : null;
-    const credentialRef = input.credentialRef ? validateCredentialRef(input.credentialRef) : null;
+    const credentialRef = input.credentialRef ? await this.#usableCredential(input.credentialRef, url) : null;
     const source = await this.sources.create({ name, url, credentialRef, intervalMs, cron });
     await this.#nudge(source, 'manual');
     return source;
@@ -168,11 +168,15 @@ export class Replication implements ForgesyncModule {
   async updateSource(name: string, patch: Omit<Partial<AddSourceInput>, 'name'> & { enabled?: boolean }): Promise<SourceWithRegistry> {
     const source = await this.getSource(name);
     const cron = patch.cron ? parseCron(patch.cron) : undefined;
+    const url = patch.url !== undefined ? validateRemoteUrl(patch.url, this.options.protocols) : source.url;
+    const credentialRef = patch.credentialRef !== undefined ? patch.credentialRef || null : source.credentialRef;
+    // The credential must be usable for the URL the source will have (either may change).
+    if (credentialRef && (patch.url !== undefined || patch.credentialRef !== undefined)) await this.#usableCredential(credentialRef, url);
     const updated = await this.sources.update(source.name, {
-      ...(patch.url !== undefined ? { url: validateRemoteUrl(patch.url, this.options.protocols) } : {}),
+      ...(patch.url !== undefined ? { url } : {}),
       ...(cron ? { cron, intervalMs: CRON_CHECK_INTERVAL_MS } : {}),
       ...(patch.interval ? { intervalMs: parseInterval(patch.interval), cron: null } : {}),
-      ...(patch.credentialRef !== undefined ? { credentialRef: patch.credentialRef ? validateCredentialRef(patch.credentialRef) : null } : {}),
+      ...(patch.credentialRef !== undefined ? { credentialRef } : {}),
       ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
     });
     await this.#nudge(updated, 'manual');
@@ -187,8 +191,8 @@ export class Replication implements ForgesyncModule {
       syncLeaseKey(source.id),
       { ttlMs: leaseTtlMs, owner: `remove ${source.name}`.slice(0, 128), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
       async () => {
-        this.options.onMirrorRemoved?.(mirrorPathFor(mirrorsDir, source.name, source.url));
-        await removeMirror(mirrorsDir, source.name, source.url);
+        this.options.onMirrorRemoved?.(mirrorPathFor(mirrorsDir, source, source.url));
+        await removeMirror(mirrorsDir, source, source.url);
         await this.sources.remove(source.name);
       },
     );
@@ -284,6 +288,15 @@ export class Replication implements ForgesyncModule {
       if (left <= 0) return { ...current, served: false };
       await sleep(Math.min(pollMs, left));
     }
+  }
+
+  /**
+   * Checks that credential `name` exists and is bound to `url`'s host before a
+   * source refers to it (the same single message as at sync time).
+   */
+  async #usableCredential(name: string, url: string): Promise<string> {
+    await this.options.credentials.tokenFor(validateCredentialName(name), url);
+    return name;
   }
 
   /** A sync job: the trigger rides in the payload (a hint for logs and metrics). */

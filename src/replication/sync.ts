@@ -12,7 +12,7 @@ import type { SourceRepository } from '../store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import type { CredentialResolver } from './credentials.js';
+import type { BoundToken } from '../credentials/store.js';
 
 /**
  * What one call to `sync()` ended with: `idle` when no request was waiting
@@ -26,7 +26,8 @@ export interface SyncServiceOptions {
   registry: RegistryRepository;
   leases: LeaseManager;
   runner: GitRunner;
-  credentials: CredentialResolver;
+  /** The token of a credential for a URL (see CredentialStore.tokenFor). */
+  tokenFor: (credential: string, url: string) => Promise<BoundToken>;
   logger: Logger;
   /** Root directory of the mirrors. */
   storage: string;
@@ -152,11 +153,13 @@ export class SyncService {
     let requestPending = false;
     let attemptFinished = false;
     try {
-      token = this.options.credentials.resolve(source.credentialRef);
+      const bound = source.credentialRef ? await this.options.tokenFor(source.credentialRef, source.url) : undefined;
+      token = bound?.token;
       const onProgress = this.options.onProgress;
       const synced = await syncMirror({
         runner: this.options.runner,
         storage: this.options.storage,
+        id: source.id,
         name: source.name,
         url: source.url,
         token,

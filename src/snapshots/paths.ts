@@ -1,13 +1,13 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { join, relative, sep, isAbsolute } from 'node:path';
-import { safeJoin, sourceDirName } from '../git/paths.js';
+import { safeJoin, sourceDirName, type DirOwner } from '../git/paths.js';
 import { normalisedUrl } from '../git/storage.js';
 import { SnapshotPathEscapeError } from './errors.js';
 import { isObjectId } from './revision.js';
 
-/** Directory name of one source's snapshots: `<sanitized-name>-<sha256(url)[:12]>`, like its mirror. */
-export function snapshotSourceDirName(name: string, url: string): string {
-  return sourceDirName(name, normalisedUrl(url));
+/** Directory name of one source's snapshots: `<id>-<sanitized-name>-<sha256(url)[:12]>`, like its mirror. */
+export function snapshotSourceDirName(owner: DirOwner, url: string): string {
+  return sourceDirName(owner, normalisedUrl(url));
 }
 
 /** `<root>/<source dir>/<sha>`, normalised and checked to stay under `root`. */

@@ -53,7 +53,7 @@ export interface SnapshotsOptions {
    */
   syncAndWait: (name: string, timeoutMs: number) => Promise<SourceWithRegistry & { served: boolean }>;
   /** The source's access token, if it has a credential reference. */
-  tokenOf: (source: Source) => string | undefined;
+  tokenOf: (source: Source) => Promise<string | undefined>;
 }
 
 /** A file or tree read from a commit without materialising it. */
@@ -99,7 +99,7 @@ export class Snapshots implements ForgesyncModule {
     const revision = validateRevision(ref);
     const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
     let source = await this.options.getSource(name);
-    const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
+    const mirror = mirrorPathFor(this.options.mirrorsDir, source, source.url);
     let stale = false;
     if (options.sync || !mirrorExists(mirror)) {
       const outcome = await this.options.syncAndWait(source.name, waitMs);
@@ -168,7 +168,7 @@ export class Snapshots implements ForgesyncModule {
   }
 
   #existingMirror(source: Source): string {
-    const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
+    const mirror = mirrorPathFor(this.options.mirrorsDir, source, source.url);
     if (!mirrorExists(mirror)) throw new SnapshotUnavailableError(`${source.name} has no mirror yet (run: forgesync sync ${source.name} --wait)`);
     return mirror;
   }
@@ -184,11 +184,11 @@ export class Snapshots implements ForgesyncModule {
       `snapshot-clone:${source.id}`,
       { ttlMs: leaseTtlMs, owner: `temporary clone ${source.name}`.slice(0, 128), waitMs: Math.max(waitMs, MATERIALISE_WAIT_MS), retryMs: 100 },
       async () => {
-        const mirror = mirrorPathFor(this.options.mirrorsDir, source.name, source.url);
+        const mirror = mirrorPathFor(this.options.mirrorsDir, source, source.url);
         if (mirrorExists(mirror)) return await this.open(source.name, revision, { ...options, sync: false });
         const temp = await makeTempDir(join(this.options.root, CLONES_DIR));
         try {
-          const token = this.options.tokenOf(source);
+          const token = await this.options.tokenOf(source);
           const scope = tokenScopeFor(source.url);
           const clone = join(temp, 'repo.git');
           await runner.run(['clone', '--bare', '--quiet', '--end-of-options', source.url, clone], {
@@ -209,7 +209,7 @@ export class Snapshots implements ForgesyncModule {
 
   /** Exports `sha`, derived from the closest materialised commit of the source when there is one. */
   async #materialise(source: Source, mirror: string, sha: string, target: string, parent: string): Promise<ExportStats> {
-    const key = { source: source.name, sourceDir: snapshotSourceDirName(source.name, source.url), sha };
+    const key = { source: source.name, sourceDir: snapshotSourceDirName(source, source.url), sha };
     let changed: string[] = [];
     const borrowed = await this.cache.borrowBase(key, async (candidates) => {
       const closest = await this.#closest(mirror, sha, candidates);
@@ -269,7 +269,7 @@ export class Snapshots implements ForgesyncModule {
   ): Promise<Snapshot> {
     const expiresAt = options.holdMs !== undefined ? new Date(Date.now() + options.holdMs).toISOString() : null;
     const { path, hold } = await this.cache.acquire(
-      { source: source.name, sourceDir: snapshotSourceDirName(source.name, source.url), sha },
+      { source: source.name, sourceDir: snapshotSourceDirName(source, source.url), sha },
       { owner: (options.owner ?? 'library').slice(0, 128), expiresAt },
       materialise,
       MATERIALISE_WAIT_MS,

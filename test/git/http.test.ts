@@ -60,14 +60,14 @@ describe('over HTTP', () => {
   it('passes the token as a header only: never in argv, files or errors', async () => {
     const http = await start(TOKEN);
     const url = http.url('project.git');
-    const result = await syncMirror({ runner, storage, name: 'project', url, token: TOKEN });
+    const result = await syncMirror({ runner, storage, id: 1, name: 'project', url, token: TOKEN });
     expect(result).toMatchObject({ action: 'cloned', verified: true });
     expect(await localRefs(runner, result.path)).toEqual(upstream.refs());
     expect(http.requests.every((r) => r.headers.authorization === `Basic ${ENCODED}`)).toBe(true);
 
     upstream.commit('more');
     upstream.publish();
-    expect((await syncMirror({ runner, storage, name: 'project', url, token: TOKEN })).action).toBe('fetched');
+    expect((await syncMirror({ runner, storage, id: 1, name: 'project', url, token: TOKEN })).action).toBe('fetched');
 
     expect(anyFileContains(result.path, TOKEN)).toBeUndefined();
     expect(anyFileContains(result.path, ENCODED)).toBeUndefined();
@@ -80,7 +80,7 @@ describe('over HTTP', () => {
       expect(carriers.every((key) => /^GIT_CONFIG_VALUE_\d+$/.test(key))).toBe(true);
     }
 
-    const failure = await syncMirror({ runner, storage, name: 'other', url: http.url('missing.git'), token: TOKEN }).then(unexpected, (e: Error) => e);
+    const failure = await syncMirror({ runner, storage, id: 1, name: 'other', url: http.url('missing.git'), token: TOKEN }).then(unexpected, (e: Error) => e);
     expect(failure).toBeInstanceOf(RemoteNotFoundError);
     expect(failure.message).not.toContain(TOKEN);
   });
@@ -115,22 +115,22 @@ describe('over HTTP', () => {
   it('proves a no-op sync does not fetch', async () => {
     const http = await start();
     const url = http.url('project.git');
-    await syncMirror({ runner, storage, name: 'project', url });
+    await syncMirror({ runner, storage, id: 1, name: 'project', url });
     http.requests.length = 0;
-    expect((await syncMirror({ runner, storage, name: 'project', url })).action).toBe('noop');
+    expect((await syncMirror({ runner, storage, id: 1, name: 'project', url })).action).toBe('noop');
     // one in-process GET of the ref advertisement, no upload-pack negotiation
     expect(http.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /project.git/info/refs']);
     upstream.commit('new');
     upstream.publish();
     http.requests.length = 0;
-    expect((await syncMirror({ runner, storage, name: 'project', url })).action).toBe('fetched');
+    expect((await syncMirror({ runner, storage, id: 1, name: 'project', url })).action).toBe('fetched');
     expect(http.uploadPackPosts().length).toBeGreaterThanOrEqual(2);
   });
 
   it('maps an HTTP 404 to RemoteNotFoundError', async () => {
     const http = await start();
     await expect(lsRemote(runner, http.url('nope.git'))).rejects.toBeInstanceOf(RemoteNotFoundError);
-    await expect(syncMirror({ runner, storage, name: 'nope', url: http.url('nope.git') })).rejects.toThrow(
+    await expect(syncMirror({ runner, storage, id: 1, name: 'nope', url: http.url('nope.git') })).rejects.toThrow(
       /upstream repository http:\/\/127\.0\.0\.1:\d+\/nope\.git was not found/,
     );
   });
@@ -138,7 +138,7 @@ describe('over HTTP', () => {
   it('aborts a running fetch and leaves no git process behind', async () => {
     const http = await start();
     const url = http.url('project.git');
-    const first = await syncMirror({ runner, storage, name: 'project', url });
+    const first = await syncMirror({ runner, storage, id: 1, name: 'project', url });
     const before = await localRefs(runner, first.path);
     upstream.commit('pending');
     upstream.publish();
@@ -146,7 +146,7 @@ describe('over HTTP', () => {
     let posts = 0;
     http.hold = (r) => r.method === 'POST' && ++posts >= 2; // let ls-remote through, hold the fetch
     http.onHold = () => setTimeout(() => controller.abort(new Error('lease lost')), 50);
-    const error = await syncMirror({ runner, storage, name: 'project', url, signal: controller.signal }).then(unexpected, (e: Error) => e);
+    const error = await syncMirror({ runner, storage, id: 1, name: 'project', url, signal: controller.signal }).then(unexpected, (e: Error) => e);
     expect(error).toBeInstanceOf(GitAbortedError);
     expect(error.message).toMatch(/git --git-dir=.* fetch .*aborted: lease lost/);
     expect(processesFor(http.port)).toEqual([]);
@@ -166,7 +166,7 @@ describe('over HTTP', () => {
       cleanedMeanwhile = cleanupTempDirs(storage).finally(() => controller.abort());
     };
     const url = http.url('project.git');
-    const error = await syncMirror({ runner, storage, name: 'project', url, signal: controller.signal }).then(unexpected, (e: Error) => e);
+    const error = await syncMirror({ runner, storage, id: 1, name: 'project', url, signal: controller.signal }).then(unexpected, (e: Error) => e);
     expect(error).toBeInstanceOf(GitAbortedError);
     expect(inProgress).toHaveLength(1);
     expect(inProgress[0]).toMatch(/^\.tmp-/);

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RemoteNotFoundError } from '../../src/git/errors.js';
 import { cleanupTempDirs, localRefs, lsRemote, refsChecksum, removeMirror, syncMirror } from '../../src/git/mirror.js';
-import { mirrorDirName } from '../../src/git/paths.js';
+import { legacyMirrorDirName, mirrorDirName } from '../../src/git/paths.js';
 import { countingRunner } from '../support/counting-runner.js';
 import { git, refsOf, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 
@@ -15,7 +15,7 @@ function setup() {
   const storage = join(root, 'mirrors');
   const upstream = Upstream.create(root, 'project');
   const { runner, calls } = countingRunner(protocols);
-  const sync = (url = upstream.bare, name = 'project') => syncMirror({ runner, storage, name, url });
+  const sync = (url = upstream.bare, name = 'project') => syncMirror({ runner, storage, id: 1, name, url });
   return { root, storage, upstream, runner, calls, sync };
 }
 
@@ -31,7 +31,7 @@ describe('syncMirror', () => {
     const { upstream, runner, sync, storage } = setup();
     const first = await sync();
     expect(first).toMatchObject({ action: 'cloned', verified: true, head: 'refs/heads/main' });
-    expect(first.path).toBe(join(storage, mirrorDirName('project', upstream.bare)));
+    expect(first.path).toBe(join(storage, mirrorDirName({ id: 1, name: 'project' }, upstream.bare)));
     expect(await localRefs(runner, first.path)).toEqual(upstream.refs());
     expect(first.checksum).toBe(refsChecksum(upstream.refs()));
     expect(first.refsChanged).toBe(1);
@@ -98,7 +98,7 @@ describe('syncMirror', () => {
     expect(moved.path).not.toBe(first.path);
     expect(existsSync(first.path)).toBe(false);
     expect(await localRefs(runner, moved.path)).toEqual(other.refs());
-    expect(readdirSync(storage)).toEqual([mirrorDirName('project', other.bare)]);
+    expect(readdirSync(storage)).toEqual([mirrorDirName({ id: 1, name: 'project' }, other.bare)]);
   });
 
   it('re-clones a mirror that records another URL', async () => {
@@ -148,7 +148,7 @@ describe('syncMirror', () => {
     rmSync(join(first.path, 'objects', oldBlob.slice(0, 2), oldBlob.slice(2)));
 
     expect((await sync()).action).toBe('noop');
-    const healed = await syncMirror({ runner, storage, name: 'project', url: upstream.bare, fsck: true });
+    const healed = await syncMirror({ runner, storage, id: 1, name: 'project', url: upstream.bare, fsck: true });
     expect(healed).toMatchObject({ action: 'recloned', reason: 'fsck failed', verified: true });
     expect(git(healed.path, 'cat-file', '-t', oldBlob)).toBe('blob');
   });
@@ -156,9 +156,33 @@ describe('syncMirror', () => {
   it('raises RemoteNotFoundError for a missing upstream and creates nothing', async () => {
     const { root, storage, runner } = setup();
     const missing = join(root, 'no-such-repo.git');
-    await expect(syncMirror({ runner, storage, name: 'gone', url: missing })).rejects.toBeInstanceOf(RemoteNotFoundError);
+    await expect(syncMirror({ runner, storage, id: 1, name: 'gone', url: missing })).rejects.toBeInstanceOf(RemoteNotFoundError);
     await expect(lsRemote(runner, `file://${missing}`)).rejects.toThrow(/was not found/);
     expect(existsSync(storage) ? readdirSync(storage) : []).toEqual([]);
+  });
+
+  it('adopts a mirror named the way it was before directory names carried the source id', async () => {
+    const { sync, storage, upstream, calls } = setup();
+    const first = await sync();
+    const legacy = join(storage, legacyMirrorDirName('project', upstream.bare));
+    renameSync(first.path, legacy);
+    const before = calls.length;
+    const adopted = await sync();
+    expect(adopted.action).toBe('noop');
+    expect(calls.slice(before).some((args) => args.includes('clone'))).toBe(false);
+    expect(readdirSync(storage)).toEqual([mirrorDirName({ id: 1, name: 'project' }, upstream.bare)]);
+    expect(existsSync(legacy)).toBe(false);
+  });
+
+  it('never mistakes another source\'s mirror for its own, however the names sanitize', async () => {
+    const { storage, upstream, runner } = setup();
+    const coll = await syncMirror({ runner, storage, id: 1, name: 'coll', url: upstream.bare });
+    const dotted = await syncMirror({ runner, storage, id: 2, name: 'coll.', url: upstream.bare });
+    expect(coll.path).not.toBe(dotted.path);
+    expect(await removeMirror(storage, { id: 2, name: 'coll.' }, upstream.bare)).toBe(true);
+    expect(existsSync(dotted.path)).toBe(false);
+    expect(existsSync(coll.path)).toBe(true);
+    expect((await syncMirror({ runner, storage, id: 1, name: 'coll', url: upstream.bare })).action).toBe('noop');
   });
 
   it('removes a mirror and cleans up leftover temp directories', async () => {
@@ -167,24 +191,24 @@ describe('syncMirror', () => {
     mkdirSync(join(storage, '.tmp-abc123'));
     writeFileSync(join(storage, '.tmp-abc123', 'HEAD'), 'ref: refs/heads/main\n');
     expect(await cleanupTempDirs(storage)).toEqual(['.tmp-abc123']);
-    expect(readdirSync(storage)).toEqual([mirrorDirName('project', upstream.bare)]);
-    expect(await removeMirror(storage, 'project', upstream.bare)).toBe(true);
+    expect(readdirSync(storage)).toEqual([mirrorDirName({ id: 1, name: 'project' }, upstream.bare)]);
+    expect(await removeMirror(storage, { id: 1, name: 'project' }, upstream.bare)).toBe(true);
     expect(existsSync(result.path)).toBe(false);
-    expect(await removeMirror(storage, 'project', upstream.bare)).toBe(false);
+    expect(await removeMirror(storage, { id: 1, name: 'project' }, upstream.bare)).toBe(false);
     expect(readdirSync(storage)).toEqual([]);
   });
 
   it('sanitises hostile names and keeps the mirror inside storage', async () => {
     const { storage, runner, upstream } = setup();
-    const result = await syncMirror({ runner, storage, name: '../../etc/passwd', url: upstream.bare });
-    expect(result.path.startsWith(`${storage}/etc-passwd-`)).toBe(true);
+    const result = await syncMirror({ runner, storage, id: 1, name: '../../etc/passwd', url: upstream.bare });
+    expect(result.path.startsWith(`${storage}/1-etc-passwd-`)).toBe(true);
     expect(refsOf(result.path)).toEqual(upstream.refs());
   });
 
   it('reports progress lines when asked', async () => {
     const { storage, runner, upstream } = setup();
     const lines: string[] = [];
-    await syncMirror({ runner, storage, name: 'p', url: upstream.bare, onProgress: (line) => lines.push(line) });
+    await syncMirror({ runner, storage, id: 1, name: 'p', url: upstream.bare, onProgress: (line) => lines.push(line) });
     expect(lines.some((line) => /Cloning into bare repository/.test(line))).toBe(true);
   });
 });

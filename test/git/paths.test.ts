@@ -25,15 +25,17 @@ describe('sanitizeName', () => {
 });
 
 describe('mirrorDirName', () => {
-  it('is <name>-<sha256(url)[:12]>.git', () => {
+  it('is <id>-<name>-<sha256(url)[:12]>.git', () => {
     const url = 'https://github.com/o/r.git';
     const digest = createHash('sha256').update(url).digest('hex').slice(0, 12);
-    expect(mirrorDirName('o/r', url)).toBe(`o-r-${digest}.git`);
+    expect(mirrorDirName({ id: 7, name: 'o/r' }, url)).toBe(`7-o-r-${digest}.git`);
   });
 
-  it('differs by URL and never starts with a dot', () => {
-    expect(mirrorDirName('r', 'https://a/x')).not.toBe(mirrorDirName('r', 'https://b/x'));
-    expect(mirrorDirName('.tmp-x', 'u').startsWith('.')).toBe(false);
+  it('differs by URL and by source, even for names that sanitize alike, and never starts with a dot', () => {
+    expect(mirrorDirName({ id: 1, name: 'r' }, 'https://a/x')).not.toBe(mirrorDirName({ id: 1, name: 'r' }, 'https://b/x'));
+    expect(mirrorDirName({ id: 1, name: 'coll' }, 'u')).not.toBe(mirrorDirName({ id: 2, name: 'coll.' }, 'u'));
+    expect(mirrorDirName({ id: 1, name: 'repo' }, 'u')).not.toBe(mirrorDirName({ id: 2, name: 'repo-' }, 'u'));
+    expect(mirrorDirName({ id: 1, name: '.tmp-x' }, 'u').startsWith('.')).toBe(false);
   });
 });
 

@@ -241,7 +241,7 @@ describe('syncMirror with a local upstream', () => {
     const upstream = richUpstream();
     const storage = join(tempDir(), 'mirrors');
     const { runner, calls } = countingRunner();
-    const sync = () => syncMirror({ runner, storage, name: 'project', url: upstream.bare });
+    const sync = () => syncMirror({ runner, storage, id: 1, name: 'project', url: upstream.bare });
     expect((await sync()).action).toBe('cloned');
     calls.length = 0;
     expect(await sync()).toMatchObject({ action: 'noop', verified: true });
@@ -390,7 +390,7 @@ describe('listRemote over smart HTTP', () => {
     const { server, upstream } = await serve(TOKEN);
     const storage = join(tempDir(), 'mirrors');
     const { runner, calls } = countingRunner(http);
-    const sync = () => syncMirror({ runner, storage, name: 'project', url: server.url('project.git'), token: TOKEN });
+    const sync = () => syncMirror({ runner, storage, id: 1, name: 'project', url: server.url('project.git'), token: TOKEN });
     expect((await sync()).action).toBe('cloned');
     server.requests.length = 0;
     calls.length = 0;

@@ -114,7 +114,7 @@ describe('GitRunner', () => {
   ])('rejects %j before any process is spawned', async (url, protocols) => {
     const runner = new GitRunner({ protocols: new Set(protocols) });
     const storage = tempDir();
-    await expect(syncMirror({ runner, storage, name: 'x', url })).rejects.toBeInstanceOf(InvalidRemoteUrlError);
+    await expect(syncMirror({ runner, storage, id: 1, name: 'x', url })).rejects.toBeInstanceOf(InvalidRemoteUrlError);
     await expect(lsRemote(runner, url)).rejects.toBeInstanceOf(InvalidRemoteUrlError);
     expect(spawned).toEqual([]);
   });
@@ -188,7 +188,7 @@ describe('GitRunner', () => {
     const upstream = Upstream.create(root);
     const runner = new GitRunner({ protocols: new Set(['file']) });
     const storage = join(root, 'mirrors');
-    const first = await syncMirror({ runner, storage, name: 'p', url: upstream.bare });
+    const first = await syncMirror({ runner, storage, id: 1, name: 'p', url: upstream.bare });
     const marker = join(root, 'hook-ran');
     const hook = join(first.path, 'hooks', 'reference-transaction');
     mkdirSync(join(first.path, 'hooks'), { recursive: true });
@@ -196,7 +196,7 @@ describe('GitRunner', () => {
     chmodSync(hook, 0o755);
     upstream.commit('more');
     upstream.publish();
-    expect((await syncMirror({ runner, storage, name: 'p', url: upstream.bare })).action).toBe('fetched');
+    expect((await syncMirror({ runner, storage, id: 1, name: 'p', url: upstream.bare })).action).toBe('fetched');
     expect(existsSync(marker)).toBe(false);
   });
 });

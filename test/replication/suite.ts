@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import type { ForgesyncConfig } from '../../src/app/config.js';
 import { openLeaseManager } from '../../src/leases/open.js';
+import { SourceExistsError } from '../../src/store/errors.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
 import { GitHttpServer } from '../support/git-http-server.js';
 import { anyFileContains } from '../support/git-fixtures.js';
@@ -298,7 +299,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
 
     it('keeps a private upstream token out of logs, the database, argv and the mirror', async () => {
       const token = testSecret('PRIVATE_REPO_TOKEN', 'ghp_');
-      process.env.FORGESYNC_TEST_TOKEN = token;
+      process.env.FORGESYNC_CREDENTIAL_PRIVATE_REPO = token;
       const root = dirname(Upstream.create().bare);
       const upstream = Upstream.create(root, 'private.git');
       const server = await GitHttpServer.start({ root, token });
@@ -309,7 +310,8 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
           argv.push(args);
           return run(args, options);
         };
-        const source = await app.addSource({ url: server.url('private.git'), name: 'private', credentialRef: 'env:FORGESYNC_TEST_TOKEN' });
+        process.env.FORGESYNC_CREDENTIAL_PRIVATE_REPO_HOSTS = new URL(server.url('private.git')).host;
+        const source = await app.addSource({ url: server.url('private.git'), name: 'private', credentialRef: 'private_repo' });
         upstream.commit('main');
         const status = await app.syncAndWait(source.name);
         expect(status.registry.state).toBe('synced');
@@ -322,14 +324,15 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
         expect(anyFileContains(status.registry.mirrorPath!, token)).toBeUndefined();
         expect(anyFileContains(config.dataDir, token)).toBeUndefined();
         // And a wrong token fails without echoing the secret.
-        process.env.FORGESYNC_TEST_TOKEN = `${token}-wrong`;
+        process.env.FORGESYNC_CREDENTIAL_PRIVATE_REPO = `${token}-wrong`;
         upstream.commit('main');
         const failed = await app.syncAndWait(source.name);
         expect(failed.registry.state).toBe('failed');
         expect(failed.registry.lastFailure ?? '').not.toContain(token);
         expect(logs.text).not.toContain(token);
       } finally {
-        delete process.env.FORGESYNC_TEST_TOKEN;
+        delete process.env.FORGESYNC_CREDENTIAL_PRIVATE_REPO;
+        delete process.env.FORGESYNC_CREDENTIAL_PRIVATE_REPO_HOSTS;
         await server.close();
       }
     });
@@ -417,6 +420,20 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
         await other.close();
         await server.close();
       }
+    });
+
+    it('keeps sources whose names sanitize alike apart, and takes names as unique whatever their case', async () => {
+      const upstream = Upstream.create();
+      await app.addSource({ url: upstream.bare, name: 'coll' });
+      await app.addSource({ url: upstream.bare, name: 'coll.' });
+      const coll = await app.syncAndWait('coll');
+      const dotted = await app.syncAndWait('coll.');
+      expect(coll.registry.mirrorPath).not.toBe(dotted.registry.mirrorPath);
+      await app.removeSource('coll.');
+      expect(existsSync(dotted.registry.mirrorPath!)).toBe(false);
+      expect(refsOf(coll.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
+      await expect(app.addSource({ url: Upstream.create().bare, name: 'COLL' })).rejects.toBeInstanceOf(SourceExistsError);
+      await app.removeSource('coll');
     });
 
     it('removes a source and its mirror under its lease', async () => {

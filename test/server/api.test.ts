@@ -53,17 +53,31 @@ describe('HTTP API: sources', () => {
     expect(body.attempts[0].fence).toMatch(/^\d+$/);
     expect((await call('GET', '/api/sources/alpha?attempts=0', undefined, READ)).json().attempts).toEqual([]);
 
-    const patched = await call('PATCH', '/api/sources/alpha', { interval: '30m', credentialRef: 'env:ALPHA_TOKEN' });
+    // A credential is a name the operator defined, bound to hosts: env: references are refused,
+    // and so is a credential for another host, with one message whatever the reason.
+    process.env.FORGESYNC_CREDENTIAL_ALPHA_BOT = testSecret('ALPHA_BOT_TOKEN');
+    process.env.FORGESYNC_CREDENTIAL_ALPHA_BOT_HOSTS = 'git.example.com';
+    const envRef = await call('PATCH', '/api/sources/alpha', { credentialRef: 'env:ALPHA_TOKEN' });
+    expect(envRef.statusCode).toBe(400);
+    expect(envRef.json().message).toMatch(/is not a credential name.*FORGESYNC_CREDENTIAL_<NAME>/);
+    const elsewhere = await call('PATCH', '/api/sources/alpha', { url: 'https://attacker.example/x.git', credentialRef: 'alpha_bot' });
+    const undefinedName = await call('PATCH', '/api/sources/alpha', { url: 'https://git.example.com/alpha.git', credentialRef: 'nobody' });
+    expect(elsewhere.statusCode).toBe(400);
+    expect(elsewhere.json().message).toBe(undefinedName.json().message.replace('"nobody"', '"alpha_bot"').replace('git.example.com', 'attacker.example'));
+    const patched = await call('PATCH', '/api/sources/alpha', { interval: '30m', url: 'https://git.example.com/alpha.git', credentialRef: 'alpha_bot' });
     expect(patched.statusCode, patched.body).toBe(200);
-    expect(patched.json()).toMatchObject({ intervalMs: 1_800_000, cron: null, credentialRef: 'env:ALPHA_TOKEN' });
+    expect(patched.json()).toMatchObject({ intervalMs: 1_800_000, cron: null, credentialRef: 'alpha_bot' });
+    delete process.env.FORGESYNC_CREDENTIAL_ALPHA_BOT;
+    delete process.env.FORGESYNC_CREDENTIAL_ALPHA_BOT_HOSTS;
     const disabled = await call('PATCH', '/api/sources/alpha', { enabled: false, credentialRef: null, cron: '*/5 * * * *' });
     expect(disabled.json()).toMatchObject({ enabled: false, credentialRef: null, cron: '*/5 * * * *' });
 
+    // The URL change recorded a request (the next sync re-clones); then one more each.
     const requested = await call('POST', '/api/sources/alpha/sync');
     expect(requested.statusCode).toBe(202);
-    expect(requested.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 1 });
+    expect(requested.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 2 });
     const resync = await call('POST', '/api/sources/alpha/resync');
-    expect(resync.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 2 });
+    expect(resync.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 3 });
     expect((await t.app.getSource('alpha')).registry.state).toBe('pending');
 
     const removed = await call('DELETE', '/api/sources/alpha');
@@ -98,6 +112,8 @@ describe('HTTP API: sources', () => {
       ['POST', '/api/sources', { url: 'https://example.com/x.git', interval: 'soon' }, /interval "soon"/],
       ['POST', '/api/sources', { url: 'https://example.com/x.git', cron: 'not a cron' }, /cron expression/],
       ['POST', '/api/sources', { url: 'https://example.com/x.git', credentialRef: 'sh:rm -rf' }, /credential reference/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', credentialRef: 'file:/etc/machine-id' }, /credential reference/],
+      ['POST', '/api/sources', { url: 'https://example.com/x.git', credentialRef: 'webhook_secret' }, /not available for example.com/],
       ['POST', '/api/sources', { url: 'https://example.com/x.git', interval: '1h', cron: '0 * * * *' }, /cron.*either interval or cron/],
       ['POST', '/api/sources', { name: 'x' }, /url/],
       ['POST', '/api/sources', { url: 'https://example.com/x.git', intervall: '1h' }, /intervall/],

@@ -44,12 +44,13 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
   let app: Forgesync;
   let upstream: Upstream;
   let db: TestDatabase;
+  let appSource: { id: number; name: string };
 
   beforeEach(async () => {
     db = await createTestDatabase(kind);
     ({ app } = await openTestForgesync(testConfig(db.url, { FORGESYNC_SNAPSHOT_MAX_COUNT: '20' })));
     upstream = Upstream.create();
-    await app.addSource({ url: upstream.bare, name: 'app' });
+    appSource = await app.addSource({ url: upstream.bare, name: 'app' });
   });
   afterEach(async () => {
     await app.close();
@@ -57,7 +58,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
   });
   afterAll(() => removeTempDirs());
 
-  const mirror = () => mirrorPathFor(app.config.mirrorsDir, 'app', upstream.bare);
+  const mirror = () => mirrorPathFor(app.config.mirrorsDir, appSource, upstream.bare);
 
   it('materialises a branch once, read-only, and shares it between readers of that commit', async () => {
     const first = await app.openSnapshot('app', 'main', { sync: true });
@@ -225,7 +226,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     budget.maxCount = 0;
     await cache.evict();
     expect(cache.list()).toEqual([]);
-    expect(readdirSync(join(app.config.snapshotsDir, 'app-' + oldestHeld.path.split('/app-')[1]?.split('/')[0]))).toEqual([]);
+    expect(readdirSync(dirname(oldestHeld.path))).toEqual([]);
   });
 
   it('serves the last synced commit marked stale when the lease is held elsewhere', async () => {
@@ -273,7 +274,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
       const snapshot = await app.openSnapshot('fresh', 'main', { waitMs: 200 });
       expect(snapshot.toJSON()).toMatchObject({ sha, stale: false, temporaryClone: true });
       expectExactly(snapshot, fresh.bare);
-      expect(existsSync(mirrorPathFor(app.config.mirrorsDir, 'fresh', fresh.bare))).toBe(false);
+      expect(existsSync(mirrorPathFor(app.config.mirrorsDir, source, fresh.bare))).toBe(false);
       expect(readdirSync(join(app.config.snapshotsDir, '.clones'))).toEqual([]);
     } finally {
       await lease.release();

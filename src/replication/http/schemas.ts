@@ -19,7 +19,7 @@ export const SourceSchema = z
     url: z.string().describe('upstream URL, credentials redacted'),
     state: RegistryStateSchema,
     enabled: z.boolean(),
-    credentialRef: z.string().nullable().describe('reference such as env:NAME; never a secret'),
+    credentialRef: z.string().nullable().describe('name of a credential the operator defined, bound to the URL\'s host; never a secret'),
     intervalMs: z.number().int().nullable().describe('null: the default interval applies'),
     cron: z.string().nullable(),
     retryCount: z.number().int(),

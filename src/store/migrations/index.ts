@@ -3,6 +3,7 @@ import type { StoreDialect } from '../database.js';
 import { sourcesRegistry } from './001_sources_registry.js';
 import { syncAttempts } from './002_sync_attempts.js';
 import { sourceMatchKey } from './003_source_match_key.js';
+import { sourceNameNocase } from './004_source_name_nocase.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -14,6 +15,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '001_sources_registry': sourcesRegistry(dialect),
     '002_sync_attempts': syncAttempts(dialect),
     '003_source_match_key': sourceMatchKey(),
+    '004_source_name_nocase': sourceNameNocase(),
   };
 }
 
