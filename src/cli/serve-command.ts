@@ -1,5 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { generatedAdminToken } from '../server/admin-token.js';
 import { buildServer } from '../server/app.js';
+import { defaultAllowedHosts } from '../server/request-guards.js';
 import { withForgesync } from './app-context.js';
 
 function parsePort(value: string): string {
@@ -15,27 +17,34 @@ export function serveCommand(): Command {
   return new Command('serve')
     .description('run the scheduler, sync workers and HTTP service until SIGINT or SIGTERM')
     .option('--port <port>', 'HTTP port (default: $FORGESYNC_PORT or 8080)', parsePort)
-    .option('--host <address>', 'address to bind (default: $FORGESYNC_HOST or 0.0.0.0)')
+    .option('--host <address>', 'address to bind (default: $FORGESYNC_HOST, else 0.0.0.0 with an admin token configured, 127.0.0.1 with a generated one)')
     .action(async (options: { port?: string; host?: string }, command: Command) => {
       await withForgesync(
         command,
         async (app) => {
           const { config, logger } = app;
-          let host = options.host ?? config.host ?? '0.0.0.0';
-          if (!config.adminToken && host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
-            logger.warn(
-              { event: 'loopback_only', requested_host: host },
-              'no FORGESYNC_ADMIN_TOKEN configured: the API is unauthenticated, so forgesync binds to 127.0.0.1 only',
-            );
-            host = '127.0.0.1';
-          }
-          const server = await buildServer(app, { tokens: { admin: config.adminToken, read: config.readToken } });
+          // The admin API never runs open: without a configured token, one is generated and kept.
+          const generated = config.adminToken ? undefined : await generatedAdminToken(config.dataDir);
+          const adminToken = config.adminToken ?? generated!.token;
+          // A generated token has not been handed to anyone yet: serve this machine only unless told otherwise.
+          const host = options.host ?? config.host ?? (generated ? '127.0.0.1' : '0.0.0.0');
+          const allowedHosts = config.allowedHosts ?? defaultAllowedHosts(host);
+          const server = await buildServer(app, { tokens: { admin: adminToken, read: config.readToken }, allowedHosts });
           const address = await server.listen({ port: Number(options.port ?? config.port), host });
           await app.startService();
           logger.info(
-            { event: 'serve', address, data_dir: config.dataDir, capacity: config.maxConcurrentSyncs, jobs: app.kernel.jobs.name },
+            { event: 'serve', address, data_dir: config.dataDir, capacity: config.maxConcurrentSyncs, jobs: app.kernel.jobs.name, allowed_hosts: allowedHosts },
             `forgesync serving on ${address} from ${config.dataDir}`,
           );
+          if (generated) {
+            // On standard output, once, as notebook servers do; never in the log. The fragment never reaches the server.
+            const port = new URL(address).port;
+            const dashboard = `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${port}/#token=${adminToken}`;
+            process.stdout.write(
+              `forgesync: no FORGESYNC_ADMIN_TOKEN is set; ${generated.created ? 'generated an admin token' : 'using the admin token'} kept in ${generated.file}\n` +
+                `forgesync: dashboard at ${dashboard}\n`,
+            );
+          }
           const signal = await new Promise<NodeJS.Signals>((resolve) => {
             process.once('SIGINT', () => resolve('SIGINT'));
             process.once('SIGTERM', () => resolve('SIGTERM'));

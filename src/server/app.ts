@@ -4,8 +4,10 @@ import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Logger } from '../logging/logger.js';
-import type { AuthTokens } from './auth.js';
+import { InvalidInputError } from '../errors.js';
+import { AuthFailures, type AuthTokens } from './auth.js';
 import { errorHandler } from './errors.js';
+import { defaultAllowedHosts, guardRequests } from './request-guards.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
@@ -14,7 +16,10 @@ import { leaseRoutes } from './routes/leases.js';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export interface ServerOptions {
+  /** The admin token is required: the API never runs open. */
   tokens: AuthTokens;
+  /** Host names accepted in `Host` (default: loopback and this machine's name, see defaultAllowedHosts). */
+  allowedHosts?: readonly string[];
   bodyLimit?: number;
 }
 
@@ -26,6 +31,10 @@ export interface ServerOptions {
  */
 export async function buildServer(app: { kernel: Kernel }, options: ServerOptions) {
   const { kernel } = app;
+  if (!options.tokens.admin) {
+    throw new InvalidInputError('the HTTP API needs an admin token: set FORGESYNC_ADMIN_TOKEN (forgesync serve generates one when it is unset)');
+  }
+  const tokens: AuthTokens = { ...options.tokens, failures: new AuthFailures() };
   const server = Fastify({
     // Per-request access lines (info) would drown the log in a webhook storm;
     // forgesync logs one line per delivery and per sync itself.
@@ -35,6 +44,7 @@ export async function buildServer(app: { kernel: Kernel }, options: ServerOption
   server.setValidatorCompiler(validatorCompiler);
   server.setSerializerCompiler(serializerCompiler);
   server.setErrorHandler(errorHandler);
+  guardRequests(server as unknown as FastifyInstance, options.allowedHosts ?? defaultAllowedHosts());
   await server.register(fastifySwagger, {
     openapi: {
       info: { title: 'forgesync', version: '1', description: 'Repository replication under exclusive, fenced leases.' },
@@ -46,9 +56,9 @@ export async function buildServer(app: { kernel: Kernel }, options: ServerOption
   // A serving process reports its own CPU, memory and event loop too.
   kernel.collectProcessMetrics();
   await server.register(healthRoutes(kernel));
-  await server.register(leaseRoutes(kernel.leases, options.tokens), { prefix: '/api' });
+  await server.register(leaseRoutes(kernel.leases, tokens), { prefix: '/api' });
   await server.register(dashboardRoutes());
-  for (const module of kernel.modules) await module.routes?.(server, { tokens: options.tokens });
+  for (const module of kernel.modules) await module.routes?.(server, { tokens });
   return server;
 }
 

@@ -10,10 +10,21 @@ export const serverSettings = {
     doc: 'Address forgesync serve binds.',
     parse: text(),
   }),
+  allowedHosts: setting({
+    key: 'allowedHosts',
+    env: 'FORGESYNC_ALLOWED_HOSTS',
+    defaultDoc: '`localhost`, `127.0.0.1`, `::1`, this machine\'s host name and the bind address',
+    doc: 'Host names the HTTP service answers to (the `Host` header; others get 421, against DNS rebinding): a comma list; add the names webhooks and browsers use.',
+    parse: (value: unknown) =>
+      text()(value)
+        .split(',')
+        .map((host) => host.trim().toLowerCase())
+        .filter((host) => host !== ''),
+  }),
   adminToken: setting({
     key: 'adminToken',
     env: 'FORGESYNC_ADMIN_TOKEN',
-    doc: 'Bearer token of the admin API and the dashboard actions.',
+    doc: 'Bearer token of the admin API and the dashboard actions; when unset, `serve` generates one in `<dataDir>/admin-token`.',
     parse: text({ minLength: 16 }),
   }),
   readToken: setting({ key: 'readToken', env: 'FORGESYNC_READ_TOKEN', doc: 'Optional read-only bearer token.', parse: text({ minLength: 16 }) }),

@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,12 +124,39 @@ describe('forgesync CLI', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-cli-'));
     const upstream = Upstream.create();
     expect((await forgesync(dataDir, 'add', upstream.bare, '--name', 'served')).code).toBe(0);
-    const server = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: cliEnv(dataDir), stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { env: cliEnv(dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
     let logs = '';
+    let out = '';
     server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
-    while (!/"address":"http:\/\/127\.0\.0\.1:\d+"/.test(logs)) await new Promise((resolve) => setTimeout(resolve, 50));
+    server.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    while (!/#token=\S+/.test(out)) await new Promise((resolve) => setTimeout(resolve, 50));
     const address = /"address":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(logs)![1]!;
-    expect(logs).toContain('binds to 127.0.0.1 only');
+    // No token configured: the API does not run open. One is generated, kept private, printed once, never logged.
+    const token = /#token=(\S+)/.exec(out)![1]!;
+    expect(out).toContain(`dashboard at ${address}/#token=${token}`);
+    const tokenFile = join(dataDir, 'admin-token');
+    expect(readFileSync(tokenFile, 'utf8').trim()).toBe(token);
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect(logs).not.toContain(token);
+    expect((await fetch(`${address}/api/overview`)).status).toBe(401);
+    expect((await fetch(`${address}/api/overview`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    // A page elsewhere cannot drive it: a foreign Host (DNS rebinding), a text/plain POST, a foreign Origin.
+    // (fetch cannot set Host; node:http can.)
+    const rebound = await new Promise<number>((resolve, reject) =>
+      httpGet(`${address}/api/overview`, { headers: { authorization: `Bearer ${token}`, host: 'rebind.attacker.example' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).on('error', reject),
+    );
+    expect(rebound).toBe(421);
+    const plain = await fetch(`${address}/api/resync`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"filter":"all"}' });
+    expect(plain.status).toBe(415);
+    const foreign = await fetch(`${address}/api/resync`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', origin: 'https://attacker.example' },
+      body: '{"filter":"all"}',
+    });
+    expect(foreign.status).toBe(403);
     expect(await (await fetch(`${address}/livez`)).json()).toEqual({ status: 'ok' });
     expect(await (await fetch(`${address}/readyz`)).json()).toMatchObject({ status: 'ok', database: 'ok', leases: 'ok' });
     const deadline = Date.now() + 20_000;

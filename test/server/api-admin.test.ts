@@ -8,7 +8,7 @@ type Method = 'GET' | 'POST';
 describe('HTTP API: bulk resync, overview, leases, OpenAPI', () => {
   let t: TestServer;
   const call = (method: Method, url: string, body?: unknown) =>
-    t.server.inject({ method, url, ...(body !== undefined ? { payload: body as object } : {}) });
+    t.server.inject({ method, url, headers: t.auth(), ...(body !== undefined ? { payload: body as object } : {}) });
 
   /** name → state, for every registry row. */
   const snapshot = async () =>
@@ -33,7 +33,6 @@ describe('HTTP API: bulk resync, overview, leases, OpenAPI', () => {
   };
 
   beforeAll(async () => {
-    // No tokens: everyone is admin (the server would bind to loopback).
     t = await startTestServer();
     let fence = 1n;
     for (const [name, state] of Object.entries(layout)) {

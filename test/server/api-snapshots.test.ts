@@ -13,7 +13,7 @@ describe('HTTP API: snapshots', () => {
   let t: TestServer;
   let upstream: Upstream;
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown, token: string | null = READ) =>
-    t.server.inject({ method, url, headers: t.auth(token ?? undefined), ...(body !== undefined ? { payload: body as object } : {}) });
+    t.server.inject({ method, url, headers: t.auth(token), ...(body !== undefined ? { payload: body as object } : {}) });
 
   beforeAll(async () => {
     t = await startTestServer({ tokens: { admin: ADMIN, read: READ } });

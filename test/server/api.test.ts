@@ -17,7 +17,7 @@ describe('HTTP API: sources', () => {
   let t: TestServer;
   /** A request with the admin token, another token, or none (null). */
   const call = (method: Method, url: string, body?: unknown, token: string | null = ADMIN) =>
-    t.server.inject({ method, url, headers: t.auth(token ?? undefined), ...(body !== undefined ? { payload: body as object } : {}) });
+    t.server.inject({ method, url, headers: t.auth(token), ...(body !== undefined ? { payload: body as object } : {}) });
 
   beforeAll(async () => {
     t = await startTestServer({ tokens: { admin: ADMIN, read: READ } });

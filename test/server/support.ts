@@ -2,6 +2,7 @@ import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer, type ServerOptions } from '../../src/server/app.js';
 import type { AuthTokens } from '../../src/server/auth.js';
 import { createTestDatabase, openTestForgesync, testConfig, type CapturedLogs } from '../replication/harness.js';
+import { testSecret } from '../support/secrets.js';
 
 /** A forgesync HTTP server over a fresh SQLite registry, for tests. */
 export interface TestServer {
@@ -11,14 +12,18 @@ export interface TestServer {
   tokens: AuthTokens;
   /** `http://127.0.0.1:<port>` when started with `listen: true`, else undefined. */
   url: string | undefined;
-  /** Headers carrying `Authorization: Bearer <token>` (empty object for no token). */
-  auth(token?: string): Record<string, string>;
+  /**
+   * Headers of an API request with `token` (default: the admin token; null: none):
+   * `Authorization: Bearer <token>`, and `Content-Type: application/json`, which
+   * state changes need.
+   */
+  auth(token?: string | null): Record<string, string>;
   /** Closes the server, then the Forgesync (scheduler, workers, database, leases). */
   close(): Promise<void>;
 }
 
 export interface TestServerOptions {
-  /** Bearer tokens; default: none configured (everyone is admin). */
+  /** Bearer tokens; the admin token defaults to a random one (the API never runs open). */
   tokens?: Partial<AuthTokens>;
   /** Extra FORGESYNC_* settings for testConfig. */
   env?: Record<string, string>;
@@ -37,7 +42,7 @@ export interface TestServerOptions {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const database = await createTestDatabase('sqlite');
   const { app, logs } = await openTestForgesync(testConfig(database.url, options.env));
-  const tokens: AuthTokens = { admin: options.tokens?.admin, read: options.tokens?.read };
+  const tokens: AuthTokens = { admin: options.tokens?.admin ?? testSecret('SERVER_ADMIN_TOKEN'), read: options.tokens?.read };
   let server: ForgesyncServer;
   try {
     server = await buildServer(app, { tokens, ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}) });
@@ -60,7 +65,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logs,
     tokens,
     url,
-    auth: (token): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {}),
+    auth: (token = tokens.admin): Record<string, string> => ({
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    }),
     close: async () => {
       await server.close();
       await app.close();

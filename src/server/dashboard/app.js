@@ -45,10 +45,9 @@ async function api(method, path, body) {
   const bearer = token();
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   const init = { method, headers, credentials: 'omit', cache: 'no-store' };
-  if (body !== undefined) {
-    headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
+  // The server takes state changes only as JSON (no form or text/plain request from another page can be one).
+  if (method !== 'GET') headers['content-type'] = 'application/json';
+  if (body !== undefined) init.body = JSON.stringify(body);
   let response;
   try {
     response = await fetch(path, init);
@@ -512,7 +511,20 @@ function renderLeases(data) {
 
 // ---------------------------------------------------------------- wiring
 
+/**
+ * `forgesync serve` prints the dashboard's address with its token in the fragment
+ * (`/#token=…`), which never reaches the server: kept for this tab, then removed
+ * from the address bar and the history.
+ */
+function takeTokenFromAddress() {
+  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (!match) return;
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
 function start() {
+  takeTokenFromAddress();
   $('token-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const value = $('token-input').value.trim();
