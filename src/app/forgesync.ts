@@ -76,6 +76,7 @@ export class Forgesync {
           maxCount: config.snapshotMaxCount,
           maxBytes: config.snapshotMaxBytes,
           defaultHoldMs: config.snapshotHoldMs,
+          apiMaxHoldMs: config.snapshotApiMaxHoldMs,
           getSource: (name) => replication.getSource(name),
           syncAndWait: (name, timeoutMs) => replication.syncAndWait(name, { trigger: 'library', timeoutMs }),
           tokenOf: async (source) => (source.credentialRef ? (await credentials.tokenFor(source.credentialRef, source.url)).token : undefined),

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { TEMP_PREFIX } from '../git/paths.js';
@@ -6,6 +6,7 @@ import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
 import { commitDir } from './paths.js';
 import { indexFileOf, removeTree, type ExportBase, type ExportStats } from './export.js';
+import { checkBudget, heldBytes, type BudgetRequest } from './budget.js';
 import { HoldFiles, type SnapshotHold } from './holds.js';
 import { readJsonFile, writeJsonFile } from './json-file.js';
 import { isObjectId } from './revision.js';
@@ -29,7 +30,7 @@ export interface SnapshotCacheOptions {
   leases: LeaseManager;
   /** Most snapshots kept; beyond it the least recently used unheld ones go. */
   maxCount: number;
-  /** Most bytes kept, likewise. */
+  /** Most bytes kept, likewise; held snapshots may never take more (see acquire). */
   maxBytes: number;
   leaseTtlMs: number;
   logger: Logger;
@@ -41,8 +42,18 @@ export interface SnapshotKey {
   sha: string;
 }
 
+/** How a snapshot that is not on disk yet is made. */
+export interface SnapshotMaker {
+  /** Its files and bytes, read from git before anything is written: the budget needs them first. */
+  measure(): Promise<ExportStats>;
+  /** Writes it into `target` (which must not exist) via a temporary directory in `parent`; `measured` is what measure found. */
+  materialise(target: string, parent: string, measured: ExportStats): Promise<ExportStats>;
+}
+
 /** Leftover temp directories younger than this may belong to a running export or temporary clone. */
 const TEMP_GRACE_MS = 24 * 60 * 60 * 1000;
+/** How long a request waits for other processes' budget checks (each a few file reads). */
+const BUDGET_WAIT_MS = 30_000;
 
 /**
  * The snapshots on disk: materialised once per commit, shared by every reader,
@@ -56,20 +67,27 @@ export class SnapshotCache {
   #evictions: Promise<unknown> = Promise.resolve();
   /** The last pass here ended over budget (everything left was held): a release may free room. */
   #overBudget = false;
+  /** Budget checks of this process, one after another (see #withinBudget). */
+  #budgetQueue: Promise<unknown> = Promise.resolve();
+  /** The lease budget checks on this snapshot directory take, whichever process runs them. */
+  readonly #budgetLease: string;
 
   constructor(private readonly options: SnapshotCacheOptions) {
     this.holds = new HoldFiles(options.root);
+    this.#budgetLease = `snapshot-budget:${createHash('sha256').update(options.root).digest('hex').slice(0, 16)}`;
   }
 
   /**
-   * Holds the snapshot of `key`, materialising it with `materialise(target, parent)`
-   * first if it is not on disk. Waits up to `waitMs` for another process making
-   * the same snapshot (then shares its result).
+   * Holds the snapshot of `key`, materialising it with `maker` first if it is
+   * not on disk. Waits up to `waitMs` for another process making the same
+   * snapshot (then shares its result). Refused, with nothing made or held, when
+   * holding it would make held snapshots exceed the byte budget.
+   * @throws SnapshotBudgetExceededError
    */
   async acquire(
     key: SnapshotKey,
-    hold: { owner: string; expiresAt: string | null },
-    materialise: (target: string, parent: string) => Promise<ExportStats>,
+    hold: { owner: string; expiresAt: string | null; creator?: string },
+    maker: SnapshotMaker,
     waitMs: number,
   ): Promise<{ path: string; hold: SnapshotHold; created: boolean }> {
     const path = commitDir(this.options.root, key.sourceDir, key.sha);
@@ -79,20 +97,14 @@ export class SnapshotCache {
       leaseKey(key),
       { ttlMs: this.options.leaseTtlMs, owner: `snapshot ${key.source}`.slice(0, 128), waitMs, retryMs: 25 },
       async () => {
-        const now = new Date().toISOString();
-        let meta = readJsonFile<Meta>(metaFile);
+        const meta = readJsonFile<Meta>(metaFile);
         if (!meta || !existsSync(path)) {
-          // A directory without its record is what a crash mid-eviction leaves: start over.
-          await removeTree(path);
-          rmSync(indexFileOf(path), { force: true });
-          const stats = await materialise(path, join(this.options.root, key.sourceDir));
-          meta = { source: key.source, sha: key.sha, ...stats, createdAt: now, lastUsedAt: now };
           created = true;
-        } else {
-          meta.lastUsedAt = now;
+          return await this.#make(key, path, hold, maker);
         }
-        writeJsonFile(metaFile, meta);
-        return this.holds.add({ source: key.source, sourceDir: key.sourceDir, sha: key.sha, ...hold });
+        const reader = await this.#withinBudget({ ...key, bytes: meta.bytes }, () => this.holds.add({ ...key, ...hold }));
+        writeJsonFile(metaFile, { ...meta, lastUsedAt: new Date().toISOString() });
+        return reader;
       },
     );
     if (created) void this.evict();
@@ -116,6 +128,11 @@ export class SnapshotCache {
     return this.#entries()
       .map((entry) => ({ ...entry, holds: holds.filter((hold) => hold.sourceDir === entry.sourceDir && hold.sha === entry.sha) }))
       .sort((a, b) => b.lastUsedAt.localeCompare(a.lastUsedAt));
+  }
+
+  /** What held snapshots take (each counted once) and the most they may take. */
+  budget(): { heldBytes: number; maxBytes: number } {
+    return { heldBytes: heldBytes(this.#entries(), this.holds.live()).bytes, maxBytes: this.options.maxBytes };
   }
 
   /**
@@ -149,7 +166,7 @@ export class SnapshotCache {
     if (!chosen) return undefined;
     const taken = await this.options.leases.tryWithLease(leaseKey(chosen), { ttlMs: this.options.leaseTtlMs, owner: 'snapshot base' }, () => {
       if (!existsSync(chosen.path) || !readJsonFile<Meta>(recordFileOf(chosen.path))) return undefined;
-      return this.holds.add({ source: chosen.source, sourceDir: chosen.sourceDir, sha: chosen.sha, owner: `base of ${key.sha}`, expiresAt: null });
+      return this.holds.add({ source: chosen.source, sourceDir: chosen.sourceDir, sha: chosen.sha, owner: `base of ${key.sha}`, expiresAt: null, purpose: 'base' });
     });
     const hold = taken.ran ? taken.value : undefined;
     if (!hold) return undefined;
@@ -160,6 +177,58 @@ export class SnapshotCache {
   /** Resolves when the eviction passes started so far have finished. */
   async settled(): Promise<void> {
     await this.#evictions;
+  }
+
+  /**
+   * Materialises `key` (under its lease) and returns the reader's hold. The
+   * size is measured from git first, so the budget can refuse before anything
+   * is written; a `making` hold then keeps the room (and the snapshot) until
+   * the reader's hold replaces it. It is bound to this process, so a crash
+   * mid-export cannot leave a claim behind.
+   */
+  async #make(key: SnapshotKey, path: string, hold: { owner: string; expiresAt: string | null; creator?: string }, maker: SnapshotMaker): Promise<SnapshotHold> {
+    // A directory without its record is what a crash mid-eviction leaves: start over.
+    await this.#removeSnapshot(path);
+    const measured = await maker.measure();
+    const making = await this.#withinBudget({ ...key, bytes: measured.bytes }, () =>
+      this.holds.add({ ...key, owner: `making for ${hold.owner}`.slice(0, 128), expiresAt: null, purpose: 'making', bytes: measured.bytes }),
+    );
+    try {
+      const stats = await maker.materialise(path, join(this.options.root, key.sourceDir), measured);
+      const now = new Date().toISOString();
+      writeJsonFile(recordFileOf(path), { source: key.source, sha: key.sha, ...stats, createdAt: now, lastUsedAt: now } satisfies Meta);
+      return this.holds.add({ ...key, ...hold });
+    } finally {
+      // On failure the export left nothing (it renames into place last); a directory
+      // without its record would be removed by the next acquire, as after a crash.
+      this.holds.remove(making.handle);
+    }
+  }
+
+  /**
+   * Runs `add` (which records a hold on `request`'s snapshot) if that keeps held
+   * bytes within the budget. One check at a time per snapshot directory: in this
+   * process by a queue (no lease polling between its own requests), across
+   * processes by a lease, so two requests can never both take the last room.
+   * Only quick, synchronous work runs under it, never a wait for another lease.
+   * @throws SnapshotBudgetExceededError
+   */
+  async #withinBudget(request: BudgetRequest, add: () => SnapshotHold): Promise<SnapshotHold> {
+    const { leases, leaseTtlMs, maxBytes } = this.options;
+    const run = this.#budgetQueue.then(() =>
+      leases.withLease(this.#budgetLease, { ttlMs: leaseTtlMs, owner: 'snapshot budget', waitMs: BUDGET_WAIT_MS, retryMs: 25 }, () => {
+        checkBudget(request, this.#entries(), this.holds.live(), maxBytes);
+        return add();
+      }),
+    );
+    this.#budgetQueue = run.catch(() => undefined);
+    return await run;
+  }
+
+  async #removeSnapshot(path: string): Promise<void> {
+    await removeTree(path);
+    rmSync(indexFileOf(path), { force: true });
+    rmSync(recordFileOf(path), { force: true });
   }
 
   async #evictNow(): Promise<SnapshotEntry[]> {

@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { parseDuration } from '../replication/schedule.js';
+import { formatBytes } from './errors.js';
+import type { SnapshotHold } from './holds.js';
 import { objectAtJson, snapshotEntryJson } from './json.js';
 import { parseObjectSpec } from './revision.js';
 import { withForgesync } from '../cli/app-context.js';
@@ -36,14 +38,16 @@ export function snapshotCommands(): Command[] {
     .description('snapshots on disk, most recently used first, with their holds')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }, command: Command) => {
-      const entries = await withForgesync(command, async (app) => app.snapshots.cache.list());
+      const { entries, budget } = await withForgesync(command, async (app) => ({ entries: app.snapshots.cache.list(), budget: app.snapshots.cache.budget() }));
       if (options.json) printJson(entries.map(snapshotEntryJson));
       else if (entries.length === 0) process.stdout.write('no snapshots\n');
       else {
         for (const entry of entries) {
-          const holds = entry.holds.length === 0 ? 'unheld' : `${entry.holds.length} hold(s): ${entry.holds.map((hold) => hold.handle).join(' ')}`;
+          const holds = entry.holds.length === 0 ? 'unheld' : `${entry.holds.length} hold(s): ${entry.holds.map(describeHold).join(' ')}`;
           process.stdout.write(`${entry.source}\t${entry.sha}\t${entry.files} files\t${entry.bytes} bytes\tused ${entry.lastUsedAt}\t${holds}\n`);
         }
+        // The figures a refused snapshot (409) is measured by.
+        process.stdout.write(`held: ${formatBytes(budget.heldBytes)} of ${formatBytes(budget.maxBytes)} (FORGESYNC_SNAPSHOT_MAX_BYTES)\n`);
       }
     });
 
@@ -76,4 +80,9 @@ export function snapshotCommands(): Command[] {
     });
 
   return [snapshot, show];
+}
+
+/** `<handle>(api, token 1f2e…)`: whose hold it is, so the operator knows what releasing it ends. */
+function describeHold(hold: SnapshotHold): string {
+  return `${hold.handle}(${hold.owner}${hold.creator ? `, token ${hold.creator}` : ''})`;
 }

@@ -50,18 +50,35 @@ export function indexFileOf(snapshotPath: string): string {
  * several times cheaper. If git refuses (it checks every path it changes), the
  * full export runs instead.
  */
-export async function exportCommit(runner: GitRunner, gitDir: string, sha: string, target: string, parent: string, base?: ExportBase): Promise<ExportStats> {
+export async function exportCommit(
+  runner: GitRunner,
+  gitDir: string,
+  sha: string,
+  target: string,
+  parent: string,
+  base?: ExportBase,
+  /** The tree's files and bytes when the caller measured them already (measureTree): not read twice. */
+  measured?: ExportStats,
+): Promise<ExportStats> {
   if (base) {
     try {
-      return { ...(await materialise(runner, gitDir, sha, target, parent, base)), derivedFrom: base.sha };
+      return { ...(await materialise(runner, gitDir, sha, target, parent, base, measured)), derivedFrom: base.sha };
     } catch {
       // A base git would not update (or that vanished): a full export is always correct.
     }
   }
-  return { ...(await materialise(runner, gitDir, sha, target, parent)), derivedFrom: null };
+  return { ...(await materialise(runner, gitDir, sha, target, parent, undefined, measured)), derivedFrom: null };
 }
 
-async function materialise(runner: GitRunner, gitDir: string, sha: string, target: string, parent: string, base?: ExportBase): Promise<ExportStats> {
+async function materialise(
+  runner: GitRunner,
+  gitDir: string,
+  sha: string,
+  target: string,
+  parent: string,
+  base?: ExportBase,
+  measured?: ExportStats,
+): Promise<ExportStats> {
   await mkdir(parent, { recursive: true });
   const temp = await mkdtemp(join(parent, `${TEMP_PREFIX}export-`));
   try {
@@ -98,7 +115,7 @@ async function materialise(runner: GitRunner, gitDir: string, sha: string, targe
         ],
         { indexFile: index, cwd: temp },
       ),
-      treeStats(runner, gitDir, sha),
+      measured ? { files: measured.files, bytes: measured.bytes } : measureTree(runner, gitDir, sha),
     ]);
     // After a derivation only the changed paths and their directories can be writable.
     if (base?.changed) await chmodEach(tree, [...base.changed, ...parentsOf(base.changed)], 'a-w');
@@ -156,11 +173,12 @@ async function makeReadOnly(path: string): Promise<void> {
 }
 
 /**
- * Files and bytes of a commit's tree, from `ls-tree` (run beside the checkout, on
- * the other core). Only sizes are printed, a few bytes per entry, so even a tree of
- * millions of files stays far below the runner's output cap.
+ * Files and bytes of a commit's tree, from `ls-tree`, before or beside the
+ * checkout: what the snapshot will take, as the cache counts it, known before
+ * anything is written. Only sizes are printed, a few bytes per entry, so even a
+ * tree of millions of files stays far below the runner's output cap.
  */
-async function treeStats(runner: GitRunner, gitDir: string, sha: string): Promise<ExportStats> {
+export async function measureTree(runner: GitRunner, gitDir: string, sha: string): Promise<ExportStats> {
   const { stdout } = await runner.run([`--git-dir=${gitDir}`, 'ls-tree', '-r', '--full-tree', '--format=%(objectsize)', '--end-of-options', sha]);
   let files = 0;
   let bytes = 0;

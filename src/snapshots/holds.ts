@@ -17,6 +17,23 @@ export interface SnapshotHold {
   createdAt: string;
   /** When the hold lapses (CLI and API holds); null: while process `pid` lives (library holds). */
   expiresAt: string | null;
+  /**
+   * The API caller (`callerOf`, a non-secret id of its token) that made the hold:
+   * only that caller sees and releases it through the API. Absent for CLI,
+   * library and internal holds, which no API caller can see or release.
+   */
+  creator?: string;
+  /**
+   * Absent for a reader's hold. `making`: the snapshot is being materialised by
+   * process `pid` (process-bound, so a crash cannot leave it behind); it carries
+   * the snapshot's `bytes` so the budget counts them before the cache record
+   * exists, and is replaced by the reader's hold once the snapshot is complete.
+   * `base`: linked from while another commit is derived; it ends with that
+   * request, so the budget does not count it.
+   */
+  purpose?: 'making' | 'base';
+  /** For `making`: the bytes the snapshot will take, measured from git before it is written. */
+  bytes?: number;
 }
 
 const HOLDS_DIR = '.holds';

@@ -18,6 +18,7 @@ export function snapshotEntryJson(entry: SnapshotEntry) {
       host: hold.host,
       createdAt: hold.createdAt,
       expiresAt: hold.expiresAt,
+      creator: hold.creator ?? null,
     })),
   };
 }

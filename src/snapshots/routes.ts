@@ -1,18 +1,32 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AuthTokens } from '../server/auth.js';
+import { formatDuration } from '../util/duration.js';
+import { callerOf, type AuthTokens } from '../server/auth.js';
 import { access, BEARER, errorResponses } from '../server/routes/common.js';
 import { objectAtJson, snapshotEntryJson } from './json.js';
 import type { Snapshots } from './service.js';
 
 const SourceParamsSchema = z.object({ name: z.string().min(1).max(100) });
 
-const SnapshotBodySchema = z.strictObject({
-  ref: z.string().min(1).max(255).describe('branch, tag or commit sha'),
-  sync: z.boolean().default(false).describe('sync the mirror first, under the source lease'),
-  waitMs: z.number().int().min(0).max(600_000).default(30_000).describe('how long to wait for that sync before serving the last synced commit marked stale'),
-  holdMs: z.number().int().min(1000).max(7 * 24 * 3600_000).optional().describe('protection from eviction (default: FORGESYNC_SNAPSHOT_HOLD)'),
-});
+/** The request body; `holdMs` is capped by FORGESYNC_SNAPSHOT_API_MAX_HOLD (`maxHoldMs`), which the OpenAPI document shows too. */
+function snapshotBodySchema(maxHoldMs: number) {
+  const cap = `${maxHoldMs} ms (${formatDuration(maxHoldMs)}, FORGESYNC_SNAPSHOT_API_MAX_HOLD)`;
+  return z.strictObject({
+    ref: z.string().min(1).max(255).describe('branch, tag or commit sha'),
+    sync: z.boolean().default(false).describe('sync the mirror first, under the source lease'),
+    waitMs: z.number().int().min(0).max(600_000).default(30_000).describe('how long to wait for that sync before serving the last synced commit marked stale'),
+    holdMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(maxHoldMs, {
+        error: `must be at most ${cap}: ask for a shorter hold and open the snapshot again when it lapses, or have the operator hold it longer with forgesync snapshot --hold`,
+      })
+      .optional()
+      .describe(`protection from eviction, at most ${cap} (default: FORGESYNC_SNAPSHOT_HOLD, capped likewise)`),
+  });
+}
 
 const SnapshotSchema = z.object({
   source: z.string(),
@@ -25,7 +39,15 @@ const SnapshotSchema = z.object({
   temporaryClone: z.boolean(),
 });
 
-const HoldSchema = z.object({ handle: z.string(), owner: z.string(), pid: z.number(), host: z.string(), createdAt: z.string(), expiresAt: z.string().nullable() });
+const HoldSchema = z.object({
+  handle: z.string(),
+  owner: z.string(),
+  pid: z.number(),
+  host: z.string(),
+  createdAt: z.string(),
+  expiresAt: z.string().nullable(),
+  creator: z.string().nullable().describe('id of the token that made it (only your own holds are listed)'),
+});
 const EntrySchema = z.object({
   source: z.string(),
   sha: z.string(),
@@ -49,13 +71,28 @@ const ContentsSchema = z.union([
 ]);
 
 /**
+ * Who makes and releases API holds: the id of the caller's token. With no
+ * token configured (loopback only, everyone admin), requests without one share
+ * this identity: there is nothing to tell them apart by.
+ */
+const NO_TOKEN = 'no-token';
+
+function creatorOf(request: FastifyRequest): string {
+  return callerOf(request) ?? NO_TOKEN;
+}
+
+/**
  * Snapshots for analysis jobs and reads of any commit without materialising.
  * A read token suffices: snapshots only read sources (a `sync` only records
- * a request, like a webhook would).
+ * a request, like a webhook would). Because any read token may hold, API holds
+ * are bounded (the byte budget, `maxHoldMs`) and belong to the token that made
+ * them: only it lists and releases them.
  */
-export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthTokens; defaultHoldMs: number }): FastifyPluginAsyncZod {
+export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthTokens; defaultHoldMs: number; maxHoldMs: number }): FastifyPluginAsyncZod {
   return async (server) => {
     const read = access('read', options.tokens);
+    // The configured default hold never outlasts the API's cap.
+    const defaultHoldMs = Math.min(options.defaultHoldMs, options.maxHoldMs);
 
     server.post(
       '/sources/:name/snapshots',
@@ -70,7 +107,7 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
             'served with `stale: true`.',
           security: BEARER,
           params: SourceParamsSchema,
-          body: SnapshotBodySchema,
+          body: snapshotBodySchema(options.maxHoldMs),
           response: { 201: SnapshotSchema, ...errorResponses(400, 403, 404, 409) },
         },
       },
@@ -79,8 +116,9 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
         const snapshot = await snapshots.open(request.params.name, ref, {
           sync,
           waitMs,
-          holdMs: holdMs ?? options.defaultHoldMs,
+          holdMs: holdMs ?? defaultHoldMs,
           owner: 'api',
+          creator: creatorOf(request),
         });
         return reply.code(201).send(snapshot.toJSON());
       },
@@ -88,8 +126,17 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
 
     server.get(
       '/snapshots',
-      { ...read, schema: { tags: ['snapshots'], summary: 'Snapshots on disk with their holds', security: BEARER, response: { 200: z.array(EntrySchema), ...errorResponses() } } },
-      async () => snapshots.cache.list().map(snapshotEntryJson),
+      {
+        ...read,
+        schema: {
+          tags: ['snapshots'],
+          summary: 'Snapshots on disk, each with the holds your token made',
+          description: 'Holds made by other tokens, the CLI or library callers are not listed (`forgesync snapshot list` shows every hold).',
+          security: BEARER,
+          response: { 200: z.array(EntrySchema), ...errorResponses() },
+        },
+      },
+      async (request) => snapshots.listCreatedBy(creatorOf(request)).map(snapshotEntryJson),
     );
 
     server.delete(
@@ -98,14 +145,15 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
         ...read,
         schema: {
           tags: ['snapshots'],
-          summary: 'End a snapshot hold',
+          summary: 'End a snapshot hold your token made',
+          description: 'Any other handle answers 404, exactly like one that does not exist.',
           security: BEARER,
           params: z.object({ handle: z.string().min(1).max(64) }),
           response: { 204: z.null().describe('released'), ...errorResponses(403, 404) },
         },
       },
       async (request, reply) => {
-        snapshots.release(request.params.handle);
+        snapshots.releaseCreatedBy(request.params.handle, creatorOf(request));
         return reply.code(204).send(null);
       },
     );

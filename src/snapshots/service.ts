@@ -9,9 +9,9 @@ import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Source, SourceWithRegistry } from '../store/types.js';
-import { CLONES_DIR, SnapshotCache } from './cache.js';
+import { CLONES_DIR, SnapshotCache, type SnapshotEntry, type SnapshotMaker } from './cache.js';
 import { PathNotFoundError, RevisionNotFoundError, SnapshotHoldNotFoundError, SnapshotUnavailableError } from './errors.js';
-import { exportCommit, type ExportStats } from './export.js';
+import { exportCommit, measureTree, type ExportStats } from './export.js';
 import { ObjectReader } from './objects.js';
 import { snapshotSourceDirName } from './paths.js';
 import { isObjectId, validateRevision, validateTreePath } from './revision.js';
@@ -33,12 +33,19 @@ export interface OpenSnapshotOptions {
   holdMs?: number;
   /** Who holds it, shown by `forgesync snapshot list`. */
   owner?: string;
+  /**
+   * The API caller making the hold (`callerOf` of its request): only that
+   * caller sees and releases it through the API. Unset for CLI and library holds.
+   */
+  creator?: string;
 }
 
 export interface SnapshotsOptions {
   root: string;
   /** How long a CLI or API snapshot is held when the caller names no time. */
   defaultHoldMs: number;
+  /** The longest hold an API caller may ask for (the CLI is not capped). */
+  apiMaxHoldMs: number;
   mirrorsDir: string;
   runner: GitRunner;
   leases: LeaseManager;
@@ -92,8 +99,9 @@ export class Snapshots implements ForgesyncModule {
    * Resolves `ref` of source `name` to a commit and returns a held, read-only
    * snapshot of it. With `sync`, the mirror is synced first; when that cannot
    * happen within `waitMs` the last synced commit is served with `stale: true`.
-   * With no mirror at all, a temporary clone is the fallback.
-   * @throws InvalidSnapshotRequestError; SourceNotFoundError; RevisionNotFoundError; SnapshotUnavailableError
+   * With no mirror at all, a temporary clone is the fallback. Refused when
+   * holding it would make held snapshots exceed FORGESYNC_SNAPSHOT_MAX_BYTES.
+   * @throws InvalidSnapshotRequestError; SourceNotFoundError; RevisionNotFoundError; SnapshotUnavailableError; SnapshotBudgetExceededError
    */
   async open(name: string, ref: string, options: OpenSnapshotOptions = {}): Promise<Snapshot> {
     const revision = validateRevision(ref);
@@ -115,12 +123,34 @@ export class Snapshots implements ForgesyncModule {
         `serving ${source.name}@${ref} from the last synced state: no sync could be had within ${waitMs} ms`,
       );
     }
-    return await this.#hold(source, ref, sha, stale, false, options, (target, parent) => this.#materialise(source, mirror, sha, target, parent));
+    return await this.#hold(source, ref, sha, stale, false, options, {
+      measure: () => measureTree(this.options.runner, mirror, sha),
+      materialise: (target, parent, measured) => this.#materialise(source, mirror, sha, target, parent, measured),
+    });
   }
 
-  /** Ends a hold by handle (CLI and API snapshots). */
+  /**
+   * Ends a hold by handle, whoever made it: the CLI's, run by the operator on
+   * the machine that holds the snapshots.
+   * @throws SnapshotHoldNotFoundError
+   */
   release(handle: string): void {
     if (!this.cache.release(handle)) throw new SnapshotHoldNotFoundError(handle);
+  }
+
+  /**
+   * Ends a hold that `creator` made through the API. Any other handle (another
+   * caller's, a CLI or library hold, or none at all) gets the same error as an
+   * unknown one, so a caller cannot probe for others' handles.
+   * @throws SnapshotHoldNotFoundError
+   */
+  releaseCreatedBy(handle: string, creator: string): void {
+    if (this.cache.holds.get(handle)?.creator !== creator || !this.cache.release(handle)) throw new SnapshotHoldNotFoundError(handle);
+  }
+
+  /** Every snapshot on disk with only the holds `creator` made through the API: others' handles never show. */
+  listCreatedBy(creator: string): SnapshotEntry[] {
+    return this.cache.list().map((entry) => ({ ...entry, holds: entry.holds.filter((hold) => hold.creator === creator) }));
   }
 
   /**
@@ -158,7 +188,8 @@ export class Snapshots implements ForgesyncModule {
   }
 
   async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
-    await server.register(snapshotRoutes(this, { tokens: context.tokens, defaultHoldMs: this.options.defaultHoldMs }), { prefix: '/api' });
+    const { defaultHoldMs, apiMaxHoldMs } = this.options;
+    await server.register(snapshotRoutes(this, { tokens: context.tokens, defaultHoldMs, maxHoldMs: apiMaxHoldMs }), { prefix: '/api' });
   }
 
   /** Lets running evictions finish and stops the long-lived readers. */
@@ -199,7 +230,10 @@ export class Snapshots implements ForgesyncModule {
           this.objects.forget(clone);
           if (!sha) throw new RevisionNotFoundError(source.name, revision);
           this.options.logger.warn({ event: 'snapshot_temporary_clone', source: source.name, sha }, `no mirror of ${source.name} yet: used a temporary clone`);
-          return await this.#hold(source, revision, sha, false, true, options, (target, parent) => exportCommit(runner, clone, sha, target, parent));
+          return await this.#hold(source, revision, sha, false, true, options, {
+            measure: () => measureTree(runner, clone, sha),
+            materialise: (target, parent, measured) => exportCommit(runner, clone, sha, target, parent, undefined, measured),
+          });
         } finally {
           await releaseTempDir(temp);
         }
@@ -208,7 +242,7 @@ export class Snapshots implements ForgesyncModule {
   }
 
   /** Exports `sha`, derived from the closest materialised commit of the source when there is one. */
-  async #materialise(source: Source, mirror: string, sha: string, target: string, parent: string): Promise<ExportStats> {
+  async #materialise(source: Source, mirror: string, sha: string, target: string, parent: string, measured: ExportStats): Promise<ExportStats> {
     const key = { source: source.name, sourceDir: snapshotSourceDirName(source, source.url), sha };
     let changed: string[] = [];
     const borrowed = await this.cache.borrowBase(key, async (candidates) => {
@@ -219,7 +253,7 @@ export class Snapshots implements ForgesyncModule {
     try {
       const started = performance.now();
       const base = borrowed ? { ...borrowed.base, changed } : undefined;
-      const stats = await exportCommit(this.options.runner, mirror, sha, target, parent, base);
+      const stats = await exportCommit(this.options.runner, mirror, sha, target, parent, base, measured);
       this.options.logger.debug(
         { event: 'snapshot_materialised', source: source.name, sha, files: stats.files, derived_from: stats.derivedFrom, base: borrowed?.base.sha ?? null, ms: Math.round(performance.now() - started) },
         `materialised ${source.name}@${sha}`,
@@ -265,13 +299,13 @@ export class Snapshots implements ForgesyncModule {
     stale: boolean,
     temporaryClone: boolean,
     options: OpenSnapshotOptions,
-    materialise: (target: string, parent: string) => ReturnType<typeof exportCommit>,
+    maker: SnapshotMaker,
   ): Promise<Snapshot> {
     const expiresAt = options.holdMs !== undefined ? new Date(Date.now() + options.holdMs).toISOString() : null;
     const { path, hold } = await this.cache.acquire(
       { source: source.name, sourceDir: snapshotSourceDirName(source, source.url), sha },
-      { owner: (options.owner ?? 'library').slice(0, 128), expiresAt },
-      materialise,
+      { owner: (options.owner ?? 'library').slice(0, 128), expiresAt, ...(options.creator !== undefined ? { creator: options.creator } : {}) },
+      maker,
       MATERIALISE_WAIT_MS,
     );
     return new Snapshot({ source: source.name, ref, sha, path, stale, handle: hold.handle, expiresAt, temporaryClone }, (handle) =>

@@ -13,7 +13,9 @@ export const snapshotSettings = {
     key: 'snapshotMaxBytes',
     env: 'FORGESYNC_SNAPSHOT_MAX_BYTES',
     default: '10GiB',
-    doc: 'Total size of snapshots kept on disk before unheld ones are evicted (`500MiB`, `20GB`, plain bytes).',
+    doc:
+      'Total size of snapshots kept on disk (`500MiB`, `20GB`, plain bytes): beyond it unheld ones are evicted, and a request ' +
+      'that would make the held ones exceed it is refused (409).',
     parse: parseSize,
   }),
   snapshotHoldMs: setting({
@@ -21,6 +23,17 @@ export const snapshotSettings = {
     env: 'FORGESYNC_SNAPSHOT_HOLD',
     default: '1h',
     doc: 'How long a snapshot made by the CLI or the API is protected from eviction unless released.',
+    parse: duration(1000),
+  }),
+  // 24 h: an analysis job that runs overnight fits in one hold, while holds made with a
+  // leaked or careless read token lapse within a day (they used to last up to 7 days).
+  snapshotApiMaxHoldMs: setting({
+    key: 'snapshotApiMaxHold',
+    env: 'FORGESYNC_SNAPSHOT_API_MAX_HOLD',
+    default: '24h',
+    doc:
+      'Longest hold an API caller may ask for (`holdMs`; longer is refused with 400); API snapshots without `holdMs` are held ' +
+      '`snapshotHold` capped by it. The CLI\'s `--hold` is not capped.',
     parse: duration(1000),
   }),
 };

@@ -10,7 +10,9 @@ import {
   InvalidSnapshotRequestError,
   PathNotFoundError,
   RevisionNotFoundError,
+  SnapshotBudgetExceededError,
   SnapshotPathEscapeError,
+  formatBytes,
 } from '../../src/snapshots/errors.js';
 import type { Snapshot } from '../../src/snapshots/snapshot.js';
 import { exportCommit, removeTree } from '../../src/snapshots/export.js';
@@ -37,6 +39,30 @@ function expectExactly(snapshot: Snapshot, gitDir: string): void {
   for (const file of files) {
     expect(readFileSync(join(snapshot.path, file), 'utf8'), file).toBe(git(gitDir, 'cat-file', 'blob', `${snapshot.sha}:${file}`) + '\n');
   }
+}
+
+/** Pushes a commit to `main` whose file `big.txt` is `size` bytes of `fill` (one line); returns its sha. */
+function commitSized(upstream: Upstream, size: number, fill: string): string {
+  writeFileSync(join(upstream.work, 'big.txt'), `${fill.repeat(size - 1)}\n`);
+  git(upstream.work, 'add', '-A');
+  git(upstream.work, 'commit', '-q', '-m', `big.txt of ${size} bytes of ${fill}`);
+  git(upstream.work, 'push', '-q', 'origin', 'main');
+  return git(upstream.work, 'rev-parse', 'HEAD');
+}
+
+/** The bytes of commit `sha`'s files as git stores them: what the snapshot budget counts. */
+function treeBytes(gitDir: string, sha: string): number {
+  return git(gitDir, 'ls-tree', '-r', '-l', sha)
+    .split('\n')
+    .reduce((sum, line) => sum + Number(line.split(/\s+/)[3]), 0);
+}
+
+/** Every name under the snapshot root and its source directories (holds, records, temp directories included). */
+function snapshotFiles(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.split('/').length <= 2)
+    .sort();
 }
 
 // The embedded default, and PostgreSQL for registry and leases (the distributed setup).
@@ -324,5 +350,95 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     expect(() => snapshot.resolve('/etc/passwd')).toThrow(SnapshotPathEscapeError);
     expect(snapshot.resolve('new/file')).toBe(join(snapshot.path, 'new/file'));
     await snapshot.release();
+  });
+  describe('byte budget of held snapshots', () => {
+    /** Two commits of equal size (`bytes` each); only one of them fits the budget `maxBytes` when held. */
+    async function twoCommits(): Promise<{ a: string; b: string; bytes: number }> {
+      const a = commitSized(upstream, 4000, 'a');
+      const b = commitSized(upstream, 4000, 'b');
+      await app.syncAndWait('app');
+      const bytes = treeBytes(upstream.bare, a);
+      expect(treeBytes(upstream.bare, b)).toBe(bytes);
+      return { a, b, bytes };
+    }
+
+    it('refuses a hold that would take held snapshots over the budget, leaving nothing behind, and takes it after a release', async () => {
+      const { a, b, bytes } = await twoCommits();
+      // Room for one of them held, not two.
+      const maxBytes = 2 * bytes - 1;
+      const { app: tight } = await openTestForgesync({ ...app.config, snapshotMaxBytes: maxBytes });
+      try {
+        const first = await tight.openSnapshot('app', a, { holdMs: 60_000, owner: 'cli' });
+        // A second hold of a held snapshot adds no bytes: counted once, it is allowed.
+        const again = await tight.openSnapshot('app', a);
+        const before = snapshotFiles(tight.config.snapshotsDir);
+
+        const refused = await tight.openSnapshot('app', b, { holdMs: 60_000 }).catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(SnapshotBudgetExceededError);
+        expect(refused).toMatchObject({ sha: b, bytes, heldBytes: bytes, maxBytes });
+        const message = (refused as Error).message;
+        expect(message).toContain(`held snapshots already take ${formatBytes(bytes)} of the ${formatBytes(maxBytes)} FORGESYNC_SNAPSHOT_MAX_BYTES allows`);
+        expect(message).toContain('forgesync snapshot release <handle>');
+        expect(message).toContain('raise FORGESYNC_SNAPSHOT_MAX_BYTES');
+        // Nothing made, nothing held: no directory, record, index, temp directory or hold file of b.
+        expect(snapshotFiles(tight.config.snapshotsDir)).toEqual(before);
+        expect(tight.snapshots.cache.list().map((entry) => entry.sha)).toEqual([a]);
+        expect(tight.snapshots.cache.holds.live().map((hold) => hold.sha)).toEqual([a, a]);
+
+        await first.release();
+        // Still held by `again`: b is still refused.
+        await expect(tight.openSnapshot('app', b)).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
+        await again.release();
+        const second = await tight.openSnapshot('app', b, { holdMs: 60_000 });
+        expectExactly(second, upstream.bare);
+        // The unheld snapshot of a is evicted to make room, as before.
+        await tight.snapshots.cache.settled();
+        expect(tight.snapshots.cache.list().map((entry) => entry.sha)).toEqual([b]);
+        // And an unheld snapshot on disk counts too once it would be held again.
+        await expect(tight.openSnapshot('app', a)).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
+        await second.release();
+      } finally {
+        await tight.close();
+      }
+    });
+
+    it('gives the last room to exactly one of two instances asking for different commits at the same moment', async () => {
+      const { a, b, bytes } = await twoCommits();
+      const config = { ...app.config, snapshotMaxBytes: 2 * bytes - 1 };
+      const [{ app: one }, { app: two }] = await Promise.all([openTestForgesync(config), openTestForgesync(config)]);
+      try {
+        const results = await Promise.allSettled([one.openSnapshot('app', a), two.openSnapshot('app', b)]);
+        const fulfilled = results.filter((result) => result.status === 'fulfilled');
+        const rejected = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+        expect(fulfilled).toHaveLength(1);
+        expect(rejected).toHaveLength(1);
+        expect(rejected[0]?.reason).toBeInstanceOf(SnapshotBudgetExceededError);
+        // The loser left nothing: one snapshot on disk, one hold.
+        expect(one.snapshots.cache.list()).toHaveLength(1);
+        expect(one.snapshots.cache.holds.live()).toHaveLength(1);
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+      }
+    });
+
+    it('refuses a temporary clone over the budget and deletes the clone', async () => {
+      const fresh = Upstream.create(undefined, 'fresh.git');
+      fresh.commit('main');
+      await app.addSource({ url: fresh.bare, name: 'fresh' });
+      const source = await app.getSource('fresh');
+      const { app: tight } = await openTestForgesync({ ...app.config, snapshotMaxBytes: 1 });
+      const other = await openLeaseManager(app.config.leaseUrl);
+      const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'first clone' });
+      try {
+        await expect(tight.openSnapshot('fresh', 'main', { waitMs: 200 })).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
+        expect(readdirSync(join(tight.config.snapshotsDir, '.clones'))).toEqual([]);
+        expect(tight.snapshots.cache.list()).toEqual([]);
+        expect(tight.snapshots.cache.holds.live()).toEqual([]);
+      } finally {
+        await lease.release();
+        await other.close();
+        await tight.close();
+      }
+    });
   });
 });
