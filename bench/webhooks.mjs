@@ -57,7 +57,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
-import { signBody } from '../dist/server/webhooks/signature.js';
+import { signBody } from '../dist/replication/webhooks/signature.js';
 import { addCommit, createTemplate, createUpstreams, git, pool, refLines } from './lib/git-fleet.mjs';
 import { runStage } from './lib/webhooks-load.mjs';
 import { cpuMsOf, memoryOf, startHello, startServe, stop } from './lib/webhooks-procs.mjs';

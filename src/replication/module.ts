@@ -16,6 +16,7 @@ import type { MatchedRequest } from '../store/match-requests.js';
 import { RegistryRepository } from '../store/registry.js';
 import { SourceRepository, type SourceFilter } from '../store/sources.js';
 import type { RegistryState, Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
+import { WebhookDeliveryRepository } from '../store/webhook-deliveries.js';
 import { validateCredentialName, type CredentialStore } from '../credentials/store.js';
 import { sourceRoutes } from './http/sources.js';
 import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
@@ -37,6 +38,21 @@ export interface AddSourceInput {
   /** The name of a credential the operator defined, bound to the URL's host; never the secret. */
   credentialRef?: string;
 }
+
+/** A webhook delivery as Replication.oncePerDelivery remembers it. */
+export interface WebhookDelivery {
+  /** The receiver (`generic`): ids are unique per sender only. */
+  provider: string;
+  /** The sender's delivery id, the same on each retry of one event. */
+  id: string;
+  /** When the receiver checked the delivery's timestamp. */
+  receivedAt: Date;
+  /** When the delivery's timestamp leaves the receiver's window: a replay after it is refused anyway. */
+  expiresAt: Date;
+}
+
+/** What became of a delivery given to Replication.oncePerDelivery: acted on (with act's value), or a duplicate. */
+export type DeliveryRun<T> = { duplicate: false; value: T } | { duplicate: true };
 
 /** Resync selection: one name, or every failed row, or all rows, or rows in a state. */
 export type ResyncTarget = { name: string } | 'failed' | 'all' | { state: RegistryState };
@@ -86,11 +102,13 @@ export class Replication implements ForgesyncModule {
   readonly verifier: Verifier;
   readonly metrics: ReplicationMetrics;
   readonly jobs: Record<string, JobKind>;
+  readonly #deliveries: WebhookDeliveryRepository;
 
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
     this.sources = new SourceRepository(database);
     this.registry = new RegistryRepository(database);
+    this.#deliveries = new WebhookDeliveryRepository(database);
     this.metrics = replicationMetrics(options.metrics, () => this.registry.counts());
     this.syncService = new SyncService({
       sources: this.sources,
@@ -133,6 +151,33 @@ export class Replication implements ForgesyncModule {
   get webhookSecrets() {
     const { githubWebhookSecret, gitlabWebhookToken, genericWebhookSecret } = this.options.settings;
     return { github: githubWebhookSecret, gitlab: gitlabWebhookToken, generic: genericWebhookSecret };
+  }
+
+  /**
+   * Runs `act` for the first delivery of an id from a provider, and for no
+   * other delivery of that id until its `expiresAt`, in any process sharing
+   * the registry: the id is claimed in one atomic statement first (a claim
+   * that expired before `receivedAt` is free again). When `act` throws, the
+   * claim is given back, so the sender's retry is acted on. (A process dying
+   * between the claim and act's write loses that one request; the source's
+   * schedule still syncs it.) Expired claims are deleted now and then, at
+   * most once a minute per process.
+   */
+  async oncePerDelivery<T>(delivery: WebhookDelivery, act: () => Promise<T>): Promise<DeliveryRun<T>> {
+    const claim = await this.#deliveries.claim(delivery.provider, delivery.id, delivery.expiresAt, delivery.receivedAt);
+    if (!claim) return { duplicate: true };
+    let value: T;
+    try {
+      value = await act();
+    } catch (error) {
+      await this.#deliveries.release(claim).catch(() => undefined); // the act's error is the one to report
+      throw error;
+    }
+    await this.#deliveries.pruneIfDue().catch((error: unknown) => {
+      // Only space is at stake; the next prune catches up.
+      this.options.logger.warn({ event: 'webhook_deliveries_prune_failed', err: error }, 'pruning webhook_deliveries failed');
+    });
+    return { duplicate: false, value };
   }
 
   get logger(): Logger {

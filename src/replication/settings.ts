@@ -1,4 +1,12 @@
 import { duration, integer, setting, text } from '../config/setting.js';
+import { decodeWebhookSecret } from './webhooks/standard.js';
+
+/** A Standard Webhooks secret (`whsec_<base64>`), checked here so a bad one stops the start, not every delivery. */
+function standardWebhookSecret(value: unknown): string {
+  const secret = text()(value).trim();
+  decodeWebhookSecret(secret);
+  return secret;
+}
 
 /** Settings of the replication module: capacity, schedules, retries, verification and webhook secrets. */
 export const replicationSettings = {
@@ -59,7 +67,7 @@ export const replicationSettings = {
   genericWebhookSecret: setting({
     key: 'genericWebhookSecret',
     env: 'FORGESYNC_GENERIC_WEBHOOK_SECRET',
-    doc: 'HMAC-SHA256 secret of the generic webhook (`X-Forgesync-Signature-256: sha256=<hex>`).',
-    parse: text(),
+    doc: 'Standard Webhooks secret of the generic webhook: `whsec_` and the base64 of 24 to 64 random bytes (`whsec_$(openssl rand -base64 32)`).',
+    parse: standardWebhookSecret,
   }),
 };

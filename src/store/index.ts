@@ -6,5 +6,6 @@ export { ATTEMPTS_KEPT_PER_SOURCE, type AttemptOutcome } from './attempts.js';
 export { MAX_FAILURE_LENGTH } from './rows.js';
 export { matchKey, fullNameKey } from './match-key.js';
 export type { MatchedRequest } from './match-requests.js';
+export { WebhookDeliveryRepository, DELIVERY_PRUNE_MARGIN_MS, type DeliveryClaim } from './webhook-deliveries.js';
 export * from './errors.js';
 export * from './types.js';

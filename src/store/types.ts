@@ -75,11 +75,20 @@ export interface SyncAttemptsTable {
   fence: FenceColumn;
 }
 
+/** The `webhook_deliveries` table: delivery ids seen lately, so a replay is not acted on twice (webhook-deliveries.ts). */
+export interface WebhookDeliveriesTable {
+  provider: string;
+  delivery_id: string;
+  received_at: Millis;
+  expires_at: Millis;
+}
+
 /** The Kysely database interface of the registry store. */
 export interface Schema {
   sources: SourcesTable;
   registry: RegistryTable;
   sync_attempts: SyncAttemptsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 /** An upstream repository and how often to sync it. */

@@ -1,14 +1,24 @@
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { WebhookEventName } from '@octokit/webhooks-types';
 import type { InjectOptions } from 'fastify';
+import { Webhook } from 'standardwebhooks';
 import { signBody } from '../../src/replication/webhooks/signature.js';
 import { testSecret } from '../support/secrets.js';
+
+/**
+ * A Standard Webhooks secret, `whsec_<base64 of 32 random bytes>`
+ * (FORGESYNC_TEST_<NAME> from the environment when set).
+ */
+export function standardSecret(name?: string): string {
+  return (name ? process.env[`FORGESYNC_TEST_${name}`] : undefined) ?? `whsec_${randomBytes(32).toString('base64')}`;
+}
 
 /** Secrets of the test receivers. */
 export const SECRETS = {
   github: testSecret('GITHUB_WEBHOOK_SECRET'),
   gitlab: testSecret('GITLAB_WEBHOOK_TOKEN'),
-  generic: testSecret('GENERIC_WEBHOOK_SECRET'),
+  generic: standardSecret('GENERIC_WEBHOOK_SECRET'),
 };
 
 /** The settings that enable the three receivers. */
@@ -72,14 +82,45 @@ export function gitlabDelivery(hook: string, payload: unknown, token: string | n
   };
 }
 
-/** A signed generic delivery for the source `name`. */
-export function genericDelivery(name: string, body = '{"ref":"refs/heads/main"}', secret = SECRETS.generic): InjectOptions {
-  return {
-    method: 'POST',
-    url: `/hooks/generic/${encodeURIComponent(name)}`,
-    headers: { 'content-type': 'application/json', 'x-forgesync-signature-256': signBody(secret, body) },
-    payload: body,
+/** How genericDelivery signs; every part can be changed to make a delivery that must be refused. */
+export interface GenericDeliveryOptions {
+  /** The raw body; default a small JSON object. */
+  body?: string | Buffer;
+  /** Content type; null: none. Default application/json. */
+  contentType?: string | null;
+  /** webhook-id; default a fresh `msg_<hex>`. */
+  id?: string;
+  /** When it is signed (webhook-timestamp); default now. */
+  at?: Date;
+  /** The secret the standardwebhooks signer uses; default the receiver's. */
+  secret?: string;
+  /** The whole webhook-signature header instead of the signer's. */
+  signature?: string;
+  /** Headers to leave out. */
+  omit?: ('webhook-id' | 'webhook-timestamp' | 'webhook-signature')[];
+}
+
+/** A fresh Standard Webhooks delivery id, `msg_<hex>` like the spec's examples. */
+export function deliveryId(): string {
+  return `msg_${randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * A Standard Webhooks delivery for the source `name`, signed by the
+ * `standardwebhooks` package (the spec's own library, as a sender uses it).
+ */
+export function genericDelivery(name: string, options: GenericDeliveryOptions = {}): InjectOptions & { headers: Record<string, string> } {
+  const body = options.body ?? '{"ref":"refs/heads/main"}';
+  const id = options.id ?? deliveryId();
+  const at = options.at ?? new Date();
+  const headers: Record<string, string> = {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': options.signature ?? new Webhook(options.secret ?? SECRETS.generic).sign(id, at, body),
   };
+  for (const omitted of options.omit ?? []) delete headers[omitted];
+  if (options.contentType !== null) headers['content-type'] = options.contentType ?? 'application/json';
+  return { method: 'POST', url: `/hooks/generic/${encodeURIComponent(name)}`, headers, payload: body };
 }
 
 /** A GitLab project object for `https://<host>/<path>` (the fields GitLab sends in push and system hooks). */

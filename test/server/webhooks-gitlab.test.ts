@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signBody } from '../../src/replication/webhooks/signature.js';
 import { startTestServer, type TestServer } from './support.js';
 import {
-  genericDelivery,
   gitlabDelivery,
   gitlabPush,
   gitlabRepositoryUpdate,
@@ -92,42 +90,5 @@ describe('GitLab webhooks', () => {
     expect(await webhookCount(t, 'gitlab', 'unknown_repository')).toBe(2);
     expect(await webhookCount(t, 'gitlab', 'ignored')).toBe(2);
     expect(t.logs.text).not.toContain(SECRETS.gitlab);
-  });
-});
-
-describe('generic webhook', () => {
-  it('a signed delivery → 202 and a sync request for the named source', async () => {
-    const before = await requestCounts(t);
-    const response = await t.server.inject(genericDelivery('infra'));
-    expect(response.statusCode).toBe(202);
-    expect(response.json()).toEqual({ result: 'accepted', sources: ['infra'] });
-    // An empty body, signed, is fine too.
-    const empty = await t.server.inject({
-      method: 'POST',
-      url: '/hooks/generic/infra',
-      headers: { 'x-forgesync-signature-256': signBody(SECRETS.generic, '') },
-    });
-    expect(empty.statusCode).toBe(202);
-    expect(await requestCounts(t)).toEqual({ ...before, infra: before.infra! + 2 });
-  });
-
-  it('an unknown source → 202 unknown_repository, nothing recorded', async () => {
-    const before = await requestCounts(t);
-    const response = await t.server.inject(genericDelivery('nope'));
-    expect(response.statusCode).toBe(202);
-    expect(response.json()).toMatchObject({ result: 'unknown_repository' });
-    expect(await requestCounts(t)).toEqual(before);
-  });
-
-  it('bad or missing signature → 401, malformed JSON → 400, nothing recorded', async () => {
-    const before = await t.app.replication.sources.list();
-    expect((await t.server.inject(genericDelivery('infra', '{}', 'wrong-secret'))).statusCode).toBe(401);
-    const unsigned = await t.server.inject({ method: 'POST', url: '/hooks/generic/infra', payload: {} });
-    expect(unsigned.statusCode).toBe(401);
-    expect(unsigned.json().message).toMatch(/X-Forgesync-Signature-256/);
-    // The GitHub secret does not open the generic receiver.
-    expect((await t.server.inject(genericDelivery('infra', '{}', SECRETS.github))).statusCode).toBe(401);
-    expect((await t.server.inject(genericDelivery('infra', '{"broken"'))).statusCode).toBe(400);
-    expect(await t.app.replication.sources.list()).toEqual(before);
   });
 });

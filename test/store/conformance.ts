@@ -9,6 +9,7 @@ import { describeMigrations } from './suite/migrations.js';
 import { describeRegistry } from './suite/registry.js';
 import { describeScheduling } from './suite/scheduling.js';
 import { describeSources } from './suite/sources.js';
+import { describeWebhookDeliveries } from './suite/webhook-deliveries.js';
 
 /** What every part of the suite works with; valid inside tests (set up in beforeAll). */
 export interface StoreContext {
@@ -66,5 +67,6 @@ export function describeStoreConformance(backend: StoreBackend): void {
     describeRegistry(ctx);
     describeScheduling(ctx);
     describeAttempts(ctx);
+    describeWebhookDeliveries(ctx);
   });
 }

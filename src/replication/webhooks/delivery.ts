@@ -8,11 +8,13 @@ export type WebhookProvider = 'github' | 'gitlab' | 'generic';
 /**
  * What became of a delivery, the `result` label of `forgesync_webhooks_total`:
  * a request was recorded (`accepted`), nothing to do (`ignored`), no source
- * matches (`unknown_repository`), refused for its signature or token, or
- * because the receiver is not configured (`unauthorized`), unreadable
- * (`invalid`: malformed, oversized), or a server-side failure (`error`).
+ * matches (`unknown_repository`), a delivery id acted on before (`duplicate`),
+ * refused for its signature or token, or because the receiver is not
+ * configured (`unauthorized`), unreadable (`invalid`: malformed, oversized),
+ * or a server-side failure (`error`). Operator-side: a receiver may answer
+ * the sender the same for several of them (the generic one does).
  */
-export type WebhookResult = 'accepted' | 'ignored' | 'unknown_repository' | 'unauthorized' | 'invalid' | 'error';
+export type WebhookResult = 'accepted' | 'ignored' | 'unknown_repository' | 'duplicate' | 'unauthorized' | 'invalid' | 'error';
 
 /** How a delivery is answered and logged. */
 export interface DeliveryOutcome {
@@ -34,7 +36,7 @@ export interface DeliveryOutcome {
 const LOGGED_SOURCES = 10;
 
 /** Headers that carry the forge's delivery id. */
-const DELIVERY_HEADERS = ['x-github-delivery', 'x-gitlab-event-uuid', 'x-gitlab-webhook-uuid', 'x-forgesync-delivery'];
+const DELIVERY_HEADERS = ['x-github-delivery', 'x-gitlab-event-uuid', 'x-gitlab-webhook-uuid', 'webhook-id'];
 
 /** A refusal: 4xx with `{ error, message }`. */
 export function refusal(status: number, result: WebhookResult, error: string, message: string): DeliveryOutcome {

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Replication } from '../module.js';
 import { parsePayload } from './body.js';
 import { refusal } from './delivery.js';
-import { handleGeneric } from './generic.js';
+import { genericReceiver } from './generic.js';
 import { handleGitHub } from './github.js';
 import { handleGitLab } from './gitlab.js';
 import { header, registerReceiver, type ReceiverSpec } from './receiver.js';
@@ -17,8 +17,11 @@ export type { WebhookProvider, WebhookResult } from './delivery.js';
  * - `POST /hooks/github` — `X-Hub-Signature-256` (HMAC-SHA256 of the raw
  *   body, FORGESYNC_GITHUB_WEBHOOK_SECRET); JSON or form-encoded `payload=`.
  * - `POST /hooks/gitlab` — `X-Gitlab-Token` (FORGESYNC_GITLAB_WEBHOOK_TOKEN).
- * - `POST /hooks/generic/:source` — `X-Forgesync-Signature-256: sha256=<hex>`
- *   (FORGESYNC_GENERIC_WEBHOOK_SECRET), for any other forge or script.
+ * - `POST /hooks/generic/:source` — Standard Webhooks (`webhook-id`,
+ *   `webhook-timestamp`, `webhook-signature`; FORGESYNC_GENERIC_WEBHOOK_SECRET
+ *   as `whsec_<base64>`), for any other forge or script; each webhook-id is
+ *   acted on once, and every authenticated delivery gets the same answer
+ *   (see generic.ts).
  *
  * A delivery is answered 202 once its sync request is recorded in the
  * registry (the worker is nudged; the registry's request counter coalesces
@@ -46,7 +49,10 @@ function receivers(app: Replication): ReceiverSpec[] {
       secretEnv: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',
       checkHeaders: (request) =>
         header(request, 'x-hub-signature-256') ? null : refusal(401, 'unauthorized', 'unauthorized', 'missing X-Hub-Signature-256 header'),
-      verifyBody: (request, raw, secret) => verifySignature(secret, raw, header(request, 'x-hub-signature-256')),
+      verifyBody: (request, raw, secret) =>
+        verifySignature(secret, raw, header(request, 'x-hub-signature-256'))
+          ? null
+          : refusal(401, 'unauthorized', 'unauthorized', 'the signature does not match the body'),
       handle: async (request, raw) => {
         const event = header(request, 'x-github-event');
         if (!event) return refusal(400, 'invalid', 'invalid_payload', 'missing X-GitHub-Event header');
@@ -71,23 +77,6 @@ function receivers(app: Replication): ReceiverSpec[] {
         return handleGitLab(app, hook, parsePayload(raw, header(request, 'content-type')));
       },
     },
-    {
-      provider: 'generic',
-      path: '/generic/:source',
-      summary: 'Generic webhook',
-      description: 'Requests a sync of the named source. Signed with X-Forgesync-Signature-256: sha256=<HMAC-SHA256 of the raw body>.',
-      secret: secrets.generic,
-      secretEnv: 'FORGESYNC_GENERIC_WEBHOOK_SECRET',
-      checkHeaders: (request) =>
-        header(request, 'x-forgesync-signature-256')
-          ? null
-          : refusal(401, 'unauthorized', 'unauthorized', 'missing X-Forgesync-Signature-256 header'),
-      verifyBody: (request, raw, secret) => verifySignature(secret, raw, header(request, 'x-forgesync-signature-256')),
-      handle: async (request, raw) => {
-        const type = header(request, 'content-type') ?? '';
-        if (raw.length > 0 && /json/i.test(type)) parsePayload(raw, type); // well-formed or 400; the content is not needed
-        return handleGeneric(app, (request.params as { source: string }).source);
-      },
-    },
+    genericReceiver(app),
   ];
 }

@@ -16,8 +16,8 @@ export interface ReceiverSpec {
   secretEnv: string;
   /** Header checks before the body is read (missing signature, wrong token); a refusal or null. */
   checkHeaders(request: FastifyRequest, secret: string): DeliveryOutcome | null;
-  /** Checks the raw body against its signature; false → 401. */
-  verifyBody?(request: FastifyRequest, raw: Buffer, secret: string): boolean;
+  /** Checks the raw body against its signature; a refusal (401) or null. */
+  verifyBody?(request: FastifyRequest, raw: Buffer, secret: string): DeliveryOutcome | null;
   /** Acts on an authenticated delivery (after the request is durably recorded, it answers). */
   handle(request: FastifyRequest, raw: Buffer): Promise<DeliveryOutcome>;
 }
@@ -56,9 +56,8 @@ export function registerReceiver(app: Replication, spec: ReceiverSpec) {
       },
       async (request: FastifyRequest, reply: FastifyReply) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        if (spec.verifyBody && !spec.verifyBody(request, raw, spec.secret!)) {
-          return finish(context, request, reply, refusal(401, 'unauthorized', 'unauthorized', 'the signature does not match the body'));
-        }
+        const refused = spec.verifyBody?.(request, raw, spec.secret!);
+        if (refused) return finish(context, request, reply, refused);
         return finish(context, request, reply, await spec.handle(request, raw));
       },
     );

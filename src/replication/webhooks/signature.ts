@@ -3,7 +3,7 @@ import { safeEqual } from '../../server/auth.js';
 
 const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 
-/** `sha256=<hex>`: the HMAC-SHA256 of `body` under `secret`, as GitHub and the generic hook send it. */
+/** `sha256=<hex>`: the HMAC-SHA256 of `body` under `secret`, as GitHub sends it (X-Hub-Signature-256). */
 export function signBody(secret: string, body: Buffer | string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }

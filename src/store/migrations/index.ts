@@ -4,6 +4,7 @@ import { sourcesRegistry } from './001_sources_registry.js';
 import { syncAttempts } from './002_sync_attempts.js';
 import { sourceMatchKey } from './003_source_match_key.js';
 import { sourceNameNocase } from './004_source_name_nocase.js';
+import { webhookDeliveries } from './005_webhook_deliveries.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -16,6 +17,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '002_sync_attempts': syncAttempts(dialect),
     '003_source_match_key': sourceMatchKey(),
     '004_source_name_nocase': sourceNameNocase(),
+    '005_webhook_deliveries': webhookDeliveries(dialect),
   };
 }
 
