@@ -9,7 +9,7 @@ const READ = testSecret('GUARD_READ_TOKEN');
 describe('HTTP service: no open API, no cross-site or rebinding requests, no token guessing', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ tokens: { admin: ADMIN, read: READ }, env: { FORGESYNC_GENERIC_WEBHOOK_SECRET: testSecret('GUARD_GENERIC') } });
+    t = await startTestServer({ tokens: { admin: ADMIN, read: READ } });
   });
   afterAll(async () => {
     await t?.close();

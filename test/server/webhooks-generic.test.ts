@@ -1,3 +1,4 @@
+import { testSecret } from '../support/secrets.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -238,7 +239,7 @@ describe.each(['sqlite', 'postgres'] as const)('generic webhook ids across proce
     database = await createTestDatabase(kind);
     for (let i = 0; i < 2; i++) {
       const { app } = await openTestForgesync(testConfig(database.url, WEBHOOK_ENV));
-      processes.push({ app, server: await buildServer(app, { tokens: { admin: undefined, read: undefined } }) });
+      processes.push({ app, server: await buildServer(app, { tokens: { admin: testSecret('SHARED_ADMIN_TOKEN'), read: undefined } }) });
     }
     await processes[0]!.app.addSource({ url: 'https://git.example.com/ops/shared.git', name: 'shared' });
   });
