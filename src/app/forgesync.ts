@@ -1,5 +1,6 @@
 import { pickSettings } from '../config/setting.js';
 import type { TreeEntry } from '../git/cat-file.js';
+import { EgressPolicy } from '../egress/policy.js';
 import { GitRunner } from '../git/runner.js';
 import { parseProtocols } from '../git/url.js';
 import { Kernel } from '../kernel/kernel.js';
@@ -44,7 +45,15 @@ export class Forgesync {
     const kernel = await Kernel.open({ ...config, logger });
     try {
       const protocols = parseProtocols(config.gitProtocols);
-      const runner = new GitRunner({ protocols });
+      // Every outbound connection passes this policy; modules get it through the runner (runner.egress).
+      const egress = new EgressPolicy({ allowNetworks: config.allowNetworks ?? [] });
+      const runner = new GitRunner({
+        protocols,
+        egress,
+        dataDir: config.dataDir,
+        ...(config.sshKeyFile !== undefined ? { sshKeyFile: config.sshKeyFile } : {}),
+        sshAgent: config.sshAgent,
+      });
       const credentials = new CredentialStore({ secretsFile: config.secretsFile, logger });
       const { database, leases, jobs, metrics } = kernel;
       let snapshots: Snapshots | undefined;
@@ -79,7 +88,7 @@ export class Forgesync {
           apiMaxHoldMs: config.snapshotApiMaxHoldMs,
           getSource: (name) => replication.getSource(name),
           syncAndWait: (name, timeoutMs) => replication.syncAndWait(name, { trigger: 'library', timeoutMs }),
-          tokenOf: async (source) => (source.credentialRef ? (await credentials.tokenFor(source.credentialRef, source.url)).token : undefined),
+          tokenOf: async (source) => (source.credentialRef ? await credentials.tokenFor(source.credentialRef, source.url) : undefined),
         }),
       );
       return new Forgesync(config, kernel, runner, replication, snapshots);

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tokenScopeFor } from './env.js';
 import { GitCommandError } from './errors.js';
 import { mirrorDirName, safeJoin } from './paths.js';
 import {
@@ -16,7 +15,7 @@ import {
   type RemoteListing,
 } from './refs.js';
 import { listRemote } from './remote-refs.js';
-import type { GitRunOptions, GitRunner } from './runner.js';
+import type { GitRunOptions, GitRunner, PreparedRemote } from './runner.js';
 import {
   discardDir,
   legacyMirror,
@@ -45,6 +44,12 @@ export interface SyncMirrorOptions {
   url: string;
   /** Access token, sent as an `Authorization` header through the environment. */
   token?: string;
+  /**
+   * Whether the token may be sent to `url` (the upstream, or where it
+   * redirects); default: only the upstream URL's own origin. A redirect to
+   * an origin this refuses fails the sync (CredentialRedirectError).
+   */
+  tokenAllowed?: (url: URL) => boolean;
   /** Abort (e.g. lease lost): the running git process group is killed. */
   signal?: AbortSignal;
   /** git's progress lines, redacted. */
@@ -82,7 +87,7 @@ type Inspection =
  * `ls-remote` shows a difference. Callers hold the source's lease.
  */
 export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSyncResult> {
-  const { runner, storage, name, token, signal } = options;
+  const { runner, storage, name, token, tokenAllowed, signal } = options;
   const owner = { id: options.id, name };
   const url = validateRemoteUrl(options.url, runner.protocols);
   const path = safeJoin(storage, mirrorDirName(owner, url));
@@ -93,17 +98,22 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     const legacy = await legacyMirror(storage, owner, url);
     if (legacy) await rename(legacy, path);
   }
-  const remote = { signal, token };
-  const tokenScope = tokenScopeFor(url);
-  const git = {
-    signal,
+  // Checked against the egress policy, redirects resolved, connections pinned: every git call
+  // below that talks to the upstream goes through this one remote (GitRunner.prepareRemote).
+  const remote = await runner.prepareRemote(url, {
+    ...(token !== undefined ? { token } : {}),
+    ...(tokenAllowed ? { tokenAllowed } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  const git: GitRunOptions = {
+    ...(signal ? { signal } : {}),
     ...(options.onProgress ? { onStderrLine: options.onProgress } : {}),
-    ...(tokenScope ? { tokenScope } : {}),
+    remote,
   };
   const progress = options.onProgress ? ['--progress'] : [];
 
-  // In-process for a plain local upstream, `git ls-remote` otherwise (see remote-refs.ts).
-  const upstream = await listRemote(runner, url, remote);
+  // In-process for a plain local upstream or a clean advertisement, `git ls-remote` otherwise (see remote-refs.ts).
+  const upstream = await listRemote(runner, remote, signal ? { signal } : {});
   const inspection = await inspect(runner, path, url, options.fsck ?? false, signal);
   let action: MirrorSyncResult['action'];
   let before: RefMap = new Map();
@@ -131,22 +141,22 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
           ...(housekeepingDue(path) ? [] : ['--no-auto-maintenance']),
           ...progress,
           '--end-of-options',
-          url,
+          remote.url,
           '+refs/*:refs/*',
         ],
-        { ...git, token },
+        git,
       );
       action = 'fetched';
     } catch (error) {
       // A fetch that fails on a mirror whose history is broken is healed by a re-clone.
       if (!(error instanceof GitCommandError) || (await connected(runner, path, signal))) throw error;
-      await clone(options, url, path, progress, git);
+      await clone(options, remote, url, path, progress, git);
       action = 'recloned';
       reason = `fetch failed and the mirror is broken: ${error.message}`;
     }
   } else {
     const stale = inspection.state === 'missing' ? await staleMirrors(storage, owner, url) : [];
-    await clone(options, url, path, progress, git);
+    await clone(options, remote, url, path, progress, git);
     for (const dir of stale) await discardDir(storage, dir);
     action = inspection.state === 'missing' && stale.length === 0 ? 'cloned' : 'recloned';
     if (inspection.state === 'replace') reason = inspection.reason;
@@ -185,21 +195,19 @@ function result(
   };
 }
 
-/** Clones into a fresh `.tmp-*` directory, records the source, then renames it over `path`. */
+/** Clones `remote` into a fresh `.tmp-*` directory, records the source's `url`, then renames it over `path`. */
 async function clone(
   options: SyncMirrorOptions,
+  remote: PreparedRemote,
   url: string,
   path: string,
   progress: string[],
   git: GitRunOptions,
 ): Promise<void> {
-  const { runner, storage, name, token } = options;
+  const { runner, storage, name } = options;
   const tmp = await makeTempDir(storage);
   try {
-    await runner.run(['clone', '--mirror', '--no-local', '--template=', ...progress, '--end-of-options', url, tmp], {
-      ...git,
-      token,
-    });
+    await runner.run(['clone', '--mirror', '--no-local', '--template=', ...progress, '--end-of-options', remote.url, tmp], git);
     await writeMirrorMeta(tmp, name, url);
     await replaceDir(storage, tmp, path);
   } finally {

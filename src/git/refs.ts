@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { tokenScopeFor } from './env.js';
 import { GitCommandError, RemoteNotFoundError, isRemoteNotFound } from './errors.js';
-import type { GitRunner } from './runner.js';
-import { validateRemoteUrl } from './url.js';
+import type { GitRunner, PreparedRemote } from './runner.js';
 
 /** Refname → object id (hex sha), e.g. `refs/heads/main` → `9de79c…`. */
 export type RefMap = Map<string, string>;
@@ -19,7 +17,10 @@ export interface RemoteListing {
 
 export interface RemoteCallOptions {
   signal?: AbortSignal;
+  /** For a URL (not a prepared remote): the token to prepare it with (see GitRunner.prepareRemote). */
   token?: string;
+  /** For a URL: the origins the token may go to (default: the URL's own). */
+  tokenAllowed?: (url: URL) => boolean;
   timeoutMs?: number;
 }
 
@@ -29,18 +30,24 @@ export const OBJECT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 const SYMBOLIC_REF = /^ref:\s*(refs\/\S+)$/;
 
 /**
- * Lists the upstream's refs with `git ls-remote --symref`.
+ * Lists the upstream's refs with `git ls-remote --symref`; a URL is prepared
+ * first (`runner.prepareRemote`).
  * @throws InvalidRemoteUrlError before running anything if the URL is refused;
+ *   EgressRefusedError before anything is sent to a refused address;
  *   RemoteNotFoundError when the upstream repository does not exist.
  */
-export async function lsRemote(runner: GitRunner, url: string, options: RemoteCallOptions = {}): Promise<RemoteListing> {
-  const remote = validateRemoteUrl(url, runner.protocols);
+export async function lsRemote(runner: GitRunner, upstream: string | PreparedRemote, options: RemoteCallOptions = {}): Promise<RemoteListing> {
+  const remote = typeof upstream === 'string' ? await runner.prepareRemote(upstream, options) : upstream;
+  const { signal, timeoutMs } = options;
   let stdout: string;
   try {
-    const tokenScope = tokenScopeFor(remote);
-    ({ stdout } = await runner.run(['ls-remote', '--symref', '--end-of-options', remote], { ...options, ...(tokenScope ? { tokenScope } : {}) }));
+    ({ stdout } = await runner.run(['ls-remote', '--symref', '--end-of-options', remote.url], {
+      remote,
+      ...(signal ? { signal } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    }));
   } catch (error) {
-    if (isRemoteNotFound(error)) throw new RemoteNotFoundError(remote, error);
+    if (isRemoteNotFound(error)) throw new RemoteNotFoundError(remote.requested, error);
     throw error;
   }
   const refs: RefMap = new Map();

@@ -1,8 +1,10 @@
 import { lstatSync, readFileSync, statSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { authorizationValue, checkToken, tokenScopeFor } from './env.js';
+import type { ResolvedHost } from '../egress/address.js';
+import { CredentialRedirectError, EgressNetworkError, EgressTimeoutError } from '../egress/errors.js';
+import { requestFollowingRedirects, type PinnedResponse } from '../egress/http.js';
+import { proxyConfigured } from '../egress/proxy.js';
+import { authorizationValue } from './env.js';
 import { GitAbortedError, GitTimeoutError } from './errors.js';
 import {
   lsRemote,
@@ -14,15 +16,15 @@ import {
   type RemoteCallOptions,
   type RemoteListing,
 } from './refs.js';
-import type { GitRunner } from './runner.js';
-import { urlProtocol, validateRemoteUrl } from './url.js';
+import type { GitRunner, PreparedRemote } from './runner.js';
 
 // ---------------------------------------------------------------------------
 // `git ls-remote --symref` costs a git process plus the upload-pack (or
 // git-remote-https) it starts, 5-10 ms of CPU, and runs before every sync.
 // - For an upstream on this machine the same answer is in a few small files,
 //   read here in-process with the readers the mirror side already uses (refs.ts).
-// - For an http(s) upstream it is one GET of the smart-HTTP ref advertisement.
+// - For an http(s) upstream it is one GET of the smart-HTTP ref advertisement,
+//   the request GitRunner.prepareRemote makes anyway to resolve redirects.
 // As in refs.ts, this code only answers when it is sure to answer what git
 // would; anything unusual (a config that could change the advertisement, a
 // layout it does not know, an odd ref, a repository git would refuse, a proxy,
@@ -35,27 +37,26 @@ const MAX_PATH = 4096 - 10;
 /**
  * Lists the upstream's refs and HEAD exactly as {@link lsRemote} does, without
  * a process where that is safe: from the repository's files for a plain local
- * upstream, from one smart-HTTP GET for an http(s) one, from
- * `git ls-remote --symref` otherwise (and whenever in doubt).
+ * upstream, from the smart-HTTP GET that prepared an http(s) one, from
+ * `git ls-remote --symref` otherwise (and whenever in doubt). A URL is
+ * prepared first (`runner.prepareRemote`, with `options.token`).
  * @throws InvalidRemoteUrlError before anything is read if the URL is refused;
+ *   EgressRefusedError before anything is sent to a refused address;
  *   RemoteNotFoundError when the upstream repository does not exist (as git reports it);
  *   GitTimeoutError, GitAbortedError on the runner's timeout or the abort signal.
  */
-export async function listRemote(runner: GitRunner, url: string, options: RemoteCallOptions = {}): Promise<RemoteListing> {
-  // First, always: the allowlist decides whether a local path may be read at all.
-  const remote = validateRemoteUrl(url, runner.protocols);
+export async function listRemote(runner: GitRunner, upstream: string | PreparedRemote, options: RemoteCallOptions = {}): Promise<RemoteListing> {
+  // First, always: the allowlist decides whether a local path may be read at all (prepareRemote validates).
+  const remote = typeof upstream === 'string' ? await runner.prepareRemote(upstream, options) : upstream;
   if (!options.signal?.aborted) {
-    const protocol = urlProtocol(remote);
-    let listing: RemoteListing | undefined;
-    if (protocol === 'file') {
-      const gitDir = localGitDir(remote);
-      listing = gitDir === undefined ? undefined : readLocalListing(gitDir);
-    } else if (protocol === 'http' || protocol === 'https') {
-      listing = await fetchAdvertisement(runner, remote, options);
+    if (remote.listing) return remote.listing;
+    if (remote.protocol === 'file') {
+      const gitDir = localGitDir(remote.url);
+      const listing = gitDir === undefined ? undefined : readLocalListing(gitDir);
+      if (listing) return listing;
     }
-    if (listing) return listing;
   }
-  return lsRemote(runner, url, options);
+  return lsRemote(runner, remote, options);
 }
 
 /**
@@ -160,15 +161,18 @@ function plainConfig(gitDir: string): boolean {
 // Smart HTTP: `GET <url>/info/refs?service=git-upload-pack` answers with the
 // protocol v0 ref advertisement (no `Git-Protocol: version=2` header is sent):
 // the same refs and HEAD symref `ls-remote` gets through protocol v2.
+//
+// It is also where redirects are resolved. git never follows one
+// (`http.followRedirects=false`, env.ts): forgesync follows them here, the way
+// git's `http.followRedirects=initial` would on this first request, checking
+// every hop against the egress policy and sending the token only where the
+// credential allows, then gives git the URL git would have rebased the remote
+// on (the redirect target minus `/info/refs?service=git-upload-pack`).
 
 /** git's `http.followRedirects=initial` allows this many hops (curl's CURLOPT_MAXREDIRS in git). */
 const MAX_REDIRECTS = 20;
-/** setTimeout's ceiling (~24.8 days); longer delays would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const ADVERTISEMENT_TYPE = 'application/x-git-upload-pack-advertisement';
 const INFO_REFS = 'info/refs?service=git-upload-pack';
-/** A proxy, which the runner passes on to git: git is asked (this request would go direct). */
-const PROXY_ENV = /^((https?|all)_proxy|NODE_USE_ENV_PROXY)$/i;
 /**
  * TLS settings: git's own (which the runner does not pass on today) and those
  * that would make Node trust what git refuses (extra CAs, no verification). An
@@ -179,107 +183,82 @@ const TLS_ENV = /^(GIT_SSL_\w+|SSL_CERT_(FILE|DIR)|NODE_EXTRA_CA_CERTS|NODE_TLS_
 /** Some variable whose name matches `pattern` is set (non-empty). */
 const envHas = (pattern: RegExp): boolean => Object.entries(process.env).some(([name, value]) => value && pattern.test(name));
 
-interface HttpReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
+/** Where an http(s) upstream really is: the URL to give git, its checked host, and the listing if it was clean. */
+export interface HttpRemote {
+  url: string;
+  target: ResolvedHost;
+  listing: RemoteListing | undefined;
 }
 
 /**
- * The listing read from one smart-HTTP ref advertisement, following redirects
- * the way git does on this first request. Undefined (ask git) on anything but
- * a clean v0 advertisement: an error status (401, 404…), a network or TLS
- * error, a dumb server, an odd redirect. The token goes only to the origin
- * `tokenScopeFor` names, as the runner's scoped `extraHeader` does.
- * @throws GitTimeoutError, GitAbortedError: as the git process would have been killed.
+ * Resolves an http(s) upstream for GitRunner.prepareRemote: its host is
+ * resolved and checked; then, when forgesync can make the request as git
+ * would (no proxy, no TLS setting Node and git would read differently, no
+ * user name, query or fragment in the URL), one GET of the ref advertisement,
+ * following redirects git would follow and rebase on, each hop checked first.
+ * The token goes to a hop only if `tokenAllowed` accepts it; a redirect to an
+ * origin it refuses is refused (CredentialRedirectError), not followed without
+ * the token. A redirect git could not rebase on, or one to a transport that is
+ * not allowed, ends the resolution: git gets the URL it came from and, not
+ * following redirects, reports it. Anything else unusual (an error status, a
+ * network error, a dumb server) leaves the listing to git, at the URL
+ * resolved so far.
+ * @throws EgressRefusedError, EgressLookupError; CredentialRedirectError;
+ *   GitTimeoutError, GitAbortedError: as the git process would have been killed.
  */
-async function fetchAdvertisement(runner: GitRunner, remote: string, options: RemoteCallOptions): Promise<RemoteListing | undefined> {
-  if (envHas(PROXY_ENV)) return undefined;
-  const { token, signal } = options;
-  checkToken(token); // the same refusal the runner would give
+export async function resolveHttpRemote(
+  runner: GitRunner,
+  remote: string,
+  options: { token?: string; tokenAllowed: (url: URL) => boolean; signal?: AbortSignal; timeoutMs: number },
+): Promise<HttpRemote> {
+  const { token, tokenAllowed, signal, timeoutMs } = options;
   let url = new URL(remote);
+  const target = await runner.egress.resolve(url.hostname, { ...(signal ? { signal } : {}), timeoutMs });
   // A user name (git would ask for the password), a query or a fragment: git knows what it means.
-  if (url.username !== '' || url.search !== '' || url.hash !== '') return undefined;
+  if (!inProcess(url) || url.username !== '' || url.search !== '' || url.hash !== '') return { url: remote, target, listing: undefined };
   url = new URL(`${url.href}${url.href.endsWith('/') ? '' : '/'}${INFO_REFS}`);
-  const tokenScope = tokenScopeFor(remote);
-  const timeoutMs = options.timeoutMs ?? runner.defaultTimeoutMs;
-  const deadline = Date.now() + timeoutMs;
   const command = `GET ${url.origin}${url.pathname}`;
-  for (let hop = 0; ; hop++) {
-    if (url.protocol === 'https:' && envHas(TLS_ENV)) return undefined;
-    const headers: Record<string, string> = {
-      'User-Agent': 'git/forgesync',
-      Accept: '*/*',
-      'Accept-Encoding': 'identity',
-      Pragma: 'no-cache',
-    };
-    if (token !== undefined && `${url.protocol}//${url.host}/` === tokenScope) headers.Authorization = authorizationValue(token);
-    const reply = await get(url, headers, { deadline, timeoutMs, command, signal, maxBytes: runner.maxStdoutBytes });
-    if (!reply) return undefined;
-    if ([301, 302, 303, 307, 308].includes(reply.status)) {
-      const location = reply.headers.location;
-      if (hop >= MAX_REDIRECTS || !location) return undefined;
-      const next = new URL(location, url);
-      // git rebases the remote on the new URL only when it still ends with the request's tail.
-      const scheme = next.protocol.slice(0, -1);
-      if (!`${next.pathname}${next.search}`.endsWith(`/${INFO_REFS}`) || next.username || next.password) return undefined;
-      if ((scheme !== 'http' && scheme !== 'https') || !runner.protocols.has(scheme)) return undefined;
-      url = next;
-      continue;
-    }
-    const type = String(reply.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    const encoding = String(reply.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (reply.status !== 200 || type !== ADVERTISEMENT_TYPE || encoding !== 'identity') return undefined;
-    return parseAdvertisement(reply.body);
+  const baseOf = (answered: URL): string => (answered.href === url.href ? remote : answered.href.slice(0, -`/${INFO_REFS}`.length));
+  let reply: PinnedResponse;
+  try {
+    reply = await requestFollowingRedirects(url, {
+      policy: runner.egress,
+      target,
+      timeoutMs,
+      maxBytes: runner.maxStdoutBytes,
+      maxRedirects: MAX_REDIRECTS,
+      ...(signal ? { signal } : {}),
+      headers: (hop) => ({
+        'User-Agent': 'git/forgesync',
+        Accept: '*/*',
+        'Accept-Encoding': 'identity',
+        Pragma: 'no-cache',
+        ...(token !== undefined && tokenAllowed(hop) ? { Authorization: authorizationValue(token) } : {}),
+      }),
+      follow: (next, from) => {
+        // Before anything is sent there: the token never goes where the credential does not allow.
+        if (token !== undefined && next.origin !== from.url.origin && !tokenAllowed(next)) throw new CredentialRedirectError(from.url.origin, next.origin);
+        const scheme = next.protocol.slice(0, -1);
+        // git rebases the remote on the new URL only when it still ends with the request's tail.
+        if (!`${next.pathname}${next.search}`.endsWith(`/${INFO_REFS}`) || next.username || next.password || next.hash) return false;
+        return (scheme === 'http' || scheme === 'https') && runner.protocols.has(scheme) && inProcess(next);
+      },
+    });
+  } catch (error) {
+    if (error instanceof EgressNetworkError) return { url: baseOf(error.url), target: error.target, listing: undefined };
+    if (error instanceof EgressTimeoutError) throw new GitTimeoutError(command, timeoutMs);
+    if (signal?.aborted) throw new GitAbortedError(command, signal.reason);
+    throw error;
   }
+  const type = String(reply.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const encoding = String(reply.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const clean = reply.status === 200 && type === ADVERTISEMENT_TYPE && encoding === 'identity';
+  return { url: baseOf(reply.url), target: reply.target, listing: clean ? parseAdvertisement(reply.body) : undefined };
 }
 
-/** One GET; undefined on a network error or a body over `maxBytes`. */
-function get(
-  url: URL,
-  headers: Record<string, string>,
-  limits: { deadline: number; timeoutMs: number; command: string; signal: AbortSignal | undefined; maxBytes: number },
-): Promise<HttpReply | undefined> {
-  const { signal, command } = limits;
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const settle = (finish: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      finish();
-    };
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { method: 'GET', headers }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= limits.maxBytes) chunks.push(chunk);
-        else {
-          req.destroy();
-          settle(() => resolve(undefined));
-        }
-      });
-      res.on('end', () => settle(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })));
-      res.on('error', () => settle(() => resolve(undefined)));
-      res.on('close', () => settle(() => resolve(undefined))); // cut off before the end
-    });
-    const stop = (error: Error): void => {
-      req.destroy();
-      settle(() => reject(error));
-    };
-    const onAbort = (): void => stop(new GitAbortedError(command, signal?.reason));
-    const timer = setTimeout(
-      () => stop(new GitTimeoutError(command, limits.timeoutMs)),
-      Math.min(Math.max(0, limits.deadline - Date.now()), MAX_TIMER_MS),
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) onAbort();
-    req.on('error', () => settle(() => resolve(undefined)));
-    req.end();
-  });
+/** forgesync can make this request as git would: no proxy to go through, no TLS setting that Node and git read differently. */
+function inProcess(url: URL): boolean {
+  return !proxyConfigured() && !(url.protocol === 'https:' && envHas(TLS_ENV));
 }
 
 const ZERO_ID = /^0+$/;

@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { isAbsolute } from 'node:path';
+import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { buildGitEnv, checkToken, makeRedactor } from './env.js';
+import { addressLiteral, type ResolvedHost } from '../egress/address.js';
+import { EgressPolicy } from '../egress/policy.js';
+import { buildGitEnv, checkToken, curlResolveEntry, makeRedactor, sshPathProblem, tokenScopeFor, type SshPin, type SshSettings } from './env.js';
 import {
   GitAbortedError,
   GitCommandError,
@@ -13,7 +16,9 @@ import {
 } from './errors.js';
 import { LineSplitter, TailBuffer } from './output.js';
 import { killGroup, waitGroupGone } from './process-group.js';
-import { KNOWN_PROTOCOLS } from './url.js';
+import type { RemoteListing } from './refs.js';
+import { resolveHttpRemote } from './remote-refs.js';
+import { KNOWN_PROTOCOLS, remoteTarget, validateRemoteUrl } from './url.js';
 
 /** Default time limit of one git command: 10 minutes. */
 export const DEFAULT_GIT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -34,6 +39,55 @@ export interface GitRunnerOptions {
   maxStdoutBytes?: number;
   /** Check every received object (`transfer.fsckObjects`); stricter, slower, refuses some old repositories. */
   fsckObjects?: boolean;
+  /** What git (and the in-process ref reader) may connect to; default: the policy's defaults (no private networks). */
+  egress?: EgressPolicy;
+  /** forgesync's data directory: ssh's known_hosts is `<dataDir>/ssh/known_hosts`. Without one, ssh trusts no host key. */
+  dataDir?: string;
+  /** The private key ssh offers (the only one); none by default. */
+  sshKeyFile?: string;
+  /** Let ssh use the agent at SSH_AUTH_SOCK (default false: the agent is not even visible to git). */
+  sshAgent?: boolean;
+}
+
+/**
+ * An upstream URL made ready for git by {@link GitRunner.prepareRemote}: checked
+ * against the egress policy, redirects resolved, connections pinned. The only
+ * way a git process may reach the network: without one, git gets no network
+ * transport at all. Frozen, and known only to the runner that made it.
+ */
+export interface PreparedRemote {
+  /** The URL git is given: the source's, or where its redirects lead (as git would have rebased it). */
+  readonly url: string;
+  /** The validated URL it was prepared from (mirrors are named and recorded by it). */
+  readonly requested: string;
+  /** git's transport for {@link url}. */
+  readonly protocol: 'https' | 'http' | 'ssh' | 'git' | 'file';
+  /** Where git connects, with the checked addresses; undefined for local repositories. */
+  readonly target: ResolvedHost | undefined;
+  /** The upstream's refs, when the in-process request read a clean advertisement (git need not list them). */
+  readonly listing: RemoteListing | undefined;
+}
+
+export interface PrepareRemoteOptions {
+  /** Sent as an `Authorization` header to http(s) upstreams, only to origins `tokenAllowed` accepts. */
+  token?: string;
+  /**
+   * Whether the token may go to `url` (the upstream, or a redirect's target);
+   * default: only the upstream URL's own origin. A redirect to an origin it
+   * refuses fails the preparation (CredentialRedirectError).
+   */
+  tokenAllowed?: (url: URL) => boolean;
+  signal?: AbortSignal;
+  /** Time limit of the lookups and requests (default: the runner's). */
+  timeoutMs?: number;
+}
+
+/** What a prepared remote lets its git process do, kept out of the (visible) remote object. */
+interface Grant {
+  token?: string;
+  tokenScope?: string;
+  curlResolve: string[];
+  sshPin?: SshPin;
 }
 
 export interface GitRunOptions {
@@ -42,10 +96,13 @@ export interface GitRunOptions {
   /** Kills the whole git process group with SIGKILL when it fires. */
   signal?: AbortSignal;
   timeoutMs?: number;
-  /** Sent as an `Authorization` header through the environment; never in argv or files. */
-  token?: string;
-  /** Limits the token header to URLs under this prefix (see `tokenScopeFor`); default: all requests. */
-  tokenScope?: string;
+  /**
+   * The upstream this command talks to, from {@link GitRunner.prepareRemote}; its
+   * URL must follow `--end-of-options`. Only then may git use a network
+   * transport (that remote's only), connections pinned to the checked
+   * addresses, the token (if any) limited to the remote's origin.
+   */
+  remote?: PreparedRemote;
   /** Receives stderr line by line (progress meters split on `\r`), redacted. */
   onStderrLine?: (line: string) => void;
   /** Written to stdin, which is otherwise closed. */
@@ -83,6 +140,14 @@ export class GitRunner {
   readonly gitBinary: string;
   readonly maxStdoutBytes: number;
   readonly fsckObjects: boolean;
+  readonly egress: EgressPolicy;
+  readonly dataDir: string | undefined;
+  /** The allowed protocols git may use without a prepared remote: local ones only. */
+  readonly #local: ReadonlySet<string>;
+  readonly #ssh: SshSettings;
+  #knownHostsReady = false;
+  /** The remotes this runner prepared, with what each lets git do. */
+  readonly #grants = new WeakMap<PreparedRemote, Grant>();
 
   constructor(options: GitRunnerOptions) {
     for (const protocol of options.protocols) {
@@ -93,9 +158,76 @@ export class GitRunner {
     this.gitBinary = options.gitBinary ?? 'git';
     this.maxStdoutBytes = positive(options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES, 'maxStdoutBytes');
     this.fsckObjects = options.fsckObjects ?? false;
+    this.egress = options.egress ?? new EgressPolicy();
+    this.dataDir = options.dataDir;
+    this.#local = new Set([...this.protocols].filter((protocol) => protocol === 'file'));
+    this.#ssh = {
+      knownHostsFile: options.dataDir === undefined ? undefined : join(options.dataDir, 'ssh', 'known_hosts'),
+      keyFile: options.sshKeyFile,
+      agent: options.sshAgent ?? false,
+    };
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       process.on('exit', () => liveGroups.forEach(killGroup));
+    }
+  }
+
+  /**
+   * Makes `url` ready for a git command that talks to it — the one way in
+   * which any git network call starts (the mirror sync and the snapshots'
+   * temporary clone alike): the URL is validated; its host resolved once and
+   * every address checked against the egress policy; for http(s), redirects
+   * resolved here hop by hop (each hop checked, the token sent only where
+   * `tokenAllowed` says) so that git, which never follows one, is given the
+   * URL it would have ended on; and the connection pinned to the checked
+   * addresses (`http.curloptResolve`, ssh `HostName`). A local repository
+   * needs no lookup at all.
+   * @throws InvalidRemoteUrlError; EgressRefusedError (nothing was sent to a refused
+   *   address); EgressLookupError; CredentialRedirectError; GitTimeoutError; GitAbortedError.
+   */
+  async prepareRemote(url: string, options: PrepareRemoteOptions = {}): Promise<PreparedRemote> {
+    const requested = validateRemoteUrl(url, this.protocols);
+    const { token, signal } = options;
+    checkToken(token);
+    const target = remoteTarget(requested);
+    if (!target) return this.#grant({ url: requested, requested, protocol: 'file', target: undefined, listing: undefined }, { curlResolve: [] });
+    const command = `connect to ${target.host}`;
+    if (signal?.aborted) throw new GitAbortedError(command, signal.reason);
+    const timeoutMs = positive(options.timeoutMs ?? this.defaultTimeoutMs, 'timeoutMs');
+    const limits = { ...(signal ? { signal } : {}), timeoutMs };
+    try {
+      if (target.protocol === 'ssh') {
+        this.#ensureKnownHosts();
+        const resolved = await this.egress.resolve(target.host, limits);
+        // ssh takes one HostName: the first checked address, in the resolver's order.
+        const sshPin = { host: target.host, port: target.port, address: resolved.addresses[0]!.address };
+        return this.#grant({ url: requested, requested, protocol: 'ssh', target: resolved, listing: undefined }, { curlResolve: [], sshPin });
+      }
+      if (target.protocol === 'git') {
+        // git:// cannot be pinned: git-daemon connections are opened by git itself after its
+        // own getaddrinfo (no curl to hand addresses to, no ssh option). The name is checked
+        // here, but a DNS answer that changes between this check and git's lookup (rebinding)
+        // is not caught. Allow git:// (FORGESYNC_GIT_PROTOCOLS) only for hosts whose DNS you trust.
+        const resolved = await this.egress.resolve(target.host, limits);
+        return this.#grant({ url: requested, requested, protocol: 'git', target: resolved, listing: undefined }, { curlResolve: [] });
+      }
+      const origin = new URL(requested);
+      const tokenAllowed = options.tokenAllowed ?? ((other: URL) => other.origin === origin.origin);
+      if (token !== undefined && !tokenAllowed(origin)) {
+        throw new InvalidGitOptionError(`the token is not meant for ${origin.host}; refusing to send it there`);
+      }
+      const resolved = await resolveHttpRemote(this, requested, { ...limits, ...(token !== undefined ? { token } : {}), tokenAllowed });
+      const final = new URL(resolved.url);
+      const port = final.port === '' ? (final.protocol === 'https:' ? 443 : 80) : Number(final.port);
+      // An address literal is its own resolution; a name is pinned to what was checked.
+      const curlResolve = addressLiteral(final.hostname) ? [] : [curlResolveEntry(resolved.target.host, port, resolved.target.addresses)];
+      const scope = tokenScopeFor(resolved.url);
+      const grant: Grant = { curlResolve, ...(token !== undefined ? { token, ...(scope ? { tokenScope: scope } : {}) } : {}) };
+      const protocol = final.protocol === 'https:' ? 'https' : 'http';
+      return this.#grant({ url: resolved.url, requested, protocol, target: resolved.target, listing: resolved.listing }, grant);
+    } catch (error) {
+      if (signal?.aborted && !(error instanceof GitError)) throw new GitAbortedError(command, signal.reason);
+      throw error;
     }
   }
 
@@ -104,14 +236,15 @@ export class GitRunner {
    * @throws GitCommandError on a non-zero exit; GitTimeoutError; GitAbortedError; GitOutputLimitError.
    */
   async run(args: string[], options: GitRunOptions = {}): Promise<GitRunResult> {
-    const { token, signal } = options;
-    checkToken(token);
+    const { signal } = options;
+    const grant = options.remote ? this.#grantFor(options.remote, args) : undefined;
+    const token = grant?.token;
     const redact = makeRedactor(token);
     checkArgs(args, token);
     const command = summarize(args, redact);
     const timeoutMs = positive(options.timeoutMs ?? this.defaultTimeoutMs, 'timeoutMs');
     if (signal?.aborted) throw new GitAbortedError(command, signal.reason);
-    const env = this.#env(options);
+    const env = this.#env(options, grant);
 
     return await new Promise<GitRunResult>((resolve, reject) => {
       let child: ChildProcess;
@@ -200,7 +333,7 @@ export class GitRunner {
    */
   start(args: string[], options: Pick<GitRunOptions, 'cwd'> = {}): GitProcess {
     checkArgs(args);
-    const child = this.#spawn(args, options.cwd, this.#env({}), 'pipe') as ChildProcessWithoutNullStreams;
+    const child = this.#spawn(args, options.cwd, this.#env({}, undefined), 'pipe') as ChildProcessWithoutNullStreams;
     const pid = child.pid;
     if (pid !== undefined) liveGroups.add(pid);
     const tail = new TailBuffer(STDERR_TAIL_CHARS);
@@ -224,8 +357,63 @@ export class GitRunner {
     return spawn(this.gitBinary, args, { cwd: cwd ?? tmpdir(), env, stdio: [stdin, 'pipe', 'pipe'], detached: true, shell: false, windowsHide: true });
   }
 
-  #env(options: GitRunOptions): NodeJS.ProcessEnv {
-    const env = buildGitEnv({ protocols: this.protocols, token: options.token, tokenScope: options.tokenScope, fsckObjects: this.fsckObjects });
+  /** Registers a remote this runner prepared (frozen: nothing about it changes after the checks). */
+  #grant(remote: PreparedRemote, grant: Grant): PreparedRemote {
+    const frozen = Object.freeze({ ...remote });
+    this.#grants.set(frozen, grant);
+    return frozen;
+  }
+
+  /**
+   * What `remote` lets this command do, after checking that this runner
+   * prepared it, that its URL is the repository the command names (right
+   * after `--end-of-options`), and that no `-c`/`--config` can change what
+   * the environment set (redirects, proxies, URL rewriting).
+   */
+  #grantFor(remote: PreparedRemote, args: string[]): Grant {
+    const grant = this.#grants.get(remote);
+    if (!grant) throw new InvalidGitOptionError('the remote was not prepared by this runner: get it from runner.prepareRemote(url)');
+    const end = args.indexOf('--end-of-options');
+    if (end === -1 || args[end + 1] !== remote.url) throw new InvalidGitOptionError('the prepared remote\'s URL must follow --end-of-options');
+    if (args.slice(0, end).some((arg) => arg === '-c' || /^(-c.|--config)/.test(arg))) {
+      throw new InvalidGitOptionError('git commands that use the network take their configuration from the runner only (no -c, --config)');
+    }
+    return grant;
+  }
+
+  /** forgesync's known_hosts, created 0600 in a 0700 directory on first use; a symlink or non-file is refused. */
+  #ensureKnownHosts(): void {
+    const file = this.#ssh.knownHostsFile;
+    if (this.#knownHostsReady) return;
+    if (file === undefined) throw new InvalidGitOptionError('ssh upstreams need forgesync\'s own known_hosts: open the runner with a dataDir');
+    for (const path of [file, this.#ssh.keyFile]) {
+      const problem = path === undefined ? undefined : sshPathProblem(path);
+      if (problem) throw new InvalidGitOptionError(problem);
+    }
+    mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+    const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+    try {
+      const info = fstatSync(fd);
+      if (!info.isFile()) throw new InvalidGitOptionError(`${file} is not a regular file`);
+      if ((info.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+    } finally {
+      closeSync(fd);
+    }
+    this.#knownHostsReady = true;
+  }
+
+  #env(options: GitRunOptions, grant: Grant | undefined): NodeJS.ProcessEnv {
+    // Without a prepared remote git may use no network transport at all; with one, only its own.
+    const protocols = grant && options.remote ? new Set([options.remote.protocol]) : this.#local;
+    const env = buildGitEnv({
+      protocols,
+      fsckObjects: this.fsckObjects,
+      ssh: this.#ssh,
+      ...(grant?.token !== undefined ? { token: grant.token } : {}),
+      ...(grant?.tokenScope !== undefined ? { tokenScope: grant.tokenScope } : {}),
+      ...(grant?.curlResolve.length ? { curlResolve: grant.curlResolve } : {}),
+      ...(grant?.sshPin ? { sshPin: grant.sshPin } : {}),
+    });
     if (options.indexFile !== undefined) {
       if (!isAbsolute(options.indexFile)) throw new InvalidGitOptionError('indexFile must be an absolute path');
       env.GIT_INDEX_FILE = options.indexFile;

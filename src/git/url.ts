@@ -16,6 +16,15 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 /** Prefixes of well-known access tokens, refused even as a bare URL username. */
 const TOKEN_PREFIXES = /^(gh[pousr]_|github_pat_|glpat-|glptt-|gldt-|xox[bpa]-|ATBB|ya29\.)/;
 const CREDENTIAL_HINT = 'put the secret in a credential reference (the source\'s token) instead of the URL';
+/**
+ * An ssh or git:// host as ssh and git-daemon connections take it: a DNS-style
+ * name, an IPv4 address, or (bracketed in the URL) an IPv6 address; for
+ * scp-like `[host:port]:path`, with a port. Anything else (shell or option
+ * characters, a `%`, an `@`) has no business there.
+ */
+const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?$/i;
+const IPV6 = /^[0-9a-f:.]+$/i;
+const DEFAULT_PORTS: Record<string, number> = { https: 443, http: 80, ssh: 22, git: 9418 };
 
 /**
  * Parses a comma list such as FORGESYNC_GIT_PROTOCOLS (`https,ssh` when unset or empty).
@@ -44,8 +53,10 @@ type Kind = 'https' | 'http' | 'ssh' | 'git' | 'file';
 
 interface Parsed {
   kind: Kind;
-  /** Lower-cased host, `local` for file URLs and paths. */
+  /** Lower-cased host (decoded where git decodes it, no brackets), `local` for file URLs and paths. */
   host: string;
+  /** The port named in the URL, if any. */
+  port?: number;
   normalised: string;
 }
 
@@ -81,6 +92,25 @@ export function urlProtocol(url: string): string {
   return parse(url).kind;
 }
 
+/** Where a remote URL connects: host (decoded, lower case, no brackets) and port; undefined for local repositories. */
+export interface RemoteTarget {
+  protocol: 'https' | 'http' | 'ssh' | 'git';
+  host: string;
+  port: number;
+}
+
+/**
+ * The host and port a (valid) remote URL makes git connect to, as git reads
+ * them: ssh:// and git:// URLs percent-decoded, scp-like `[host:port]:path`
+ * split. Undefined for local paths and file:// URLs, which connect nowhere.
+ * @throws InvalidRemoteUrlError as validateRemoteUrl does.
+ */
+export function remoteTarget(url: string): RemoteTarget | undefined {
+  const parsed = parse(url);
+  if (parsed.kind === 'file') return undefined;
+  return { protocol: parsed.kind, host: parsed.host, port: parsed.port ?? DEFAULT_PORTS[parsed.kind]! };
+}
+
 function parse(url: string): Parsed {
   const fail = (reason: string): never => {
     throw new InvalidRemoteUrlError(String(url), reason);
@@ -96,8 +126,10 @@ function parse(url: string): Parsed {
 
   const scp = scpLike(url);
   if (scp) {
-    checkSshParts(scp.user, scp.host, scp.path, fail);
-    return { kind: 'ssh', host: stripBrackets(scp.host).toLowerCase(), normalised: url };
+    // Not a URL: git takes it as written (no percent-decoding).
+    const { host, port } = splitScpHost(scp.host);
+    checkSshParts(scp.user, host, scp.path, fail);
+    return { kind: 'ssh', host: host.toLowerCase(), ...(port !== undefined ? { port } : {}), normalised: url };
   }
   const absolute = isAbsolute(url) ? resolve(url) : resolve(process.cwd(), url);
   return { kind: 'file', host: 'local', normalised: absolute };
@@ -127,22 +159,58 @@ function parseWithScheme(url: string, scheme: string, fail: (reason: string) => 
     return { kind, host: 'local', normalised: parsed.href };
   }
   if (parsed.hostname === '') fail('it has no host');
-  const host = stripBrackets(parsed.hostname).toLowerCase();
-  if (kind === 'ssh') {
-    checkSshParts(user, host, safeDecode(parsed.pathname), fail);
-    return { kind, host, normalised: url };
+  const port = parsed.port === '' ? {} : { port: Number(parsed.port) };
+  if (kind === 'ssh' || kind === 'git') {
+    // The URL parser leaves the host of these schemes percent-encoded, but git decodes the
+    // whole URL before it splits it (connect.c): check what git will use, so that `%2D`
+    // cannot hide a leading "-", nor `%40`/`%3A` another user or port.
+    const host = decodeHost(stripBrackets(parsed.hostname), fail);
+    if (kind === 'ssh') checkSshParts(user, host, safeDecode(parsed.pathname), fail);
+    else checkHost(host, fail);
+    if (kind === 'git' && user !== '') fail('git:// URLs cannot carry a user name');
+    return { kind, host: host.toLowerCase(), ...port, normalised: kind === 'ssh' ? url : parsed.href };
   }
+  // http(s): the URL parser already decoded and checked the host (IDN, IPv4 forms, forbidden characters).
+  const host = stripBrackets(parsed.hostname).toLowerCase();
   if (host.startsWith('-')) fail('its host starts with "-"');
-  if (kind === 'git' && user !== '') fail('git:// URLs cannot carry a user name');
-  return { kind, host, normalised: parsed.href };
+  return { kind, host, ...port, normalised: parsed.href };
 }
 
 function checkSshParts(user: string, host: string, path: string, fail: (reason: string) => never): void {
   if (host === '') fail('it has no host');
   if (user.startsWith('-')) fail('its user name starts with "-" and would be read as an ssh option');
-  if (stripBrackets(host).startsWith('-')) fail('its host starts with "-" and would be read as an ssh option');
   if (path.startsWith('-')) fail('its path starts with "-"');
   if (user.includes(':')) fail(`it contains a password; ${CREDENTIAL_HINT}`);
+  if (/[@/\\]/.test(user)) fail('its user name contains "@", "/" or "\\"');
+  checkHost(host, fail);
+}
+
+/** An ssh or git:// host (decoded, no brackets): a name, an IPv4 or an IPv6 address; never an option. */
+function checkHost(host: string, fail: (reason: string) => never): void {
+  if (host === '') fail('it has no host');
+  if (host.startsWith('-')) fail('its host starts with "-" and would be read as an ssh option');
+  if (!HOST_NAME.test(host) && !(IPV6.test(host) && host.includes(':'))) {
+    fail('its host is not a host name or an IP address (letters, digits, ".", "-", "_"; IPv6 in brackets)');
+  }
+}
+
+/** Percent-decodes a host the way git will; a malformed escape is refused rather than guessed at. */
+function decodeHost(host: string, fail: (reason: string) => never): string {
+  try {
+    return decodeURIComponent(host);
+  } catch {
+    return fail('its host has a malformed percent-escape');
+  }
+}
+
+/** scp-like `[host:port]` (git's bracketed form with a port) → host and port; `[::1]` and names as they are. */
+function splitScpHost(raw: string): { host: string; port?: number } {
+  const inner = stripBrackets(raw);
+  if (raw.startsWith('[')) {
+    const withPort = /^(.*[^:]):(\d{1,5})$/.exec(inner);
+    if (withPort && !withPort[1]!.includes(':')) return { host: withPort[1]!, port: Number(withPort[2]) };
+  }
+  return { host: inner };
 }
 
 /** git's scp-like syntax `[user@]host:path`: a ':' before any '/'. */

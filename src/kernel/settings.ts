@@ -1,5 +1,15 @@
 import { join } from 'node:path';
 import { duration, path, setting, text } from '../config/setting.js';
+import { parseNetworks } from '../egress/networks.js';
+
+/** `true`/`false` (also yes/no, on/off, 1/0; JSON booleans in the config file). */
+const boolean = (value: unknown): boolean => {
+  if (typeof value === 'boolean') return value;
+  const word = String(value).trim().toLowerCase();
+  if (['true', 'yes', 'on', '1'].includes(word)) return true;
+  if (['false', 'no', 'off', '0'].includes(word)) return false;
+  throw new Error('must be true or false');
+};
 
 /** Settings of the kernel: where data lives and which backends hold the registry, the leases and the jobs. */
 export const kernelSettings = {
@@ -52,6 +62,29 @@ export const kernelSettings = {
       pattern: /^\s*(https|http|ssh|git|file)(\s*,\s*(https|http|ssh|git|file))*\s*$/,
       message: 'must be a comma list of https, http, ssh, git, file',
     }),
+  }),
+  allowNetworks: setting({
+    key: 'allowNetworks',
+    env: 'FORGESYNC_ALLOW_NETWORKS',
+    defaultDoc: 'none: public addresses only',
+    doc:
+      'Networks forgesync may connect to although they are refused by default (loopback, private, link-local, carrier-grade NAT, …): ' +
+      'a comma list of CIDRs or addresses, e.g. `10.20.0.0/16,fd00:1::/64`.',
+    parse: parseNetworks,
+  }),
+  sshKeyFile: setting({
+    key: 'sshKeyFile',
+    env: 'FORGESYNC_SSH_KEY',
+    defaultDoc: 'none: no key',
+    doc: 'Private key ssh offers to ssh upstreams, the only one (never `~/.ssh`); host keys are pinned in `<dataDir>/ssh/known_hosts`.',
+    parse: path,
+  }),
+  sshAgent: setting({
+    key: 'sshAgent',
+    env: 'FORGESYNC_SSH_AGENT',
+    default: 'false',
+    doc: 'Let ssh use the agent at `SSH_AUTH_SOCK` (with `sshKeyFile`: for that key only).',
+    parse: boolean,
   }),
   secretsFile: setting({
     key: 'secretsFile',

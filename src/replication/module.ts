@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { SettingValues } from '../config/setting.js';
 import { removeMirror, mirrorPathFor } from '../git/mirror.js';
 import type { GitRunner } from '../git/runner.js';
-import { urlHost, validateRemoteUrl } from '../git/url.js';
+import { remoteTarget, urlHost, validateRemoteUrl } from '../git/url.js';
 import type { Job, JobKind, JobTransport } from '../jobs/types.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { LeaseHolder } from '../leases/types.js';
@@ -199,7 +199,7 @@ export class Replication implements ForgesyncModule {
 
   /** Registers an upstream; its first sync is requested at once. */
   async addSource(input: AddSourceInput): Promise<SourceWithRegistry> {
-    const url = validateRemoteUrl(input.url, this.options.protocols);
+    const url = this.#validateUrl(input.url);
     const name = validateSourceName(input.name ?? nameFromUrl(url));
     const cron = input.cron ? parseCron(input.cron) : null;
     const intervalMs = cron ? CRON_CHECK_INTERVAL_MS : input.interval ? parseInterval(input.interval) : null;
@@ -213,7 +213,7 @@ export class Replication implements ForgesyncModule {
   async updateSource(name: string, patch: Omit<Partial<AddSourceInput>, 'name'> & { enabled?: boolean }): Promise<SourceWithRegistry> {
     const source = await this.getSource(name);
     const cron = patch.cron ? parseCron(patch.cron) : undefined;
-    const url = patch.url !== undefined ? validateRemoteUrl(patch.url, this.options.protocols) : source.url;
+    const url = patch.url !== undefined ? this.#validateUrl(patch.url) : source.url;
     const credentialRef = patch.credentialRef !== undefined ? patch.credentialRef || null : source.credentialRef;
     // The credential must be usable for the URL the source will have (either may change).
     if (credentialRef && (patch.url !== undefined || patch.credentialRef !== undefined)) await this.#usableCredential(credentialRef, url);
@@ -333,6 +333,20 @@ export class Replication implements ForgesyncModule {
       if (left <= 0) return { ...current, served: false };
       await sleep(Math.min(pollMs, left));
     }
+  }
+
+  /**
+   * A source URL as it is stored: valid, of an allowed protocol, and not
+   * naming a refused address outright (`https://169.254.169.254/`,
+   * `ssh://0x7f000001/…`). Host names are checked when a sync connects (the
+   * addresses they resolve to then are what counts), so nothing is looked up here.
+   * @throws InvalidRemoteUrlError; EgressRefusedError
+   */
+  #validateUrl(input: string): string {
+    const url = validateRemoteUrl(input, this.options.protocols);
+    const target = remoteTarget(url);
+    if (target) this.options.runner.egress.checkLiteral(target.host);
+    return url;
   }
 
   /**

@@ -163,6 +163,8 @@ export class SyncService {
         name: source.name,
         url: source.url,
         token,
+        // A redirect may take the token only to hosts its credential is bound to.
+        ...(bound ? { tokenAllowed: (url: URL) => bound.allows(url) } : {}),
         signal,
         ...(onProgress ? { onProgress: (line: string) => onProgress(source, line) } : {}),
       });

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseTree, type TreeEntry } from '../git/cat-file.js';
 import { makeTempDir, mirrorPathFor, releaseTempDir } from '../git/storage.js';
-import { tokenScopeFor } from '../git/env.js';
 import type { GitRunner } from '../git/runner.js';
+import type { BoundToken } from '../credentials/store.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
 import type { Logger } from '../logging/logger.js';
@@ -59,8 +59,8 @@ export interface SnapshotsOptions {
    * at most `timeoutMs` (Replication.syncAndWait); `served` when a successful round served it.
    */
   syncAndWait: (name: string, timeoutMs: number) => Promise<SourceWithRegistry & { served: boolean }>;
-  /** The source's access token, if it has a credential reference. */
-  tokenOf: (source: Source) => Promise<string | undefined>;
+  /** The source's access token and the hosts it may go to, if it has a credential reference. */
+  tokenOf: (source: Source) => Promise<BoundToken | undefined>;
 }
 
 /** A file or tree read from a commit without materialising it. */
@@ -219,13 +219,11 @@ export class Snapshots implements ForgesyncModule {
         if (mirrorExists(mirror)) return await this.open(source.name, revision, { ...options, sync: false });
         const temp = await makeTempDir(join(this.options.root, CLONES_DIR));
         try {
-          const token = await this.options.tokenOf(source);
-          const scope = tokenScopeFor(source.url);
+          const bound = await this.options.tokenOf(source);
+          // The same preparation as a mirror sync: egress policy, redirects resolved, token only where bound.
+          const remote = await runner.prepareRemote(source.url, bound ? { token: bound.token, tokenAllowed: (url) => bound.allows(url) } : {});
           const clone = join(temp, 'repo.git');
-          await runner.run(['clone', '--bare', '--quiet', '--end-of-options', source.url, clone], {
-            ...(token ? { token } : {}),
-            ...(scope ? { tokenScope: scope } : {}),
-          });
+          await runner.run(['clone', '--bare', '--quiet', '--end-of-options', remote.url, clone], { remote });
           const sha = isObjectId(revision) ? revision : await this.objects.resolveCommit(clone, revision);
           this.objects.forget(clone);
           if (!sha) throw new RevisionNotFoundError(source.name, revision);

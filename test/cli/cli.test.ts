@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { dirname } from 'node:path';
 import { refsOf } from '../replication/harness.js';
+import { LOOPBACK_NETWORKS } from '../support/egress.js';
 import { git } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';
 import { Upstream } from '../support/upstream.js';
@@ -17,7 +18,14 @@ const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
 const run = promisify(execFile);
 
 function cliEnv(dataDir: string): NodeJS.ProcessEnv {
-  return { ...process.env, FORGESYNC_DATA_DIR: dataDir, FORGESYNC_GIT_PROTOCOLS: 'https,ssh,file', FORGESYNC_SCHEDULER_TICK: '200ms' };
+  return {
+    ...process.env,
+    FORGESYNC_DATA_DIR: dataDir,
+    FORGESYNC_GIT_PROTOCOLS: 'https,ssh,file',
+    FORGESYNC_SCHEDULER_TICK: '200ms',
+    // The test's git server listens on 127.0.0.1, which forgesync refuses unless allowed.
+    FORGESYNC_ALLOW_NETWORKS: LOOPBACK_NETWORKS,
+  };
 }
 
 /** Runs the CLI; resolves with exit code and output (never rejects on a non-zero exit). */

@@ -7,6 +7,7 @@ import { cleanupTempDirs, localRefs, lsRemote, syncMirror } from '../../src/git/
 import { GitRunner } from '../../src/git/runner.js';
 import { anyFileContains, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';
+import { loopbackEgress } from '../support/egress.js';
 import { testSecret } from '../support/secrets.js';
 
 const spawned = vi.hoisted(() => [] as Array<{ args: string[]; env: Record<string, string> }>);
@@ -55,7 +56,7 @@ afterEach(async () => {
 });
 
 describe('over HTTP', () => {
-  const runner = new GitRunner({ protocols: new Set(['http']) });
+  const runner = new GitRunner({ protocols: new Set(['http']), egress: loopbackEgress() });
 
   it('passes the token as a header only: never in argv, files or errors', async () => {
     const http = await start(TOKEN);
@@ -92,12 +93,14 @@ describe('over HTTP', () => {
     const keys = Object.keys(env).filter((key) => key.startsWith('GIT_CONFIG_KEY_')).map((key) => env[key]);
     expect(keys).toContain(`http.http://127.0.0.1:${http.port}/.extraHeader`);
     expect(keys).not.toContain('http.extraHeader');
-    const elsewhere = runner.run(['ls-remote', '--end-of-options', http.url('project.git')], {
-      token: TOKEN,
-      tokenScope: 'http://example.invalid/',
-    });
-    await expect(elsewhere).rejects.toThrow(/terminal prompts disabled/);
-    expect(http.requests.at(-1)?.headers.authorization).toBeUndefined();
+    // Without a prepared remote there is no token, and no network transport at all.
+    const unprepared = runner.run(['ls-remote', '--end-of-options', http.url('project.git')]);
+    await expect(unprepared).rejects.toThrow(/transport 'http' not allowed/);
+    // A remote goes only with its own URL.
+    const remote = await runner.prepareRemote(http.url('project.git'), { token: TOKEN });
+    await expect(runner.run(['ls-remote', '--end-of-options', http.url('other.git')], { remote })).rejects.toThrow(/must follow --end-of-options/);
+    // A token the caller says is not for this origin is never sent there.
+    await expect(runner.prepareRemote(http.url('project.git'), { token: TOKEN, tokenAllowed: () => false })).rejects.toThrow(/not meant for 127\.0\.0\.1/);
   });
 
   it('fails clearly and without leaking when the token is wrong or missing', async () => {
@@ -178,7 +181,7 @@ describe('over HTTP', () => {
   it('times out a stalled command', async () => {
     const http = await start();
     http.hold = () => true;
-    const impatient = new GitRunner({ protocols: new Set(['http']), defaultTimeoutMs: 800 });
+    const impatient = new GitRunner({ protocols: new Set(['http']), defaultTimeoutMs: 800, egress: loopbackEgress() });
     const error = await lsRemote(impatient, http.url('project.git')).then(unexpected, (e: Error) => e);
     expect(error).toBeInstanceOf(GitTimeoutError);
     expect(error.message).toMatch(/did not finish within 800 ms/);

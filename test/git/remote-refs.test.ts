@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CredentialRedirectError } from '../../src/egress/errors.js';
 import { GitAbortedError, GitCommandError, GitTimeoutError, InvalidRemoteUrlError, RemoteNotFoundError } from '../../src/git/errors.js';
 import { syncMirror } from '../../src/git/mirror.js';
 import { lsRemote, readRefFiles } from '../../src/git/refs.js';
@@ -12,6 +13,7 @@ import { GitRunner } from '../../src/git/runner.js';
 import { git, refsOf, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';
 import { countingRunner } from '../support/counting-runner.js';
+import { loopbackEgress } from '../support/egress.js';
 import { testSecret } from '../support/secrets.js';
 
 /**
@@ -328,20 +330,34 @@ describe('listRemote over smart HTTP', () => {
     expect(`${error?.message} ${(error as GitCommandError).stderr}`).not.toContain(wrong);
   });
 
-  it('follows a redirect like git, sending the token only to the origin it belongs to', async () => {
+  it('follows a redirect like git and hands git the rebased URL; a token never follows it to another origin', async () => {
     const { server, upstream } = await serve();
     const moved = await redirector(`http://127.0.0.1:${server.port}`, (path) => path.replace('/moved.git/', '/project.git/'));
     const { runner, calls } = countingRunner(http);
-    const listing = await listRemote(runner, `${moved.url}/moved.git`, { token: TOKEN });
+    const remote = await runner.prepareRemote(`${moved.url}/moved.git`);
+    expect(remote.url).toBe(`http://127.0.0.1:${server.port}/project.git`);
+    const listing = await listRemote(runner, remote);
     expect(calls).toEqual([]);
     expect(listing.refs).toEqual(upstream.refs());
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual([undefined]);
     expect(listing).toEqual(await lsRemote(runner, `${moved.url}/moved.git`));
+    // git itself was given the target, not the redirector
+    expect(calls.at(-1)).toEqual(['ls-remote', '--symref', '--end-of-options', `http://127.0.0.1:${server.port}/project.git`]);
 
-    // A redirect that does not keep the `info/refs?service=…` tail is git's to judge.
+    // With a token, the redirect to another origin is refused before anything is sent there.
+    server.requests.length = 0;
+    calls.length = 0;
+    const error = await listRemote(runner, `${moved.url}/moved.git`, { token: TOKEN }).then(() => undefined, (e: Error) => e);
+    expect(error).toBeInstanceOf(CredentialRedirectError);
+    expect(error?.message).toContain(`${moved.url} redirects to http://127.0.0.1:${server.port}`);
+    expect(server.requests).toEqual([]);
+    expect(calls).toEqual([]);
+
+    // A redirect that does not keep the `info/refs?service=…` tail is not followed: git, which
+    // follows none, gets the URL as given and reports the redirect.
     const odd = await redirector(`http://127.0.0.1:${server.port}`, () => '/project.git/somewhere-else');
     calls.length = 0;
     const viaGit = await lsRemote(runner, `${odd.url}/odd.git`).then(String, (error: Error) => error.message);
+    expect(viaGit).toMatch(/returned error: 302/);
     calls.length = 0;
     expect(await listRemote(runner, `${odd.url}/odd.git`).then(String, (error: Error) => error.message)).toBe(viaGit);
     expect(calls.length).toBe(1);
@@ -368,7 +384,7 @@ describe('listRemote over smart HTTP', () => {
   it('honours the runner timeout and the abort signal, without leaking the token', async () => {
     const { server } = await serve(TOKEN);
     server.hold = () => true;
-    const impatient = new GitRunner({ protocols: http, defaultTimeoutMs: 300 });
+    const impatient = new GitRunner({ protocols: http, defaultTimeoutMs: 300, egress: loopbackEgress() });
     const timedOut = await listRemote(impatient, server.url('project.git'), { token: TOKEN }).then(() => undefined, (e: Error) => e);
     expect(timedOut).toBeInstanceOf(GitTimeoutError);
     expect(timedOut?.message).toMatch(/did not finish within 300 ms/);

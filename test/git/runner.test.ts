@@ -16,6 +16,7 @@ import { LineSplitter } from '../../src/git/output.js';
 import { groupRunning } from '../../src/git/process-group.js';
 import { GitRunner } from '../../src/git/runner.js';
 import { KNOWN_PROTOCOLS } from '../../src/git/url.js';
+import { loopbackEgress } from '../support/egress.js';
 import { removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 
 const spawned = vi.hoisted(
@@ -44,6 +45,7 @@ describe('GitRunner', () => {
   it('spawns git detached, without a shell, with an environment built from scratch', async () => {
     vi.stubEnv('FORGESYNC_TEST_SECRET', 'do-not-leak');
     vi.stubEnv('GIT_CONFIG_PARAMETERS', "'core.hookspath'='/tmp/evil'");
+    vi.stubEnv('SSH_AUTH_SOCK', '/tmp/agent.sock');
     const runner = new GitRunner({ protocols: new Set(['https', 'ssh']) });
     await runner.run(['--version']);
     expect(spawned).toHaveLength(1);
@@ -59,10 +61,12 @@ describe('GitRunner', () => {
       GIT_CONFIG_NOSYSTEM: '1',
       GIT_CONFIG_GLOBAL: '/dev/null',
       GIT_PROTOCOL_FROM_USER: '0',
-      GIT_ALLOW_PROTOCOL: 'https:ssh',
-      GIT_SSH_COMMAND: 'ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new',
+      // No prepared remote: no network transport (see the egress tests).
+      GIT_ALLOW_PROTOCOL: '',
     });
+    expect(env.GIT_SSH_COMMAND).toMatch(/^ssh -F \/dev\/null -o BatchMode=yes /);
     expect(env.SSH_ASKPASS).toBeUndefined();
+    expect(env.SSH_AUTH_SOCK).toBeUndefined();
     const config = Object.fromEntries(
       Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => [env[`GIT_CONFIG_KEY_${i}`], env[`GIT_CONFIG_VALUE_${i}`]]),
     );
@@ -70,9 +74,9 @@ describe('GitRunner', () => {
       'core.hooksPath': '/dev/null',
       'credential.helper': '',
       'protocol.allow': 'never',
-      'protocol.https.allow': 'always',
-      'protocol.ssh.allow': 'always',
+      'http.followRedirects': 'false',
     });
+    expect(config['protocol.https.allow']).toBeUndefined();
     expect(config['protocol.file.allow']).toBeUndefined();
     expect(config['http.extraHeader']).toBeUndefined();
   });
@@ -120,11 +124,13 @@ describe('GitRunner', () => {
   });
 
   it('refuses a token in argv or with a newline', async () => {
-    const runner = new GitRunner({ protocols: new Set(['https']) });
-    await expect(runner.run(['ls-remote', 'https://x/secret-token-123'], { token: 'secret-token-123' })).rejects.toBeInstanceOf(
+    const runner = new GitRunner({ protocols: new Set(['http']), egress: loopbackEgress() });
+    // Nothing listens on port 9: the in-process request fails, the remote stays as given.
+    const remote = await runner.prepareRemote('http://127.0.0.1:9/x.git', { token: 'secret-token-123' });
+    await expect(runner.run(['ls-remote', '--end-of-options', remote.url, 'secret-token-123'], { remote })).rejects.toBeInstanceOf(
       InvalidGitOptionError,
     );
-    await expect(runner.run(['--version'], { token: 'abc\r\nX-Evil: 1' })).rejects.toBeInstanceOf(InvalidGitOptionError);
+    await expect(runner.prepareRemote('http://127.0.0.1:9/x.git', { token: 'abc\r\nX-Evil: 1' })).rejects.toBeInstanceOf(InvalidGitOptionError);
     expect(spawned).toEqual([]);
   });
 

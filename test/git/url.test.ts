@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidGitProtocolError, InvalidRemoteUrlError } from '../../src/git/errors.js';
-import { DEFAULT_PROTOCOLS, KNOWN_PROTOCOLS, parseProtocols, urlHost, validateRemoteUrl } from '../../src/git/url.js';
+import { DEFAULT_PROTOCOLS, KNOWN_PROTOCOLS, parseProtocols, remoteTarget, urlHost, validateRemoteUrl } from '../../src/git/url.js';
 import { testSecret } from '../support/secrets.js';
 
 const all = KNOWN_PROTOCOLS;
@@ -74,6 +74,32 @@ describe('validateRemoteUrl', () => {
     expect(() => validateRemoteUrl(url, all)).toThrow(message);
   });
 
+  it.each([
+    ['ssh://%2DoProxyCommand=touch%20x/repo', /host starts with "-"/],
+    ['ssh://git@%2Doproxycommand=x/repo', /host starts with "-"/],
+    ['git://%2Dx/repo.git', /host starts with "-"/],
+    ['ssh://%2D%2Dupload-pack=x@host/repo', /user name starts with "-"/],
+    ['ssh://a%40evil.example@host/repo', /user name contains "@"/],
+    ['ssh://host%2Fevil/repo', /not a host name/],
+    ['ssh://host%3A2222/repo', /not a host name/],
+    ['ssh://ho%st/repo', /not a host name|malformed/],
+    ['ssh://$(touch%20x)/repo', /not a host name/],
+    ['host;id:repo', /not a host name/],
+  ])('decodes what git decodes before checking it: rejects %j', (url, message) => {
+    expect(() => validateRemoteUrl(url, all)).toThrow(InvalidRemoteUrlError);
+    expect(() => validateRemoteUrl(url, all)).toThrow(message);
+  });
+
+  it('names the host and port git will connect to', () => {
+    expect(remoteTarget('ssh://git@%31%32%37.0.0.1:2222/x.git')).toEqual({ protocol: 'ssh', host: '127.0.0.1', port: 2222 });
+    expect(remoteTarget('git@[example.com:2200]:x.git')).toEqual({ protocol: 'ssh', host: 'example.com', port: 2200 });
+    expect(remoteTarget('git@[::1]:x.git')).toEqual({ protocol: 'ssh', host: '::1', port: 22 });
+    expect(remoteTarget('https://0x7f000001/x')).toEqual({ protocol: 'https', host: '127.0.0.1', port: 443 });
+    expect(remoteTarget('git://Example.com/x')).toEqual({ protocol: 'git', host: 'example.com', port: 9418 });
+    expect(remoteTarget('http://[::1]:8080/x')).toEqual({ protocol: 'http', host: '::1', port: 8080 });
+    expect(remoteTarget('/srv/x.git')).toBeUndefined();
+  });
+
   it('rejects URLs longer than 2048 characters', () => {
     expect(() => validateRemoteUrl(`https://example.com/${'a'.repeat(2100)}`, all)).toThrow(/limit is 2048/);
   });
@@ -111,6 +137,7 @@ describe('urlHost', () => {
     ['ssh://git@github.com:22/o/r', 'github.com'],
     ['git@github.com:o/r.git', 'github.com'],
     ['[::1]:o/r', '::1'],
+    ['ssh://git@%67ithub.com/o/r', 'github.com'],
     ['/srv/git/x.git', 'local'],
     ['file:///srv/x.git', 'local'],
     ['', 'unknown'],

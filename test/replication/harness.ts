@@ -7,6 +7,7 @@ import { Forgesync } from '../../src/app/forgesync.js';
 import { loadConfig, type ForgesyncConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { POSTGRES_URL, REDIS_URL } from '../leases/backends.js';
+import { LOOPBACK_NETWORKS } from '../support/egress.js';
 import { refsOf as refMap } from '../support/git-fixtures.js';
 
 /** Log lines a test Forgesync wrote, parsed, plus the raw text. */
@@ -57,7 +58,7 @@ export async function createTestDatabase(kind: 'sqlite' | 'postgres'): Promise<T
   };
 }
 
-/** A configuration for tests: local paths and http allowed, short leases and backoff. */
+/** A configuration for tests: local paths and http allowed, loopback opted in (the test servers), short leases and backoff. */
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): ForgesyncConfig {
   const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-data-'));
   return loadConfig({
@@ -66,6 +67,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
       FORGESYNC_DATA_DIR: dataDir,
       FORGESYNC_DATABASE_URL: databaseUrl,
       FORGESYNC_GIT_PROTOCOLS: 'https,ssh,http,file',
+      FORGESYNC_ALLOW_NETWORKS: LOOPBACK_NETWORKS,
       FORGESYNC_LEASE_TTL: '3s',
       FORGESYNC_SCHEDULER_TICK: '100ms',
       FORGESYNC_RETRY_BASE: '1s',

@@ -272,6 +272,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
             FORGESYNC_DATABASE_URL: config.databaseUrl,
             ...(config.jobsUrl ? { FORGESYNC_JOBS_URL: config.jobsUrl } : {}),
             FORGESYNC_GIT_PROTOCOLS: config.gitProtocols,
+            ...(config.allowNetworks ? { FORGESYNC_ALLOW_NETWORKS: config.allowNetworks.join(',') } : {}),
             FORGESYNC_LEASE_TTL: '2s',
           },
           stdio: 'ignore',

@@ -30,6 +30,12 @@ export class GitHttpServer {
   onHold: (request: RecordedRequest) => void = () => undefined;
   /** Milliseconds to wait before answering a request (to keep a client busy for a while). */
   delayMs: (request: RecordedRequest) => number = () => 0;
+  /**
+   * Redirect mode: a Location for requests that should be answered with a 302
+   * (before any token check, as a moved repository's host answers), undefined
+   * to serve them. `redirectTo` builds the common one.
+   */
+  redirect: (request: RecordedRequest) => string | undefined = () => undefined;
   private readonly children = new Set<ChildProcess>();
   private readonly held = new Set<ServerResponse>();
 
@@ -48,6 +54,14 @@ export class GitHttpServer {
     return `http://127.0.0.1:${this.port}/${repo}`;
   }
 
+  /** Redirects every request under `/<from>/` to `<origin>/<to>/…` (same rest of path and query). */
+  redirectTo(from: string, origin: string, to: string, when: (request: RecordedRequest) => boolean = () => true): void {
+    this.redirect = (request) =>
+      request.path.startsWith(`/${from}/`) && when(request)
+        ? `${origin}/${to}/${request.path.slice(from.length + 2)}${request.query ? `?${request.query}` : ''}`
+        : undefined;
+  }
+
   /** Requests that transfer data or list refs (`POST …/git-upload-pack`). */
   uploadPackPosts(): RecordedRequest[] {
     return this.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/git-upload-pack'));
@@ -64,6 +78,12 @@ export class GitHttpServer {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const record: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), headers: req.headers };
     this.requests.push(record);
+    const location = this.redirect(record);
+    if (location !== undefined) {
+      res.writeHead(302, { Location: location }).end();
+      req.resume();
+      return;
+    }
     if (options.token !== undefined) {
       const expected = `Basic ${Buffer.from(`x-access-token:${options.token}`).toString('base64')}`;
       if (req.headers.authorization !== expected) {
