@@ -31,6 +31,8 @@ export { Replication, type SyncWaitResult } from './replication/module.js';
 export { Snapshots } from './snapshots/service.js';
 export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttempt, SyncTrigger } from './store/types.js';
 export * from './git/errors.js';
+export { CredentialRedirectError, EgressLookupError, EgressNetworkError, EgressRefusedError, EgressTimeoutError } from './egress/errors.js';
+export { EgressPolicy, type EgressPolicyOptions } from './egress/policy.js';
 export { InvalidSourceNameError } from './replication/names.js';
 export { InvalidScheduleError } from './replication/schedule.js';
 export * from './credentials/errors.js';
