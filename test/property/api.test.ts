@@ -22,7 +22,7 @@ const CREATE_RUNS = 1_000;
 const UPDATE_RUNS = 1_000;
 const SOURCE_READ_RUNS = 1_000;
 const SNAPSHOT_RUNS = 1_000;
-const WEBHOOK_RUNS = 500;
+const WEBHOOK_RUNS = 1_000;
 
 const PROTOCOLS = new Set(['https', 'ssh', 'http', 'file']); // what startTestServer allows
 const SEED = 'seed';
@@ -314,7 +314,7 @@ describe('HTTP API under generated input', () => {
     fc.oneof(fc.constantFrom('', '{', '[', 'null', '{"repository":'), hostileString({ maxLength: 10 })),
   );
 
-  it(`POST /hooks/github and /hooks/gitlab: ${WEBHOOK_RUNS} signed generated deliveries each → 2xx or 4xx, nothing stored, no process`, async () => {
+  it(`POST /hooks/github and /hooks/gitlab: ${WEBHOOK_RUNS} signed generated deliveries (either receiver) → 2xx or 4xx, nothing stored, no process`, async () => {
     const delivery = fc.oneof(
       fc.tuple(fc.constantFrom('push', 'create', 'delete', 'repository', 'ping', 'issues', ''), webhookBody, fc.boolean()).map(([event, body, form]): InjectOptions => {
         const payload = form ? `payload=${encodeURIComponent(wellFormed(body))}` : body;
@@ -341,7 +341,7 @@ describe('HTTP API under generated input', () => {
       fc.asyncProperty(delivery, async (request) => {
         await expectRefused(request, (status) => status >= 200 && status < 300);
       }),
-      WEBHOOK_RUNS * 2,
+      WEBHOOK_RUNS,
     );
   });
 });
