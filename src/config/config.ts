@@ -65,7 +65,7 @@ function readConfigFile(explicit: string | undefined, cwd: string, problems: str
     }
     return { file, values: values as Record<string, unknown> };
   } catch (error) {
-    problems.push(`config file ${file} is not valid JSON: ${(error as Error).message}`);
+    problems.push(error instanceof SyntaxError ? `config file ${file} is not valid JSON${/ at position \d+/.exec(error.message)?.[0] ?? ''}` : `config file ${file} cannot be read: ${(error as Error).message}`);
     return { file, values: {} };
   }
 }

@@ -49,7 +49,7 @@ export function setting<T, const S extends Setting<T>>(declaration: S & Setting<
 /** `250ms`, `15s`, `1h30m` or plain milliseconds, at least `min` ms. */
 export function durationMs(value: unknown, min = 0): number {
   const ms = durationToMs(String(value));
-  if (ms === null) throw new Error('must be a duration like 250ms, 15s, 30m or 1h');
+  if (ms === null || !Number.isSafeInteger(ms)) throw new Error('must be a duration like 250ms, 15s, 30m or 1h');
   if (ms < min) throw new Error(`must be at least ${formatDuration(min)}`);
   return ms;
 }
@@ -94,7 +94,7 @@ const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb
 export function parseSize(value: unknown): number {
   const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(String(value).trim());
   const unit = SIZE_UNITS[(match?.[2] || 'b').toLowerCase()];
-  if (!match || unit === undefined) throw new Error('must be a size like 500MiB, 20GiB or plain bytes');
+  if (!match || unit === undefined || !Number.isSafeInteger(Math.floor(Number(match[1]) * unit))) throw new Error('must be a size like 500MiB, 20GiB or plain bytes');
   return Math.floor(Number(match[1]) * unit);
 }
 

@@ -18,6 +18,6 @@ export function validateSourceName(name: string): string {
 /** The default name of a source: the last path segment of its URL, without `.git`. */
 export function nameFromUrl(url: string): string {
   const last = url.replace(/[/\\]+$/, '').split(/[/:\\]/).pop() ?? '';
-  const name = last.replace(/\.git$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[._-]+/, '').slice(0, 100);
+  const name = last.replace(/\.git$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/\.{2,}/g, '.').replace(/^[._-]+/, '').slice(0, 100);
   return name || 'repository';
 }

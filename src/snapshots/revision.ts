@@ -43,7 +43,7 @@ export function validateTreePath(path: unknown): string {
   if (path.startsWith('/')) throw new InvalidSnapshotRequestError(`${JSON.stringify(path)} is absolute; give a path relative to the repository root`);
   const parts = path.split('/').filter((part) => part.length > 0);
   if (parts.some((part) => part === '.' || part === '..')) {
-    throw new InvalidSnapshotRequestError(`${JSON.stringify(path)} contains "." or ".." components`);
+    throw new InvalidSnapshotRequestError(`path ${JSON.stringify(path)} contains "." or ".." components`);
   }
   return parts.join('/');
 }
