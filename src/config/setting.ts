@@ -23,7 +23,7 @@ export interface Setting<T> {
    * when it depends on settings declared earlier. Absent: the setting is unset
    * unless given (its value is undefined).
    */
-  readonly default?: string | ((context: ParseContext) => string);
+  readonly default?: string | ((context: ParseContext) => string | undefined);
   /** The default as the README shows it (Markdown); defaults to `default` in backticks when that is text, else "none". */
   readonly defaultDoc?: string;
   readonly doc: string;
@@ -47,18 +47,31 @@ export function setting<T, const S extends Setting<T>>(declaration: S & Setting<
 // ---------------------------------------------------------------- parsers
 
 /** `250ms`, `15s`, `1h30m` or plain milliseconds, at least `min` ms. */
-export function durationMs(value: unknown, min = 0): number {
+export function durationMs(value: unknown, min = 0, max = MAX_DURATION_MS): number {
   const ms = durationToMs(String(value));
   if (ms === null || !Number.isSafeInteger(ms)) throw new Error('must be a duration like 250ms, 15s, 30m or 1h');
   if (ms < min) throw new Error(`must be at least ${formatDuration(min)}`);
+  if (ms > max) throw new Error(`must be at most ${formatDuration(max)}`);
   return ms;
 }
 
-/** A parser of durations. */
+/** Longest duration any setting takes unless it says less: a year. */
+const MAX_DURATION_MS = 365 * 86_400_000;
+
+/** A parser of durations from `min` to `max` ms. */
 export const duration =
-  (min = 0) =>
+  (min = 0, max = MAX_DURATION_MS) =>
   (value: unknown): number =>
-    durationMs(value, min);
+    durationMs(value, min, max);
+
+/** A parser of `true`/`false` (also yes/no, on/off, 1/0; JSON booleans in the config file). */
+export const boolean = (value: unknown): boolean => {
+  if (typeof value === 'boolean') return value;
+  const word = typeof value === 'string' || typeof value === 'number' ? String(value).trim().toLowerCase() : '';
+  if (['true', 'yes', 'on', '1'].includes(word)) return true;
+  if (['false', 'no', 'off', '0'].includes(word)) return false;
+  throw new Error('must be true or false');
+};
 
 /** A parser of integers from `min` to `max`. */
 export const integer =

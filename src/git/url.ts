@@ -9,7 +9,8 @@ export const DEFAULT_PROTOCOLS: ReadonlySet<string> = new Set(['https', 'ssh']);
 export const MAX_URL_LENGTH = 2048;
 
 // eslint-disable-next-line no-control-regex
-const BAD_CHARS = /[\u0000-\u0020\u007f-\u009f\u2028\u2029\u00a0\ufeff]/;
+/** Whitespace, controls, and the invisible or direction-changing characters that make a URL read as another. */
+const BAD_CHARS = /[\u0000-\u0020\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000\ufeff]/;
 /** git's test for `<transport>::<address>` (transport.c: alnum, '+', '-', '.' then "::"). */
 const REMOTE_HELPER = /^[A-Za-z0-9+.-]*::/;
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
@@ -68,6 +69,11 @@ interface Parsed {
  */
 export function validateRemoteUrl(url: string, protocols: ReadonlySet<string>): string {
   const parsed = parse(url);
+  // Normalising may lengthen it (percent-encoding, the working directory of a relative path);
+  // what is returned must pass again, since mirrors validate the stored URL at every sync.
+  if (parsed.normalised.length > MAX_URL_LENGTH) {
+    throw new InvalidRemoteUrlError(url, `normalised, it is ${parsed.normalised.length} characters long; the limit is ${MAX_URL_LENGTH}`);
+  }
   if (!protocols.has(parsed.kind)) {
     const what = parsed.kind === 'file' ? 'local repositories (file:// and paths)' : `${parsed.kind} URLs`;
     throw new InvalidRemoteUrlError(

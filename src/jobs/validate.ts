@@ -1,3 +1,4 @@
+import { shown } from '../util/shown.js';
 import { InvalidJobError } from './errors.js';
 import type { Job, JobKind } from './types.js';
 
@@ -19,8 +20,9 @@ export function validateJobKind(kind: string, spec: JobKind): void {
 }
 
 export function validateJob(job: Job): void {
-  if (!KIND.test(job?.kind)) throw new InvalidJobError(`job kind ${JSON.stringify(job?.kind)} must be 1-40 of a-z, 0-9 and "-"`);
-  if (!KEY.test(job.key)) throw new InvalidJobError(`job key ${JSON.stringify(String(job.key).slice(0, 40))} must be 1-200 printable ASCII characters without spaces`);
+  if (job === null || typeof job !== 'object') throw new InvalidJobError('a job must be an object { kind, key, payload?, fairness? }');
+  if (typeof job.kind !== 'string' || !KIND.test(job.kind)) throw new InvalidJobError(`job kind ${shown(job.kind)} must be 1-40 of a-z, 0-9 and "-"`);
+  if (typeof job.key !== 'string' || !KEY.test(job.key)) throw new InvalidJobError(`job key ${shown(job.key)} must be 1-200 printable ASCII characters without spaces`);
   if (job.fairness !== undefined && (typeof job.fairness !== 'string' || job.fairness.length > 255)) {
     throw new InvalidJobError('job fairness bucket must be a string of at most 255 characters');
   }

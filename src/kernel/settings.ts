@@ -1,15 +1,6 @@
 import { join } from 'node:path';
-import { duration, path, setting, text } from '../config/setting.js';
+import { boolean, duration, path, setting, text } from '../config/setting.js';
 import { parseNetworks } from '../egress/networks.js';
-
-/** `true`/`false` (also yes/no, on/off, 1/0; JSON booleans in the config file). */
-const boolean = (value: unknown): boolean => {
-  if (typeof value === 'boolean') return value;
-  const word = String(value).trim().toLowerCase();
-  if (['true', 'yes', 'on', '1'].includes(word)) return true;
-  if (['false', 'no', 'off', '0'].includes(word)) return false;
-  throw new Error('must be true or false');
-};
 
 /** Settings of the kernel: where data lives and which backends hold the registry, the leases and the jobs. */
 export const kernelSettings = {
@@ -23,7 +14,8 @@ export const kernelSettings = {
   databaseUrl: setting({
     key: 'databaseUrl',
     env: 'FORGESYNC_DATABASE_URL',
-    default: ({ values }) => `sqlite:${join(String(values.dataDir), 'forgesync.db')}`,
+    // undefined when dataDir itself was refused: that problem is reported once, not twice.
+    default: ({ values }) => (values.dataDir === undefined ? undefined : `sqlite:${join(String(values.dataDir), 'forgesync.db')}`),
     defaultDoc: '`sqlite:<dataDir>/forgesync.db`',
     doc: 'Registry database: `sqlite:<file>` or `postgres://…`.',
     parse: text({ pattern: /^(sqlite:|postgres(ql)?:\/\/)/i, message: 'must be sqlite:<file> or postgres://…' }),
@@ -31,7 +23,7 @@ export const kernelSettings = {
   leaseUrl: setting({
     key: 'leaseUrl',
     env: 'FORGESYNC_LEASE_URL',
-    default: ({ values }) => String(values.databaseUrl),
+    default: ({ values }) => (values.databaseUrl === undefined ? undefined : String(values.databaseUrl)),
     defaultDoc: 'the database URL',
     doc: 'Lease backend: `sqlite:<file>`, `redis://`, `postgres://` or `mysql://`.',
     parse: text({
@@ -51,7 +43,7 @@ export const kernelSettings = {
     env: 'FORGESYNC_LEASE_TTL',
     default: '15s',
     doc: 'Ttl of the leases work runs under, renewed by heartbeat every third.',
-    parse: duration(100),
+    parse: duration(100, 24 * 3_600_000),
   }),
   gitProtocols: setting({
     key: 'gitProtocols',

@@ -29,7 +29,7 @@ export const replicationSettings = {
     env: 'FORGESYNC_SCHEDULER_TICK',
     default: '2s',
     doc: 'How often the scheduler looks for due work.',
-    parse: duration(10),
+    parse: duration(10, 24 * 3_600_000),
   }),
   retryBaseMs: setting({
     key: 'retryBase',

@@ -2,6 +2,7 @@ import { lstatSync, realpathSync } from 'node:fs';
 import { join, relative, sep, isAbsolute } from 'node:path';
 import { safeJoin, sourceDirName, type DirOwner } from '../git/paths.js';
 import { normalisedUrl } from '../git/storage.js';
+import { shown } from '../util/shown.js';
 import { SnapshotPathEscapeError } from './errors.js';
 import { isObjectId } from './revision.js';
 
@@ -24,7 +25,7 @@ export function commitDir(root: string, sourceDirName: string, sha: string): str
  * @throws SnapshotPathEscapeError
  */
 export function resolveInside(root: string, path: string): string {
-  if (typeof path !== 'string' || path.includes('\0')) throw new SnapshotPathEscapeError(String(path), 'not a valid path');
+  if (typeof path !== 'string' || path.includes('\0')) throw new SnapshotPathEscapeError(shown(path), 'not a valid path');
   if (isAbsolute(path)) throw new SnapshotPathEscapeError(path, 'absolute paths are not inside the snapshot');
   const parts = path.split(/[\\/]+/).filter((part) => part !== '' && part !== '.');
   if (parts.includes('..')) throw new SnapshotPathEscapeError(path, '".." leaves the snapshot');
@@ -42,7 +43,15 @@ export function resolveInside(root: string, path: string): string {
       existing = parent;
     }
   }
-  const real = realpathSync(existing);
+  let real: string;
+  try {
+    real = realpathSync(existing);
+  } catch (error) {
+    // A link to nothing, or a loop of links (a commit may hold either): no file to hand out.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') throw new SnapshotPathEscapeError(path, 'a symlink on the path leads nowhere (a link to nothing or a loop)');
+    throw error;
+  }
   if (!inside(realRoot, real)) throw new SnapshotPathEscapeError(path, 'a symlink on it points outside the snapshot');
   return existing === target ? real : join(real, relative(existing, target));
 }

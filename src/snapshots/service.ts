@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseTree, type TreeEntry } from '../git/cat-file.js';
+import { GitCommandError } from '../git/errors.js';
 import { makeTempDir, mirrorPathFor, releaseTempDir } from '../git/storage.js';
 import type { GitRunner } from '../git/runner.js';
 import type { BoundToken } from '../credentials/store.js';
@@ -223,7 +224,13 @@ export class Snapshots implements ForgesyncModule {
           // The same preparation as a mirror sync: egress policy, redirects resolved, token only where bound.
           const remote = await runner.prepareRemote(source.url, bound ? { token: bound.token, tokenAllowed: (url) => bound.allows(url) } : {});
           const clone = join(temp, 'repo.git');
-          await runner.run(['clone', '--bare', '--quiet', '--end-of-options', remote.url, clone], { remote });
+          await runner.run(['clone', '--bare', '--quiet', '--end-of-options', remote.url, clone], { remote }).catch((error: unknown) => {
+            // The upstream could not be cloned (gone, unreachable, refused): no snapshot can be had now.
+            if (error instanceof GitCommandError) {
+              throw new SnapshotUnavailableError(`${source.name} has no mirror yet and a temporary clone of it failed: ${error.message}`, { cause: error });
+            }
+            throw error;
+          });
           const sha = isObjectId(revision) ? revision : await this.objects.resolveCommit(clone, revision);
           this.objects.forget(clone);
           if (!sha) throw new RevisionNotFoundError(source.name, revision);

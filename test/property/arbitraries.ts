@@ -100,19 +100,6 @@ function unknownOf(objects: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary
 
 /** Any value a JSON body, a config file or a careless library caller could hand to a parser that takes `unknown`. */
 export const unknownValue: fc.Arbitrary<unknown> = unknownOf(trickyObject);
-/**
- * unknownValue without objects whose toString is not a function, for the parsers that
- * still call String() on such a value (known-bugs.test.ts states that bug on its own).
- */
-export const unknownValueWithoutToStringTraps: fc.Arbitrary<unknown> = unknownOf(objectWith(HARMLESS_KEYS)).filter((value) => !hasToStringTrap(value));
-
-/** Whether String(value) could meet an own `toString` or `valueOf` (fast-check's own JSON generator produces those keys too). */
-function hasToStringTrap(value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  if (Object.hasOwn(value, 'toString') || Object.hasOwn(value, 'valueOf')) return true;
-  return Object.values(value).some(hasToStringTrap);
-}
-
 // ---------------------------------------------------------------- checks
 
 /**

@@ -84,6 +84,8 @@ describe(`setting parsers (${SETTING_PARSER_RUNS} cases per property)`, () => {
           expect(parsed).toBeGreaterThanOrEqual(0);
         } else if (typeof parsed === 'string') {
           expect(parsed.trim()).not.toBe('');
+        } else if (typeof parsed === 'boolean') {
+          expect(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']).toContain(String(value).trim().toLowerCase());
         } else {
           expect(Array.isArray(parsed), `${setting.key} parsed to ${typeof parsed}`).toBe(true);
         }

@@ -53,7 +53,6 @@ describe(`validateJob (${JOB_RUNS} cases per property)`, () => {
       JOB_RUNS,
     );
   });
-  // Kinds and keys that are not strings (a job without a key passes today): known-bugs.test.ts.
 });
 
 /** Whether a URL parser (or a reader) sees a password in `url`: `scheme://user:password@…`. */

@@ -109,7 +109,7 @@ describe(`resolveInside (${RESOLVE_INSIDE_RUNS} cases per property)`, () => {
     symlinkSync(outside, join(root, 'out-abs'));
     symlinkSync(join(outside, 'secret'), join(root, 'src', 'out-file'));
     symlinkSync('../../..', join(root, 'src', 'deep', 'up'));
-    // (Links to nothing and link loops: see known-bugs.test.ts.)
+    // (Links to nothing and link loops: regressions.test.ts.)
   });
   afterAll(() => rmSync(base, { recursive: true, force: true }));
 
@@ -165,7 +165,7 @@ describe(`resolveInside (${RESOLVE_INSIDE_RUNS} cases per property)`, () => {
   });
 
   it('refuses non-strings and NUL with an InvalidInputError', () => {
-    // It takes a string; JavaScript callers may pass these (objects whose toString is not a function: known-bugs.test.ts).
+    // It takes a string; JavaScript callers may pass these (objects whose toString is not a function: regressions.test.ts).
     const notString = fc.constantFrom<unknown>(undefined, null, 0, 1, NaN, true, [], {}, ['a'], [['b']]);
     check(
       fc.property(fc.oneof(notString, fc.tuple(hostileString(), hostileString()).map(([a, b]) => `${a}\0${b}`)), (path) => {

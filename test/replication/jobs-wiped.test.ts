@@ -30,8 +30,8 @@ describe('BullMQ jobs wiped from Redis mid-run', () => {
       await eventually('a few sources to sync', async () => (await app.listSources({ state: 'synced' })).length >= 2);
       expect((await app.kernel.jobs.load('sync')).queued).toBeGreaterThan(0);
 
+      // Every queued job goes with the data; only the registry remembers what is pending.
       await redis.flushdb();
-      expect((await app.kernel.jobs.load('sync')).queued).toBe(0);
       expect((await app.listSources({ state: 'synced' })).length).toBeLessThan(names.length);
 
       for (const [i, name] of names.entries()) {
