@@ -31,6 +31,22 @@ export function indexFileOf(snapshotPath: string): string {
   return `${snapshotPath}.index`;
 }
 
+/** What exportCommit exports, and where. */
+export interface ExportRequest {
+  runner: GitRunner;
+  /** The repository holding the commit (a mirror, or a temporary clone). */
+  gitDir: string;
+  sha: string;
+  /** The snapshot's directory, made by renaming a finished export into place. */
+  target: string;
+  /** Where the temporary export directory is made (the source's snapshot directory). */
+  parent: string;
+  /** A materialised commit of the same source to derive from. */
+  base?: ExportBase | undefined;
+  /** The tree's files and bytes when the caller measured them already (measureTree): not read twice. */
+  measured?: ExportStats | undefined;
+}
+
 /**
  * Writes exactly the tree of commit `sha` of `gitDir` into `target` (which must
  * not exist), read-only, and keeps the index that describes it beside it. The
@@ -50,35 +66,19 @@ export function indexFileOf(snapshotPath: string): string {
  * several times cheaper. If git refuses (it checks every path it changes), the
  * full export runs instead.
  */
-export async function exportCommit(
-  runner: GitRunner,
-  gitDir: string,
-  sha: string,
-  target: string,
-  parent: string,
-  base?: ExportBase,
-  /** The tree's files and bytes when the caller measured them already (measureTree): not read twice. */
-  measured?: ExportStats,
-): Promise<ExportStats> {
-  if (base) {
+export async function exportCommit(request: ExportRequest): Promise<ExportStats> {
+  if (request.base) {
     try {
-      return { ...(await materialise(runner, gitDir, sha, target, parent, base, measured)), derivedFrom: base.sha };
+      return { ...(await materialise(request, request.base)), derivedFrom: request.base.sha };
     } catch {
       // A base git would not update (or that vanished): a full export is always correct.
     }
   }
-  return { ...(await materialise(runner, gitDir, sha, target, parent, undefined, measured)), derivedFrom: null };
+  return { ...(await materialise(request, undefined)), derivedFrom: null };
 }
 
-async function materialise(
-  runner: GitRunner,
-  gitDir: string,
-  sha: string,
-  target: string,
-  parent: string,
-  base?: ExportBase,
-  measured?: ExportStats,
-): Promise<ExportStats> {
+async function materialise(request: ExportRequest, base: ExportBase | undefined): Promise<ExportStats> {
+  const { runner, gitDir, sha, target, parent, measured } = request;
   await mkdir(parent, { recursive: true });
   const temp = await mkdtemp(join(parent, `${TEMP_PREFIX}export-`));
   try {

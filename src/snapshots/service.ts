@@ -237,7 +237,7 @@ export class Snapshots implements ForgesyncModule {
           this.options.logger.warn({ event: 'snapshot_temporary_clone', source: source.name, sha }, `no mirror of ${source.name} yet: used a temporary clone`);
           return await this.#hold(source, revision, sha, false, true, options, {
             measure: () => measureTree(runner, clone, sha),
-            materialise: (target, parent, measured) => exportCommit(runner, clone, sha, target, parent, undefined, measured),
+            materialise: (target, parent, measured) => exportCommit({ runner, gitDir: clone, sha, target, parent, measured }),
           });
         } finally {
           await releaseTempDir(temp);
@@ -258,7 +258,7 @@ export class Snapshots implements ForgesyncModule {
     try {
       const started = performance.now();
       const base = borrowed ? { ...borrowed.base, changed } : undefined;
-      const stats = await exportCommit(this.options.runner, mirror, sha, target, parent, base, measured);
+      const stats = await exportCommit({ runner: this.options.runner, gitDir: mirror, sha, target, parent, base, measured });
       this.options.logger.debug(
         { event: 'snapshot_materialised', source: source.name, sha, files: stats.files, derived_from: stats.derivedFrom, base: borrowed?.base.sha ?? null, ms: Math.round(performance.now() - started) },
         `materialised ${source.name}@${sha}`,

@@ -168,7 +168,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
     // And exactly what a full export of that commit holds: types, modes, contents, links.
     const fresh = join(app.config.snapshotsDir, 'fresh-export');
-    await exportCommit(app.runner, mirror(), next.sha, fresh, app.config.snapshotsDir);
+    await exportCommit({ runner: app.runner, gitDir: mirror(), sha: next.sha, target: fresh, parent: app.config.snapshotsDir });
     expect(contentsOf(next.path)).toEqual(contentsOf(fresh));
     expect(contentsOf(next.path)).toContain('script.sh 555 file #!/bin/sh\n');
     await removeTree(fresh);

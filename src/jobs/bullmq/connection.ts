@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { redactUrl } from '../../util/redact.js';
+import { connectFailFast } from '../../util/redis-client.js';
 import { JobBackendUnavailableError, UnsupportedJobsUrlError } from '../errors.js';
 
 /** How long opening waits for TCP, TLS, AUTH, SELECT and the ready check together. */
@@ -47,38 +48,11 @@ export function parseJobsUrl(url: string): JobsRedisTarget {
  * commands fail at once while it does (an enqueue then rejects rather than hangs).
  */
 export async function connectCommandClient(target: JobsRedisTarget, closing: () => boolean): Promise<Redis> {
-  let connected = false;
-  let firstError: unknown;
-  const client = new Redis(target.connectUrl, {
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => (connected && !closing() ? Math.min(times * 100, 2000) : null),
-  });
-  // Without a listener, ioredis would crash the process with an unhandled 'error' event.
-  client.on('error', (err: unknown) => {
-    if (!connected) firstError ??= err;
-  });
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const connecting = client.connect();
-    connecting.catch(() => {}); // if the timer wins, the later rejection is expected
-    await Promise.race([
-      connecting,
-      new Promise((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
-      }),
-    ]);
-    connected = true;
-  } catch (err) {
-    client.disconnect();
-    const cause = firstError ?? err;
+    return await connectFailFast(target.connectUrl, { timeoutMs: CONNECT_TIMEOUT_MS, stopped: closing });
+  } catch (cause) {
     throw new JobBackendUnavailableError(`job queue Redis at ${target.shown} is unreachable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
-  } finally {
-    clearTimeout(timer);
   }
-  return client;
 }
 
 /**

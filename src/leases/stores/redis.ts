@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Redis, ReplyError } from 'ioredis';
+import { ReplyError, type Redis } from 'ioredis';
 import { LeaseBackendUnavailableError } from '../errors.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
+import { connectFailFast } from '../../util/redis-client.js';
 
 /** How long createRedisStore waits for TCP, TLS, AUTH, SELECT and the ready check together. */
 const CONNECT_TIMEOUT_MS = 2000;
@@ -82,40 +83,11 @@ function decodeInspect(reply: unknown): LeaseHolder | null {
  * the server answered with (OOM, READONLY, ...) come through as ioredis ReplyError.
  */
 export async function createRedisStore(url: string): Promise<LeaseStore> {
-  let connected = false;
-  let firstError: unknown;
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 1,
-    // Commands issued while disconnected fail at once rather than pile up until reconnect.
-    enableOfflineQueue: false,
-    // Give up on the first failed connect; after that, reconnect with a capped backoff.
-    retryStrategy: (times) => (connected ? Math.min(times * 100, 2000) : null),
-  });
-  // Without a listener, ioredis would crash the process with an unhandled 'error' event.
-  client.on('error', (err: unknown) => {
-    if (!connected) firstError ??= err; // the first error is the cause; later ones echo it
-  });
-
-  let timer: NodeJS.Timeout | undefined;
+  let client: Redis;
   try {
-    const connecting = client.connect();
-    connecting.catch(() => {}); // if the timer wins, the later rejection is expected, not unhandled
-    // connectTimeout covers only TCP; this also bounds TLS, AUTH, SELECT and the ready check.
-    await Promise.race([
-      connecting,
-      new Promise((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
-      }),
-    ]);
-    connected = true;
+    client = await connectFailFast(url, { timeoutMs: CONNECT_TIMEOUT_MS });
   } catch (err) {
-    client.disconnect();
-    // connect() rejects with a bare "Connection is closed."; the 'error' event has the reason.
-    throw new LeaseBackendUnavailableError('redis', redactUrl(url), firstError ?? err);
-  } finally {
-    clearTimeout(timer);
+    throw new LeaseBackendUnavailableError('redis', redactUrl(url), err);
   }
 
   // A command sent on a connection whose peer went silent (hung server, partition without a
