@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { ImportSchema } from './import-tables.js';
 
 /** Where a registry row stands: `pending → started → synced | failed`. */
 export type RegistryState = 'pending' | 'started' | 'synced' | 'failed';
@@ -84,7 +85,7 @@ export interface WebhookDeliveriesTable {
 }
 
 /** The Kysely database interface of the registry store. */
-export interface Schema {
+export interface Schema extends ImportSchema {
   sources: SourcesTable;
   registry: RegistryTable;
   sync_attempts: SyncAttemptsTable;

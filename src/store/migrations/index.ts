@@ -5,6 +5,7 @@ import { syncAttempts } from './002_sync_attempts.js';
 import { sourceMatchKey } from './003_source_match_key.js';
 import { sourceNameNocase } from './004_source_name_nocase.js';
 import { webhookDeliveries } from './005_webhook_deliveries.js';
+import { githubImports } from './006_github_imports.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -18,6 +19,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '003_source_match_key': sourceMatchKey(),
     '004_source_name_nocase': sourceNameNocase(),
     '005_webhook_deliveries': webhookDeliveries(dialect),
+    '006_github_imports': githubImports(dialect),
   };
 }
 

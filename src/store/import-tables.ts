@@ -1,0 +1,160 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL). */
+type Millis = number;
+/** A 64-bit count: PostgreSQL's driver returns BIGINT as text, so reads go through Number(). */
+type Count = ColumnType<number | string, number | undefined, number>;
+/** A lease fence: written as a bigint, read back through `cast(fence as text)`. */
+type FenceColumn = ColumnType<string | number | bigint | null, bigint | null, bigint | null>;
+
+/** Where an import stands. */
+export type ImportState = 'pending' | 'started' | 'synced' | 'failed' | 'cancelled';
+/** A full import, or an incremental sync of one that finished once. */
+export type ImportMode = 'full' | 'sync';
+
+/** The `imports` table (see migration 006). */
+export interface ImportsTable {
+  id: Generated<number>;
+  name: string;
+  owner: string;
+  repo: string;
+  api_url: string;
+  /** JSON array of credential names (never a secret). */
+  credentials: string;
+  concurrency: number;
+  state: ImportState;
+  stage: string;
+  mode: ImportMode;
+  run: ColumnType<number, number | undefined, number>;
+  requested_seq: Count;
+  completed_seq: Count;
+  interval_ms: Millis | null;
+  next_sync_at: Millis | null;
+  created_at: Millis;
+  started_at: Millis | null;
+  finished_at: Millis | null;
+  progress_at: Millis | null;
+  last_synced_at: Millis | null;
+  failure: string | null;
+  repository_source: string | null;
+  wiki_source: string | null;
+  requests_total: Count;
+  requests_counted: Count;
+  requests_not_modified: Count;
+  requests_retried: Count;
+  rate_limit_waits: Count;
+  rate_limit_wait_ms: Count;
+  /** JSON array of the last rate budget seen per credential. */
+  rate: ColumnType<string, string | undefined, string>;
+  fence: FenceColumn;
+  updated_at: Millis;
+}
+
+/** The `import_objects` table: GitHub's JSON per object, with the columns the compatible API filters on. */
+export interface ImportObjectsTable {
+  import_id: number;
+  type: string;
+  key: string;
+  number: number | null;
+  parent: number | null;
+  state: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  /** Lower-cased label names, each between newlines (`\nbug\nhelp wanted\n`), for `labels=` filters. */
+  labels: string | null;
+  comments: number | null;
+  run: number;
+  data: string;
+}
+
+/** The `import_cursors` table: where each collection's walk stands. */
+export interface ImportCursorsTable {
+  import_id: number;
+  collection: string;
+  run: number;
+  done: number;
+  next_url: string | null;
+  walk_since: string | null;
+  since: string | null;
+  etag: string | null;
+  last_id: string | null;
+  pages: number;
+  items: Count;
+  updated_at: Millis;
+}
+
+/** A per-object job's state in the stage waiter. */
+export type ImportJobState = 'pending' | 'done' | 'failed';
+
+/** The `import_jobs` table: the stage waiter's per-object jobs. */
+export interface ImportJobsTable {
+  import_id: number;
+  key: string;
+  stage: string;
+  run: number;
+  state: ImportJobState;
+  attempts: ColumnType<number, number | undefined, number>;
+  error: string | null;
+  fence: FenceColumn;
+  updated_at: Millis;
+}
+
+/** The `import_failures` table. */
+export interface ImportFailuresTable {
+  import_id: number;
+  type: string;
+  key: string;
+  run: number;
+  error: string;
+  at: Millis;
+}
+
+/** The `import_users` table: who appears in an import. */
+export interface ImportUsersTable {
+  import_id: number;
+  login_key: string;
+  login: string;
+  run: number;
+}
+
+/** The `github_users` table: the shared profile cache. */
+export interface GithubUsersTable {
+  api_host: string;
+  login_key: string;
+  state: 'found' | 'missing';
+  data: string | null;
+  etag: string | null;
+  fetched_at: Millis;
+  expires_at: Millis;
+}
+
+/** An attachment's download state. */
+export type AttachmentState = 'pending' | 'done' | 'failed' | 'refused';
+
+/** The `import_attachments` table. */
+export interface ImportAttachmentsTable {
+  import_id: number;
+  url_key: string;
+  url: string;
+  kind: 'attachment' | 'release_asset';
+  state: AttachmentState;
+  sha256: string | null;
+  size: number | null;
+  content_type: string | null;
+  filename: string | null;
+  error: string | null;
+  run: number;
+  updated_at: Millis;
+}
+
+/** The importer's tables, part of the registry store's schema. */
+export interface ImportSchema {
+  imports: ImportsTable;
+  import_objects: ImportObjectsTable;
+  import_cursors: ImportCursorsTable;
+  import_jobs: ImportJobsTable;
+  import_failures: ImportFailuresTable;
+  import_users: ImportUsersTable;
+  github_users: GithubUsersTable;
+  import_attachments: ImportAttachmentsTable;
+}
