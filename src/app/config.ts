@@ -5,6 +5,7 @@ import { kernelSettings } from '../kernel/settings.js';
 import { replicationSettings } from '../replication/settings.js';
 import { serverSettings } from '../server/settings.js';
 import { snapshotSettings } from '../snapshots/settings.js';
+import { importerSettings } from '../importer/settings.js';
 
 /**
  * Every setting forgesync reads, in the order they are parsed (a default may
@@ -12,7 +13,7 @@ import { snapshotSettings } from '../snapshots/settings.js';
  * server's, then each module's. A new module adds its group here.
  */
 // (The settings files themselves, not the module definitions: those import the CLI, which imports this.)
-export const SETTINGS = { ...kernelSettings, ...serverSettings, ...replicationSettings, ...snapshotSettings };
+export const SETTINGS = { ...kernelSettings, ...serverSettings, ...replicationSettings, ...snapshotSettings, ...importerSettings };
 
 /** The validated configuration, every default filled in. */
 export type ForgesyncConfig = SettingValues<typeof SETTINGS> & {

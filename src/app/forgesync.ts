@@ -9,6 +9,8 @@ import { CredentialStore } from '../credentials/store.js';
 import { Replication, type AddSourceInput, type ResyncTarget, type SyncWaitResult } from '../replication/module.js';
 import { replicationSettings } from '../replication/settings.js';
 import { Snapshots, type OpenSnapshotOptions } from '../snapshots/service.js';
+import { Importer, importFilesDir } from '../importer/module.js';
+import { importerSettings } from '../importer/settings.js';
 import type { Snapshot } from '../snapshots/snapshot.js';
 import type { SourceFilter } from '../store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
@@ -37,6 +39,7 @@ export class Forgesync {
     readonly runner: GitRunner,
     readonly replication: Replication,
     readonly snapshots: Snapshots,
+    readonly importer: Importer,
   ) {}
 
   /** Opens the registry database (running migrations), the lease backend, the job transport and every module. */
@@ -91,7 +94,43 @@ export class Forgesync {
           tokenOf: async (source) => (source.credentialRef ? await credentials.tokenFor(source.credentialRef, source.url) : undefined),
         }),
       );
-      return new Forgesync(config, kernel, runner, replication, snapshots);
+      const importer = kernel.use(
+        new Importer({
+          database,
+          leases,
+          jobs,
+          logger,
+          metrics,
+          credentials,
+          policy: egress,
+          protocols,
+          filesDir: importFilesDir(config.dataDir),
+          leaseTtlMs: config.leaseTtlMs,
+          tickMs: Math.max(config.schedulerTickMs, 1000),
+          settings: pickSettings(importerSettings, config),
+          runsJobs: () => kernel.started,
+          sources: {
+            find: async (name) => (await replication.sources.get(name)) ?? null,
+            add: async ({ name, url, credential }) => {
+              await replication.addSource({ name, url, ...(credential ? { credentialRef: credential } : {}) });
+            },
+            sync: async (name, url) => {
+              const source = await replication.getSource(name);
+              if (source.url !== url) await replication.updateSource(name, { url });
+              else await replication.requestSync(name, 'library');
+            },
+            wait: async (name) => {
+              await replication.syncAndWait(name, { trigger: 'library', timeoutMs: 10 * 60_000 }).catch(() => undefined);
+            },
+            copyMirror: (name, dest) => replication.copyMirror(name, dest),
+            status: async (name) => {
+              const source = await replication.sources.get(name);
+              return source ? { name: source.name, state: source.registry.state, lastSyncedAt: source.registry.lastSyncedAt?.toISOString() ?? null } : null;
+            },
+          },
+        }),
+      );
+      return new Forgesync(config, kernel, runner, replication, snapshots, importer);
     } catch (error) {
       await kernel.close();
       throw error;

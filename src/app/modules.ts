@@ -1,6 +1,7 @@
 import type { ModuleDefinition } from '../kernel/module.js';
 import { replicationDefinition } from '../replication/definition.js';
 import { snapshotsDefinition } from '../snapshots/definition.js';
+import { importerDefinition } from '../importer/definition.js';
 
 /**
  * The capability modules, in the order they are opened (see Forgesync.open,
@@ -8,4 +9,4 @@ import { snapshotsDefinition } from '../snapshots/definition.js';
  * module adds its definition here, its settings to app/config.ts and its
  * wiring to app/forgesync.ts; no other module's files change.
  */
-export const MODULES: readonly ModuleDefinition[] = [replicationDefinition, snapshotsDefinition];
+export const MODULES: readonly ModuleDefinition[] = [replicationDefinition, snapshotsDefinition, importerDefinition];

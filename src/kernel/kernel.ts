@@ -61,6 +61,11 @@ export class Kernel {
     return module;
   }
 
+  /** Whether this process runs jobs (start() was called): a process that does not only produces them. */
+  get started(): boolean {
+    return this.#started;
+  }
+
   /** Starts running jobs here and every module's background work (what `forgesync serve` does). */
   async start(): Promise<void> {
     if (this.#started) return;

@@ -1,3 +1,4 @@
+import { cp } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { SettingValues } from '../config/setting.js';
@@ -242,6 +243,24 @@ export class Replication implements ForgesyncModule {
       },
     );
     this.options.logger.info({ event: 'source_removed', source: source.name }, `removed ${source.name}`);
+  }
+
+  /**
+   * Copies a source's bare mirror to `dest` under the source's lease (so no
+   * sync changes it meanwhile); false when it has no mirror yet.
+   */
+  async copyMirror(name: string, dest: string, options: { waitMs?: number } = {}): Promise<boolean> {
+    const source = await this.getSource(name);
+    const path = source.registry.mirrorPath;
+    if (!path) return false;
+    return this.options.leases.withLease(
+      syncLeaseKey(source.id),
+      { ttlMs: this.options.leaseTtlMs, owner: `copy ${source.name}`.slice(0, 128), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
+      async () => {
+        await cp(path, dest, { recursive: true, errorOnExist: true, force: false });
+        return true;
+      },
+    );
   }
 
   /** @throws SourceNotFoundError */

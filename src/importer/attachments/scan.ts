@@ -1,0 +1,80 @@
+import type { FoundFile } from '../store/attachments.js';
+
+/** GitHub's hosts for uploaded files (what `user-attachments` links redirect to, and older image links). */
+const GITHUB_FILE_HOSTS = ['user-images.githubusercontent.com', 'private-user-images.githubusercontent.com', 'objects.githubusercontent.com', 'github-production-user-asset-6210df.s3.amazonaws.com'];
+
+/** Where a project's files may be downloaded from. */
+export class FileHosts {
+  readonly #own: Set<string>;
+
+  /** The API's host and GitHub's file hosts; the web host joins once the repository is known ({@link addWebUrl}). */
+  constructor(apiUrl: string) {
+    this.#own = new Set([new URL(apiUrl).host, ...GITHUB_FILE_HOSTS]);
+  }
+
+  /** Adds the host of the repository's `html_url` (github.com, or a GitHub Enterprise server's web host). */
+  addWebUrl(htmlUrl: string): void {
+    try {
+      this.#own.add(new URL(htmlUrl).host);
+    } catch {
+      // Not a URL: no web host to trust.
+    }
+  }
+
+  /** Whether a file at `url` may be downloaded (also asked of every redirect hop). */
+  allows(url: URL): boolean {
+    return (url.protocol === 'https:' || url.protocol === 'http:') && this.#own.has(url.host);
+  }
+
+  /** Whether `url` on one of the project's hosts is an uploaded file rather than a link to a page. */
+  isFile(url: URL): boolean {
+    if (GITHUB_FILE_HOSTS.includes(url.host)) return true;
+    return /\/user-attachments\/(assets|files)\/|^\/[^/]+\/[^/]+\/(files|assets)\/|\/releases\/download\//.test(url.pathname);
+  }
+}
+
+// Markdown images and links, and HTML img/a tags: the URL in each.
+const LINK = /!?\[[^\]]*\]\(\s*<?(https?:\/\/[^\s)>]+)>?(?:\s+"[^"]*")?\s*\)|<(?:img|a)\b[^>]*?\b(?:src|href)\s*=\s*["'](https?:\/\/[^"']+)["']/gi;
+
+/**
+ * The files a Markdown body links to: uploaded files on the project's own
+ * hosts (to download), and images or upload-like links on any other host
+ * (left as links, and reported).
+ */
+export function filesIn(body: unknown, hosts: FileHosts): FoundFile[] {
+  if (typeof body !== 'string' || body.length === 0 || !body.includes('http')) return [];
+  const found: FoundFile[] = [];
+  for (const match of body.matchAll(LINK)) {
+    const text = match[1] ?? match[2]!;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      continue;
+    }
+    const image = match[0].startsWith('!') || /^<img/i.test(match[0]);
+    if (hosts.allows(url)) {
+      if (hosts.isFile(url)) found.push({ url: url.toString(), kind: 'attachment', allowed: true });
+    } else if (image || hosts.isFile(url)) {
+      found.push({ url: url.toString(), kind: 'attachment', allowed: false });
+    }
+  }
+  return found;
+}
+
+/**
+ * Every login in a GitHub object, at any depth (author, assignees,
+ * requested reviewers, actor, merged_by, …): objects with a `login` and an `id`.
+ */
+export function loginsIn(value: unknown, into: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(value)) {
+    for (const item of value) loginsIn(item, into);
+  } else if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    if (typeof record.login === 'string' && record.id !== undefined) into.add(record.login);
+    for (const [key, child] of Object.entries(record)) {
+      if (child && typeof child === 'object' && key !== 'repository' && key !== 'head' && key !== 'base') loginsIn(child, into);
+    }
+  }
+  return into;
+}

@@ -1,0 +1,297 @@
+import { request as octokitRequest } from '@octokit/request';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BoundToken } from '../../credentials/store.js';
+import { requestFollowingRedirects } from '../../egress/http.js';
+import type { EgressPolicy } from '../../egress/policy.js';
+import { GithubAuthError, GithubRequestError } from '../errors.js';
+import { parseLinks, type Links } from './link.js';
+import { Semaphore, type TokenBudget, type TokenBudgets } from './pacer.js';
+
+/** What a client did, by kind; a run adds these to the import's counters. */
+export interface RequestCounts {
+  /** Every answer, retries included. */
+  total: number;
+  /** Answers that cost rate budget (everything but 304s and limit refusals). */
+  counted: number;
+  notModified: number;
+  retried: number;
+  rateLimitWaits: number;
+  rateLimitWaitMs: number;
+}
+
+export const zeroCounts = (): RequestCounts => ({ total: 0, counted: 0, notModified: 0, retried: 0, rateLimitWaits: 0, rateLimitWaitMs: 0 });
+
+/** A token of a named credential, resolved for the API URL. */
+export interface ClientToken {
+  credential: string;
+  token: BoundToken;
+}
+
+export interface GithubClientOptions {
+  /** `https://api.github.com` or `https://ghe.example.com/api/v3` (no trailing slash). */
+  apiUrl: string;
+  /** Empty: anonymous requests. */
+  tokens: readonly ClientToken[];
+  budgets: TokenBudgets;
+  /** Requests in flight at once. */
+  concurrency: number;
+  policy: EgressPolicy;
+  retries: number;
+  retryBaseMs: number;
+  /** Aborts waits and requests (shutdown, lease lost). */
+  signal?: AbortSignal;
+  /** Told of every answer: the result label for metrics (`ok`, `not_modified`, `rate_limited`, `secondary_limited`, `server_error`, `network_error`, `client_error`). */
+  onAnswer?: (result: string) => void;
+  /** Told of each wait for a rate-limit reset or a retry-after, with its length. */
+  onRateLimitWait?: (ms: number) => void;
+}
+
+/** An answer the caller handles: 2xx, 304, and 4xx other than 401 and limit refusals. */
+export interface GithubResponse<T = unknown> {
+  status: number;
+  data: T;
+  headers: Record<string, string | undefined>;
+  etag: string | undefined;
+  links: Links;
+  /** The server's `date`, in epoch ms (the clock `since` watermarks are taken from). */
+  date: number;
+}
+
+const REQUEST_TIMEOUT_MS = 60_000;
+/** A secondary limit without retry-after: GitHub asks to wait at least a minute. */
+const SECONDARY_DEFAULT_WAIT_MS = 60_000;
+const MAX_BACKOFF_MS = 60_000;
+
+/**
+ * A paced GitHub REST client for one import run, on @octokit/request with
+ * forgesync's egress policy underneath (every connection checked and
+ * pinned, redirects followed hop by hop). The token goes only to hosts its
+ * credential is bound to. Rate limits, secondary limits, 5xx answers and
+ * connection resets are handled here; callers see only answers to act on.
+ */
+export class GithubClient {
+  readonly counts: RequestCounts = zeroCounts();
+  readonly #semaphore: Semaphore;
+  readonly #slots: Slot[];
+
+  constructor(private readonly options: GithubClientOptions) {
+    this.#semaphore = new Semaphore(options.concurrency);
+    const tokens: (ClientToken | null)[] = options.tokens.length > 0 ? [...options.tokens] : [null];
+    this.#slots = tokens.map((token) => ({
+      token,
+      budget: options.budgets.of(options.apiUrl, token?.credential ?? null),
+      request: octokitRequest.defaults({
+        baseUrl: options.apiUrl,
+        headers: { 'user-agent': 'forgesync', 'x-github-api-version': '2022-11-28' },
+        request: { fetch: this.#fetchWith(token?.token) },
+      }),
+    }));
+  }
+
+  /** The budgets of this client's tokens, as last seen. */
+  budgets(): TokenBudget[] {
+    return this.#slots.map((slot) => slot.budget);
+  }
+
+  /** Asks `/rate_limit` for each token's budget (not counted by GitHub); servers without it (404) are fine. */
+  async learnBudgets(): Promise<void> {
+    await Promise.all(
+      this.#slots.map(async (slot) => {
+        try {
+          const response = await slot.request('GET /rate_limit', { request: { signal: this.options.signal } });
+          this.counts.total++;
+          slot.budget.observe(response.headers as Record<string, string>);
+          const core = (response.data as { resources?: { core?: { limit: number; remaining: number; reset: number } } }).resources?.core;
+          if (core) slot.budget.observe({ 'x-ratelimit-limit': String(core.limit), 'x-ratelimit-remaining': String(core.remaining), 'x-ratelimit-reset': String(core.reset) });
+        } catch (error) {
+          this.counts.total++;
+          if (httpErrorOf(error)?.status === 401) throw new GithubAuthError(slot.token?.credential ?? null, this.options.apiUrl);
+          // 404 (rate limiting disabled on a GHE server) or anything else: budgets are learned from answers.
+        }
+      }),
+    );
+  }
+
+  /**
+   * GETs `path` (relative to the API URL, or an absolute URL from a Link
+   * header) with `query`; with `etag`, conditionally (a 304 costs no budget).
+   * @throws GithubAuthError on 401; GithubRequestError when retries ran out.
+   */
+  async get<T = unknown>(path: string, options: { query?: Record<string, string | number>; etag?: string | null } = {}): Promise<GithubResponse<T>> {
+    const { retries, retryBaseMs, signal } = this.options;
+    for (let failures = 0, sent = 0; ; sent++) {
+      if (sent > 0) this.counts.retried++;
+      const release = await this.#semaphore.acquire(signal);
+      let slot: Slot;
+      try {
+        slot = await this.#pickSlot();
+      } catch (error) {
+        release();
+        throw error;
+      }
+      slot.budget.take(Date.now());
+      let outcome: Outcome<T>;
+      try {
+        outcome = await this.#send<T>(slot, path, options);
+      } finally {
+        slot.budget.done();
+        release();
+      }
+      if (outcome.response) return outcome.response;
+      if (outcome.waitMs !== undefined) {
+        // A limit's wait is not a failure (it uses up no retry); the slot's budget or pause makes the next pick wait.
+        this.counts.rateLimitWaits++;
+        this.counts.rateLimitWaitMs += outcome.waitMs;
+        this.options.onRateLimitWait?.(outcome.waitMs);
+        continue;
+      }
+      if (failures >= retries) throw new GithubRequestError(path, outcome.status ?? null, `${outcome.detail}; gave up after ${failures + 1} attempts`);
+      const backoff = Math.min(MAX_BACKOFF_MS, retryBaseMs * 2 ** failures++) * (0.5 + Math.random() / 2);
+      await sleep(backoff, undefined, signal ? { signal } : {});
+    }
+  }
+
+  /** The token to send with: the one that may send soonest (most budget on ties); waits for it. */
+  async #pickSlot(): Promise<Slot> {
+    const { signal } = this.options;
+    for (;;) {
+      const now = Date.now();
+      let best = this.#slots[0]!;
+      let bestDelay = best.budget.delay(now);
+      for (const slot of this.#slots.slice(1)) {
+        const delay = slot.budget.delay(now);
+        if (delay < bestDelay || (delay === bestDelay && slot.budget.available(now) > best.budget.available(now))) {
+          best = slot;
+          bestDelay = delay;
+        }
+      }
+      if (bestDelay <= 0) return best;
+      await sleep(Math.min(bestDelay, 2 ** 31 - 1), undefined, signal ? { signal } : {});
+    }
+  }
+
+  async #send<T>(slot: Slot, path: string, options: { query?: Record<string, string | number>; etag?: string | null }): Promise<Outcome<T>> {
+    const headers: Record<string, string> = {};
+    if (options.etag) headers['if-none-match'] = options.etag;
+    const route = /^https?:\/\//i.test(path) ? `GET ${path}` : `GET ${path.startsWith('/') ? path : `/${path}`}`;
+    try {
+      const response = await slot.request(route, { ...options.query, headers, request: { signal: this.options.signal } });
+      this.counts.total++;
+      this.counts.counted++;
+      const responseHeaders = response.headers as Record<string, string | undefined>;
+      slot.budget.observe(responseHeaders);
+      this.options.onAnswer?.('ok');
+      return { response: this.#answer<T>(response.status, response.data as T, responseHeaders) };
+    } catch (thrown) {
+      if (this.options.signal?.aborted) throw this.options.signal.reason;
+      const error = httpErrorOf(thrown);
+      if (!error) throw thrown;
+      const status = error.status;
+      const responseHeaders = (error.response?.headers ?? {}) as Record<string, string | undefined>;
+      if (!error.response) {
+        this.options.onAnswer?.('network_error');
+        return { status: null, detail: error.message };
+      }
+      this.counts.total++;
+      slot.budget.observe(responseHeaders);
+      if (status === 304) {
+        this.counts.notModified++;
+        this.options.onAnswer?.('not_modified');
+        return { response: this.#answer<T>(304, undefined as T, responseHeaders) };
+      }
+      const message = messageOf(error.response.data);
+      const limited = limitOf(status, responseHeaders, message);
+      if (limited === 'primary') {
+        this.options.onAnswer?.('rate_limited');
+        const reset = Number(responseHeaders['x-ratelimit-reset']);
+        const resetAt = Number.isFinite(reset) && reset > 0 ? reset * 1000 : Date.now() + 60_000;
+        slot.budget.exhausted(resetAt);
+        return { status, detail: 'rate limit exhausted', waitMs: Math.max(0, resetAt - Date.now()) };
+      }
+      if (limited === 'secondary') {
+        this.options.onAnswer?.('secondary_limited');
+        const retryAfter = Number(responseHeaders['retry-after']);
+        const waitMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : SECONDARY_DEFAULT_WAIT_MS;
+        slot.budget.pauseUntil(Date.now() + waitMs);
+        return { status, detail: 'secondary rate limit', waitMs };
+      }
+      if (status >= 500 || status === 408) {
+        this.options.onAnswer?.('server_error');
+        return { status, detail: message ?? `HTTP ${status}` };
+      }
+      if (responseHeaders['x-ratelimit-limit'] !== undefined) this.counts.counted++;
+      if (status === 401) throw new GithubAuthError(slot.token?.credential ?? null, this.options.apiUrl);
+      this.options.onAnswer?.('client_error');
+      return { response: this.#answer<T>(status, error.response.data as T, responseHeaders) };
+    }
+  }
+
+  #answer<T>(status: number, data: T, headers: Record<string, string | undefined>): GithubResponse<T> {
+    const date = Date.parse(headers.date ?? '');
+    return { status, data, headers, etag: headers.etag, links: parseLinks(headers.link), date: Number.isFinite(date) ? date : Date.now() };
+  }
+
+  /**
+   * The fetch @octokit/request sends through: forgesync's egress policy,
+   * redirects followed hop by hop, the token added only for hosts its
+   * credential is bound to (so it never follows a redirect elsewhere).
+   */
+  #fetchWith(token: BoundToken | undefined) {
+    const { policy } = this.options;
+    return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+      const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+      const base = Object.fromEntries(new Headers(init.headers).entries());
+      delete base.authorization;
+      const response = await requestFollowingRedirects(url, {
+        policy,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+        ...(init.signal ? { signal: init.signal } : {}),
+        headers: (hop) => (token?.allows(hop) ? { ...base, authorization: `token ${token.token}` } : base),
+      });
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value === undefined) continue;
+        for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+      }
+      const empty = response.status === 204 || response.status === 304 || response.status === 205;
+      const answer = new Response(empty ? null : new Uint8Array(response.body), { status: response.status, headers });
+      Object.defineProperty(answer, 'url', { value: response.url.toString() });
+      return answer;
+    };
+  }
+}
+
+/** One token's sender. */
+interface Slot {
+  token: ClientToken | null;
+  budget: TokenBudget;
+  request: typeof octokitRequest;
+}
+
+type Outcome<T> = { response: GithubResponse<T>; status?: undefined; detail?: undefined; waitMs?: undefined } | { response?: undefined; status: number | null; detail: string; waitMs?: number };
+
+/** @octokit/request's RequestError (told by shape: the class is not a dependency of ours). */
+interface HttpError {
+  status: number;
+  message: string;
+  response?: { headers: Record<string, string | undefined>; data: unknown };
+}
+
+function httpErrorOf(error: unknown): HttpError | undefined {
+  return error instanceof Error && error.name === 'HttpError' && typeof (error as Partial<HttpError>).status === 'number' ? (error as unknown as HttpError) : undefined;
+}
+
+function messageOf(data: unknown): string | undefined {
+  if (data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string') return (data as { message: string }).message;
+  return undefined;
+}
+
+/** Whether a refusal is GitHub's primary limit (budget spent), its secondary limit, or neither. */
+function limitOf(status: number, headers: Record<string, string | undefined>, message: string | undefined): 'primary' | 'secondary' | null {
+  if (status !== 403 && status !== 429) return null;
+  if (/secondary rate limit|abuse/i.test(message ?? '')) return 'secondary';
+  if (headers['x-ratelimit-remaining'] === '0') return 'primary';
+  if (headers['retry-after'] !== undefined) return 'secondary';
+  if (status === 429) return 'secondary';
+  return /rate limit/i.test(message ?? '') ? 'primary' : null;
+}

@@ -1,0 +1,80 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { notFound } from './errors.js';
+import { findImport, type ApiDatabase, type ImportRef } from './lookup.js';
+import { linkHeader, originOf, type Page } from './pagination.js';
+import type { ListResult } from './query.js';
+import { sendJson } from './respond.js';
+import type { AttachmentLinks, AttachmentRewriter } from './rewrite.js';
+
+/** The plugin's server: Fastify with zod schemas. */
+export type ApiServer = Parameters<FastifyPluginAsyncZod>[0];
+
+/** What the routes read from. */
+export interface RouteDeps {
+  database: ApiDatabase;
+  links: AttachmentLinks;
+}
+
+/** The OpenAPI tag of every route of the GitHub-compatible API. */
+export const TAG = 'github';
+
+/** The imported repository a request reads, and how to render its JSON for this request. */
+export class RepoContext {
+  constructor(
+    readonly imported: ImportRef,
+    /** `<origin><prefix>`: where rewritten attachment links point. */
+    private readonly base: string,
+    private readonly rewriter: AttachmentRewriter | null,
+  ) {}
+
+  /** Stored JSON text as answered: parsed, attachment URLs rewritten. */
+  render(data: string): Record<string, unknown> {
+    const value = JSON.parse(data) as Record<string, unknown>;
+    return this.rewriter ? this.rewriter.rewrite(value, this.base) : value;
+  }
+}
+
+/** The origin and prefix of the API as this request reached it (`http://host:port/github`). */
+export function apiBase(request: FastifyRequest, prefix: string): string {
+  return originOf(request) + prefix;
+}
+
+/** The import `/repos/{owner}/{repo}` names, with its attachment links; 404 when there is none. */
+export async function repoContext(
+  deps: RouteDeps,
+  request: FastifyRequest,
+  prefix: string,
+  params: { owner: string; repo: string },
+): Promise<RepoContext> {
+  const imported = await findImport(deps.database, params.owner, params.repo);
+  if (!imported) throw notFound();
+  const rewriter = await deps.links.forImport(imported.id, imported.name);
+  return new RepoContext(imported, apiBase(request, prefix), rewriter);
+}
+
+/** Answers `items`, page `page` of a list of `total`, with GitHub's `Link` header. */
+export function sendItems(request: FastifyRequest, reply: FastifyReply, items: unknown[], total: number, page: Page): FastifyReply {
+  return sendJson(request, reply, items, linkHeader(originOf(request), request.url, page, total));
+}
+
+/** Answers one page of stored objects: rendered (then `map`ped), with GitHub's `Link` header. */
+export function sendPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: RepoContext,
+  result: ListResult,
+  page: Page,
+  map?: (item: Record<string, unknown>) => Record<string, unknown>,
+): FastifyReply {
+  const items = result.data.map((data) => (map ? map(context.render(data)) : context.render(data)));
+  return sendItems(request, reply, items, result.total, page);
+}
+
+/** Route options every route shares: the tag, the bearer security, and the resource its 422s name. */
+export function routeOptions<const S extends Record<string, unknown>>(resource: string, summary: string, schema: S) {
+  return {
+    schema: { tags: [TAG], summary, security: [{ bearer: [] as string[] }], ...schema },
+    config: { resource },
+  };
+}

@@ -1,0 +1,68 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { serializerCompiler, validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleOf, type AuthTokens } from '../../../server/auth.js';
+import { attachmentRoutes } from './attachment-routes.js';
+import { githubErrorHandler, sendError } from './errors.js';
+import { issueRoutes } from './issue-routes.js';
+import type { ApiDatabase } from './lookup.js';
+import { pullRoutes } from './pull-routes.js';
+import { repoRoutes } from './repo-routes.js';
+import { AttachmentLinks } from './rewrite.js';
+
+export { attachmentPath, AttachmentRewriter } from './rewrite.js';
+
+export interface GithubApiOptions {
+  /** The registry database the importer stores into. */
+  database: ApiDatabase;
+  /** A read or an admin token reads; failed attempts are counted in `tokens.failures`. */
+  tokens: AuthTokens;
+  /** `<dataDir>/import-files`: downloaded attachments, each named by its SHA-256. */
+  filesDir: string;
+}
+
+/**
+ * An onRequest hook: a read or admin token (`Authorization: token …` as
+ * Octokit sends it, or `Bearer …`), else GitHub's 401 (`Requires
+ * authentication` without one, `Bad credentials` with a wrong one). Failed
+ * attempts count toward the server's per-address throttle, as for the rest
+ * of the API: past it, 429 until the window is over.
+ */
+function authenticate(tokens: AuthTokens) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const wait = tokens.failures?.retryAfter(request.ip) ?? 0;
+    if (wait > 0) {
+      return sendError(reply.header('retry-after', String(wait)), 429, `Too many failed authentication attempts from this address; try again in ${wait} s`);
+    }
+    if (roleOf(request, tokens)) return;
+    tokens.failures?.record(request.ip);
+    return sendError(reply, 401, request.headers.authorization?.trim() ? 'Bad credentials' : 'Requires authentication');
+  };
+}
+
+/**
+ * The GitHub-compatible, read-only API over imported projects (registered
+ * with prefix `/github`): `new Octokit({ baseUrl: '<origin>/github', auth:
+ * <read token> })` reads an imported copy as it would read GitHub — the
+ * JSON as GitHub gave it, GitHub's pagination (`per_page`, `page`, absolute
+ * `Link` URLs), filters, sorting, errors and headers — with downloaded
+ * attachments linked to `/github/attachments/…` on this server.
+ *
+ * Requests are validated against the routes' zod schemas (which also
+ * document them in the OpenAPI document, tag `github`), but every error
+ * comes out in GitHub's shape: a bad path parameter is a 404, a bad query
+ * value a 422 `Validation Failed`.
+ */
+export function githubApiRoutes(options: GithubApiOptions): FastifyPluginAsyncZod {
+  return async (server) => {
+    server.setValidatorCompiler(validatorCompiler);
+    server.setSerializerCompiler(serializerCompiler);
+    server.setErrorHandler(githubErrorHandler);
+    server.addHook('onRequest', authenticate(options.tokens));
+    server.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'Not Found'));
+    const deps = { database: options.database, links: new AttachmentLinks(options.database) };
+    repoRoutes(server, deps);
+    issueRoutes(server, deps);
+    pullRoutes(server, deps);
+    attachmentRoutes(server, { ...deps, filesDir: options.filesDir });
+  };
+}

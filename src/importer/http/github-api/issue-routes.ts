@@ -1,0 +1,123 @@
+import type { StoredType } from '../../types.js';
+import { repoContext, routeOptions, sendPage, type ApiServer, type RepoContext, type RouteDeps } from './context.js';
+import { notFound } from './errors.js';
+import { pageOf } from './pagination.js';
+import { countObjects, listObjects, objectByNumber, type SortKey } from './query.js';
+import { sendJson } from './respond.js';
+import { CommentsQuery, IssueParams, IssuesQuery, PagingQuery, RepoCommentsQuery, RepoParams, labelNames, normaliseSince } from './schemas.js';
+
+/** What `/issues` lists: issues and pull requests' issue shapes. */
+export const ISSUE_TYPES: readonly StoredType[] = ['issue', 'pull_request_issue'];
+/** What answers for an issue number: either shape, or at least the pull request. */
+const NUMBER_TYPES: readonly StoredType[] = ['issue', 'pull_request_issue', 'pull_request'];
+
+const SORT_COLUMNS: Record<'created' | 'updated' | 'comments', SortKey> = { created: 'created_at', updated: 'updated_at', comments: 'comments' };
+
+function sinceOf(since: string | undefined): { since?: string } {
+  const normalised = since === undefined ? undefined : normaliseSince(since);
+  return normalised === undefined ? {} : { since: normalised };
+}
+
+/** 404 unless issue or pull request `number` was imported (its comments and events are answered only then, as on GitHub). */
+async function requireNumber(deps: RouteDeps, context: RepoContext, number: number): Promise<void> {
+  if ((await countObjects(deps.database, context.imported.id, { types: NUMBER_TYPES, number })) === 0) throw notFound();
+}
+
+/** Issues, their comments and their events. */
+export function issueRoutes(server: ApiServer, deps: RouteDeps): void {
+  const prefix = server.prefix;
+
+  server.get(
+    '/repos/:owner/:repo/issues',
+    routeOptions('Issue', 'List repository issues (and pull requests)', { params: RepoParams, querystring: IssuesQuery }),
+    async (request, reply) => {
+      const context = await repoContext(deps, request, prefix, request.params);
+      const query = request.query;
+      const page = pageOf(query);
+      const result = await listObjects(deps.database, context.imported.id, {
+        types: ISSUE_TYPES,
+        state: query.state,
+        labels: labelNames(query.labels),
+        ...sinceOf(query.since),
+        sort: SORT_COLUMNS[query.sort],
+        direction: query.direction,
+        page,
+      });
+      return sendPage(request, reply, context, result, page);
+    },
+  );
+
+  server.get(
+    '/repos/:owner/:repo/issues/comments',
+    routeOptions('IssueComment', 'List issue comments for a repository', { params: RepoParams, querystring: RepoCommentsQuery }),
+    async (request, reply) => {
+      const context = await repoContext(deps, request, prefix, request.params);
+      const query = request.query;
+      const page = pageOf(query);
+      const result = await listObjects(deps.database, context.imported.id, {
+        types: ['note'],
+        ...sinceOf(query.since),
+        sort: query.sort === 'updated' ? 'updated_at' : 'created_at',
+        direction: query.direction,
+        page,
+      });
+      return sendPage(request, reply, context, result, page);
+    },
+  );
+
+  server.get(
+    '/repos/:owner/:repo/issues/events',
+    routeOptions('IssueEvent', 'List issue events for a repository (newest first)', { params: RepoParams, querystring: PagingQuery }),
+    async (request, reply) => {
+      const context = await repoContext(deps, request, prefix, request.params);
+      const page = pageOf(request.query);
+      const result = await listObjects(deps.database, context.imported.id, { types: ['issue_event'], sort: 'id', direction: 'desc', page });
+      return sendPage(request, reply, context, result, page);
+    },
+  );
+
+  server.get(
+    '/repos/:owner/:repo/issues/:issue_number',
+    routeOptions('Issue', 'Get an issue (or a pull request\'s issue shape)', { params: IssueParams }),
+    async (request, reply) => {
+      const context = await repoContext(deps, request, prefix, request.params);
+      const data = await objectByNumber(deps.database, context.imported.id, ISSUE_TYPES, request.params.issue_number);
+      if (data === undefined) throw notFound();
+      return sendJson(request, reply, context.render(data));
+    },
+  );
+
+  server.get(
+    '/repos/:owner/:repo/issues/:issue_number/comments',
+    routeOptions('IssueComment', 'List comments of an issue or pull request (oldest first)', { params: IssueParams, querystring: CommentsQuery }),
+    async (request, reply) => {
+      const context = await repoContext(deps, request, prefix, request.params);
+      const number = request.params.issue_number;
+      await requireNumber(deps, context, number);
+      const page = pageOf(request.query);
+      const result = await listObjects(deps.database, context.imported.id, {
+        types: ['note'],
+        number,
+        ...sinceOf(request.query.since),
+        sort: 'created_at',
+        direction: 'asc',
+        page,
+      });
+      return sendPage(request, reply, context, result, page);
+    },
+  );
+
+  server.get(
+    '/repos/:owner/:repo/issues/:issue_number/events',
+    routeOptions('IssueEvent', 'List events of an issue or pull request (oldest first)', { params: IssueParams, querystring: PagingQuery }),
+    async (request, reply) => {
+      const context = await repoContext(deps, request, prefix, request.params);
+      const number = request.params.issue_number;
+      await requireNumber(deps, context, number);
+      const page = pageOf(request.query);
+      const result = await listObjects(deps.database, context.imported.id, { types: ['issue_event'], number, sort: 'id', direction: 'asc', page });
+      // GitHub's per-issue events do not embed the issue (the repository-wide list does).
+      return sendPage(request, reply, context, result, page, ({ issue: _issue, ...event }) => event);
+    },
+  );
+}

@@ -1,0 +1,302 @@
+import { join } from 'node:path';
+import type { Registry } from 'prom-client';
+import type { SettingValues } from '../config/setting.js';
+import type { CredentialStore } from '../credentials/store.js';
+import type { EgressPolicy } from '../egress/policy.js';
+import type { Job, JobKind, JobTransport } from '../jobs/types.js';
+import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import type { LeaseManager } from '../leases/manager.js';
+import type { Logger } from '../logging/logger.js';
+import type { ForgesyncServer } from '../server/app.js';
+import type { Database } from '../store/database.js';
+import { ImportNameTakenError } from './errors.js';
+import { GithubClient, type ClientToken } from './github/client.js';
+import { TokenBudgets } from './github/pacer.js';
+import { importerMetrics, type ImporterMetrics } from './metrics.js';
+import { DEFAULT_API_URL, parseProject, validateApiUrl, validateConcurrency, validateImportName } from './names.js';
+import { Coordinator, importLeaseKey, type CoordinatorOutcome } from './run/coordinator.js';
+import { ObjectJobs } from './run/object-jobs.js';
+import { GitSources, type GitSourceOptions } from './run/sources.js';
+import type { importerSettings } from './settings.js';
+import { ImportRepository, type ImportRecord } from './store/imports.js';
+import { StageWaiter } from './store/jobs.js';
+import { importCounts, importStatus, type ImportStatusJson, type SourceStatus } from './status.js';
+import { importRoutes } from './http/routes.js';
+import { githubApiRoutes } from './http/github-api/index.js';
+import { exportImport, type ExportSummary } from './export/index.js';
+
+/** The job kinds of the importer: an import's coordination, and its per-object jobs. */
+export const IMPORT_JOB = 'import';
+export const IMPORT_OBJECT_JOB = 'import-object';
+
+export interface ImportGithubInput {
+  /** `owner/repo`. */
+  project: string;
+  name?: string;
+  apiUrl?: string;
+  /** Names of credentials bound to the API host (several: several budgets). */
+  credentials?: string[];
+  concurrency?: number;
+}
+
+export interface ImporterOptions {
+  database: Pick<Database, 'db' | 'dialect'>;
+  leases: LeaseManager;
+  jobs: Pick<JobTransport, 'enqueue'>;
+  logger: Logger;
+  metrics: Registry;
+  credentials: Pick<CredentialStore, 'tokenFor'>;
+  policy: EgressPolicy;
+  protocols: ReadonlySet<string>;
+  /** Where downloaded attachments live (`<dataDir>/import-files`). */
+  filesDir: string;
+  leaseTtlMs: number;
+  /** How often the scheduler looks for imports due a sync or left by a dead coordinator. */
+  tickMs: number;
+  settings: SettingValues<typeof importerSettings>;
+  /** The git sources of the repository and the wiki (the replication module). */
+  sources: GitSourceOptions;
+  /** Whether this process runs jobs (a serving process) — if not, a waiting import runs its jobs itself. */
+  runsJobs: () => boolean;
+}
+
+/**
+ * The GitHub importer: imports, their coordinator and per-object jobs, the
+ * sync schedule, the imports API and the GitHub-compatible read API. Like
+ * replication, every trigger records what is wanted in the database and
+ * nudges a job; the coordinator reads the database.
+ */
+export class Importer implements ForgesyncModule {
+  readonly name = 'importer';
+  readonly imports: ImportRepository;
+  readonly jobs: Record<string, JobKind>;
+  readonly metrics: ImporterMetrics;
+  readonly coordinator: Coordinator;
+  readonly #objects: ObjectJobs;
+  readonly #budgets = new TokenBudgets();
+  readonly #sources: GitSources;
+  #timer: NodeJS.Timeout | undefined;
+  #ticking: Promise<void> | undefined;
+
+  constructor(private readonly options: ImporterOptions) {
+    const { database, leases, logger, settings } = options;
+    this.imports = new ImportRepository(database);
+    const waiter = new StageWaiter(database.db);
+    this.metrics = importerMetrics(options.metrics, () => this.imports.list());
+    this.#sources = new GitSources(options.sources, (names) => options.credentials.tokenFor(names.credential, names.url).then(() => true, () => false));
+    this.#objects = new ObjectJobs({
+      database,
+      imports: this.imports,
+      waiter,
+      leases,
+      logger,
+      leaseTtlMs: options.leaseTtlMs,
+      openClient: (record, concurrency, signal) => this.#client(record, concurrency, signal),
+      tokens: (record) => this.#tokens(record).then((tokens) => tokens.map((token) => token.token)),
+      policy: options.policy,
+      filesDir: options.filesDir,
+      maxFileBytes: settings.importAttachmentMaxBytes,
+      enqueue: (importId, key) => options.jobs.enqueue({ kind: IMPORT_OBJECT_JOB, key: `${importId}:${key}` }),
+      runsJobs: options.runsJobs,
+    });
+    this.coordinator = new Coordinator({
+      database,
+      imports: this.imports,
+      waiter,
+      leases,
+      logger,
+      leaseTtlMs: options.leaseTtlMs,
+      stallTimeoutMs: settings.importStallTimeoutMs,
+      openClient: (record, concurrency, signal) => this.#client(record, concurrency, signal),
+      env: {
+        fanOut: (ctx, stage, keys) => this.#objects.fanOut(ctx, stage, keys),
+        ensureSources: (ctx, repository) => this.#sources.ensure(ctx.record, repository),
+        waitSources: (ctx) => this.#sources.wait(ctx.record),
+      },
+      onFinished: (record, durationMs) => this.#finished(record, durationMs),
+    });
+    this.jobs = {
+      [IMPORT_JOB]: { concurrency: 4, run: (job, signal) => this.#runImport(job, signal) },
+      [IMPORT_OBJECT_JOB]: { concurrency: settings.importConcurrency, run: (job, signal) => this.#objects.runJob(job.key, signal) },
+    };
+  }
+
+  async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    await server.register(importRoutes(this, context.tokens), { prefix: '/api' });
+    await server.register(githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir }), { prefix: '/github' });
+  }
+
+  /** The scheduler: syncs finished imports when due, and continues started ones whose coordinator died. */
+  start(): void {
+    this.#timer ??= setInterval(() => void this.tick(), this.options.tickMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#ticking;
+  }
+
+  /** One scheduler pass (also called by tests). */
+  tick(): Promise<void> {
+    this.#ticking ??= (async () => {
+      try {
+        for (const record of await this.imports.dueOrRunning(Date.now())) {
+          if (record.state === 'synced') {
+            await this.imports.requestSync(record.name);
+            await this.#nudge(record.id);
+          } else if (!(await this.options.leases.inspect(importLeaseKey(record.name)))) {
+            await this.#nudge(record.id);
+          }
+        }
+      } catch (error) {
+        this.options.logger.warn({ event: 'import_scheduler_failed', err: String(error) }, 'the import scheduler pass failed; retrying next tick');
+      } finally {
+        this.#ticking = undefined;
+      }
+    })();
+    return this.#ticking;
+  }
+
+  /**
+   * Records an import of `owner/repo` (checking its name, API URL and
+   * credentials first) and nudges a worker. Importing a project again under
+   * its name requests a resume (and a second coordinator skips if one runs).
+   * @throws InvalidImportInputError, ImportNameTakenError, CredentialUnavailableError, EgressRefusedError
+   */
+  async create(input: ImportGithubInput): Promise<ImportRecord> {
+    const { owner, repo } = parseProject(input.project);
+    const name = validateImportName(input.name ?? repo);
+    const apiUrl = validateApiUrl(input.apiUrl ?? DEFAULT_API_URL, this.options.protocols, this.options.policy);
+    const credentials = [...new Set(input.credentials ?? [])];
+    for (const credential of credentials) await this.options.credentials.tokenFor(credential, apiUrl);
+    const concurrency = validateConcurrency(input.concurrency ?? this.options.settings.importConcurrency);
+    const existing = await this.imports.find(name);
+    let record: ImportRecord;
+    if (existing) {
+      if (existing.owner.toLowerCase() !== owner.toLowerCase() || existing.repo.toLowerCase() !== repo.toLowerCase() || existing.apiUrl !== apiUrl) {
+        throw new ImportNameTakenError(name, `${existing.owner}/${existing.repo} from ${existing.apiUrl}`);
+      }
+      record = existing.state === 'synced' ? existing : await this.imports.resume(name);
+    } else {
+      record = await this.imports.create({ name, owner, repo, apiUrl, credentials, concurrency, intervalMs: this.options.settings.importSyncIntervalMs });
+    }
+    await this.#nudge(record.id);
+    return record;
+  }
+
+  get(name: string): Promise<ImportRecord> {
+    return this.imports.get(name);
+  }
+
+  list(): Promise<ImportRecord[]> {
+    return this.imports.list();
+  }
+
+  /** The status JSON of an import (a contract: see ImportStatusJson). */
+  async status(nameOrRecord: string | ImportRecord): Promise<ImportStatusJson> {
+    const record = typeof nameOrRecord === 'string' ? await this.imports.get(nameOrRecord) : nameOrRecord;
+    return importStatus(this.options.database.db, record, (name) => this.#sourceStatus(name));
+  }
+
+  /** Requests an incremental sync and nudges a worker. */
+  async requestSync(name: string): Promise<ImportRecord> {
+    const record = await this.imports.requestSync(name);
+    await this.#nudge(record.id);
+    return record;
+  }
+
+  /** Continues a failed, cancelled or interrupted import where it stopped. */
+  async resume(name: string): Promise<ImportRecord> {
+    const record = await this.imports.resume(name);
+    await this.#nudge(record.id);
+    return record;
+  }
+
+  cancel(name: string): Promise<ImportRecord> {
+    return this.imports.cancel(name);
+  }
+
+  /**
+   * Writes the import as a GitHub migration archive into `to`, the git
+   * repositories copied from their mirrors (`copyMirror` copies a bare
+   * repository under the source's lease).
+   */
+  async export(name: string, to: string): Promise<ExportSummary> {
+    const record = await this.imports.get(name);
+    return exportImport({
+      database: this.options.database,
+      filesDir: this.options.filesDir,
+      name: record.name,
+      to,
+      copyRepository: (which, dest) => {
+        const source = which === 'repository' ? record.repositorySource : record.wikiSource;
+        return source ? this.options.sources.copyMirror(source, dest) : Promise.resolve(false);
+      },
+    });
+  }
+
+  /** Runs the import's coordinator here (what `--wait` does), then returns the import as it ended. */
+  async runHere(name: string, signal?: AbortSignal): Promise<{ outcome: CoordinatorOutcome; record: ImportRecord }> {
+    const record = await this.imports.get(name);
+    const outcome = await this.coordinator.run(record.id, signal);
+    return { outcome, record: await this.imports.get(name) };
+  }
+
+  async #runImport(job: Job, signal: AbortSignal): Promise<void> {
+    await this.coordinator.run(Number(job.key), signal);
+  }
+
+  #nudge(importId: number): Promise<void> {
+    return this.options.jobs.enqueue({ kind: IMPORT_JOB, key: String(importId) });
+  }
+
+  /** The tokens of an import's credentials for its API URL (never stored: resolved at each run). */
+  async #tokens(record: ImportRecord): Promise<ClientToken[]> {
+    return Promise.all(record.credentials.map(async (credential) => ({ credential, token: await this.options.credentials.tokenFor(credential, record.apiUrl) })));
+  }
+
+  async #client(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient> {
+    const { settings } = this.options;
+    return new GithubClient({
+      apiUrl: record.apiUrl,
+      tokens: await this.#tokens(record),
+      budgets: this.#budgets,
+      concurrency,
+      policy: this.options.policy,
+      retries: settings.importRetries,
+      retryBaseMs: settings.importRetryBaseMs,
+      signal,
+      onAnswer: (result) => this.metrics.requests.inc({ result }),
+      onRateLimitWait: (ms) => this.metrics.rateLimitWait.inc(ms / 1000),
+    });
+  }
+
+  async #sourceStatus(name: string): Promise<SourceStatus | null> {
+    return this.options.sources.status(name);
+  }
+
+  /** The final log line of a run (the seed's shape), and the objects metric. */
+  async #finished(record: ImportRecord, durationMs: number): Promise<void> {
+    const counts = await importCounts(this.options.database.db, record, record.mode === 'sync' ? record.run : undefined);
+    for (const kind of ['fetched', 'imported'] as const) {
+      for (const [type, n] of Object.entries(counts[kind])) if (n > 0) this.metrics.objects.inc({ type, kind }, n);
+    }
+    this.options.logger.info(
+      {
+        message: 'GitHub project import finished',
+        import: record.name,
+        project: `${record.owner}/${record.repo}`,
+        mode: record.mode,
+        run: record.run,
+        duration_s: Math.round(durationMs / 100) / 10,
+        objects_imported: counts,
+      },
+      'GitHub project import finished',
+    );
+  }
+}
+
+/** `<dataDir>/import-files`: attachments, stored once per content. */
+export const importFilesDir = (dataDir: string) => join(dataDir, 'import-files');

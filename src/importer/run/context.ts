@@ -1,0 +1,97 @@
+import type { Kysely } from 'kysely';
+import type { Lease } from '../../leases/lease.js';
+import { writeFenced } from '../../leases/fenced.js';
+import type { Logger } from '../../logging/logger.js';
+import { runAtomically, type Step } from '../../store/atomic.js';
+import type { Schema } from '../../store/types.js';
+import { ForgesyncError } from '../../errors.js';
+import type { GithubClient, RequestCounts } from '../github/client.js';
+import { zeroCounts } from '../github/client.js';
+import { GuardRefused, type ImportRecord, type ImportRepository } from '../store/imports.js';
+import type { Compilable } from 'kysely';
+import type { FileHosts } from '../attachments/scan.js';
+
+/** The run cannot write any more: the import was cancelled, another holder took it over, or a new run began. */
+export class RunStoppedError extends ForgesyncError {
+  constructor(readonly importName: string) {
+    super(`import ${importName} stopped: it was cancelled, taken over by another process, or restarted`);
+  }
+}
+
+/** The counts a client gathered since the last call (what the next guarded write adds to the import's row). */
+export function takeCounts(client: GithubClient, taken: RequestCounts): RequestCounts {
+  const delta = zeroCounts();
+  for (const key of Object.keys(delta) as (keyof RequestCounts)[]) {
+    delta[key] = client.counts[key] - taken[key];
+    taken[key] = client.counts[key];
+  }
+  return delta;
+}
+
+/**
+ * What the stages of one coordinator run work with: the import, the
+ * database, the paced client, and `commit`, which writes a batch of
+ * statements in one transaction behind the import's fenced guard.
+ */
+export class RunContext {
+  readonly #taken = zeroCounts();
+
+  constructor(
+    readonly record: ImportRecord,
+    readonly db: Kysely<Schema>,
+    readonly imports: ImportRepository,
+    readonly client: GithubClient,
+    readonly lease: Lease,
+    readonly logger: Logger,
+    readonly signal: AbortSignal,
+    /** Hosts attachments are downloaded from (the API's, the web host, GitHub's attachment hosts). */
+    readonly hosts: FileHosts,
+    /** Requests one stage may have in flight (the import's concurrency). */
+    readonly concurrency: number,
+  ) {}
+
+  get importId(): number {
+    return this.record.id;
+  }
+
+  get run(): number {
+    return this.record.run;
+  }
+
+  /** `/repos/{owner}/{repo}`, URL-escaped. */
+  get repoPath(): string {
+    return `/repos/${encodeURIComponent(this.record.owner)}/${encodeURIComponent(this.record.repo)}`;
+  }
+
+  /**
+   * Writes `steps` atomically behind the import's guard (its fence, its
+   * run, state started), adding the requests made since the last commit.
+   * @throws RunStoppedError when the guard refused: stop the run.
+   */
+  async commit(steps: readonly (Compilable | null)[]): Promise<void> {
+    const counts = takeCounts(this.client, this.#taken);
+    const rate = this.client.budgets().map((budget) => budget.snapshot());
+    const written = await writeFenced(
+      this.lease,
+      async (fence) => {
+        const batch: Step[] = [
+          () => this.imports.guardStep(this.importId, this.run, fence, Date.now(), { counts, rate }),
+          (previous) => {
+            if (previous[0]!.length === 0) throw new GuardRefused();
+            return null;
+          },
+          ...steps.filter((step): step is Compilable => step !== null).map((step) => () => step),
+        ];
+        try {
+          await runAtomically(this.db, batch);
+          return true;
+        } catch (error) {
+          if (error instanceof GuardRefused) return null;
+          throw error;
+        }
+      },
+      () => this.imports.storedFence(this.importId),
+    );
+    if (written === null) throw new RunStoppedError(this.record.name);
+  }
+}

@@ -1,0 +1,183 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describeHolder, LeaseLostError, skipMessage } from '../../leases/errors.js';
+import { writeFenced } from '../../leases/fenced.js';
+import type { Lease } from '../../leases/lease.js';
+import type { LeaseManager } from '../../leases/manager.js';
+import type { Logger } from '../../logging/logger.js';
+import type { Database } from '../../store/database.js';
+import { FileHosts } from '../attachments/scan.js';
+import { ImportStalledError } from '../errors.js';
+import type { GithubClient } from '../github/client.js';
+import { STAGE_RUNNERS, type StageEnv } from '../stages/index.js';
+import { listCursors } from '../store/cursors.js';
+import type { ImportRecord, ImportRepository } from '../store/imports.js';
+import type { StageWaiter } from '../store/jobs.js';
+import { STAGES, type Stage } from '../types.js';
+import { RunContext, RunStoppedError } from './context.js';
+
+/** The lease of an import's coordination (a contract: operators see it in `forgesync lease list`). */
+export const importLeaseKey = (name: string) => `import:github:${name.toLowerCase()}`;
+
+/** What a coordinator call ended with. */
+export type CoordinatorOutcome = 'synced' | 'failed' | 'stopped' | 'skipped' | 'idle';
+
+export interface CoordinatorOptions {
+  database: Pick<Database, 'db'>;
+  imports: ImportRepository;
+  waiter: StageWaiter;
+  leases: LeaseManager;
+  logger: Logger;
+  leaseTtlMs: number;
+  stallTimeoutMs: number;
+  /** A paced client for a run of `record` (its credentials resolved for its API URL). */
+  openClient(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient>;
+  /** Fan-out and git sources (see StageEnv). */
+  env: StageEnv;
+  /** Told when a run went through every stage (the final log line, metrics). */
+  onFinished(record: ImportRecord, durationMs: number): Promise<void>;
+  /** Told when a coordinator found the lease taken. */
+  onSkip?: () => void;
+}
+
+/** How often the watchdog looks at the import's progress. */
+const WATCH_MS = 1000;
+
+/**
+ * Runs an import's stages under its lease `import:github:<name>`: takes the
+ * import (pending or started, its stored fence not above the lease's),
+ * runs each stage from the one recorded, advances the stage in a fenced
+ * write, and ends the run synced — or failed with the reason, resumable
+ * where it stopped. A second coordinator of the same import logs one skip
+ * line naming the holder and returns.
+ */
+export class Coordinator {
+  constructor(private readonly options: CoordinatorOptions) {}
+
+  async run(importId: number, shutdown?: AbortSignal): Promise<CoordinatorOutcome> {
+    const { imports, leases, logger, leaseTtlMs } = this.options;
+    const record = await imports.getById(importId);
+    if (!record || (record.state !== 'pending' && record.state !== 'started')) return 'idle';
+    const key = importLeaseKey(record.name);
+    const attempt = await leases.tryWithLease(
+      key,
+      {
+        ttlMs: leaseTtlMs,
+        owner: `import ${record.name}`.slice(0, 128),
+        ...(shutdown ? { signal: shutdown } : {}),
+        onRenewError: (error) => logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
+      },
+      (lease, signal) => this.#runs(importId, lease, signal),
+    ).catch((error: unknown) => {
+      if (error instanceof LeaseLostError || error instanceof RunStoppedError) return { ran: true as const, value: 'stopped' as const };
+      throw error;
+    });
+    if (!attempt.ran) {
+      logger.info(
+        { event: 'lease_skip', import: record.name, lease_key: key, holder: attempt.holder ? describeHolder(attempt.holder) : null },
+        `Cannot obtain an exclusive lease. There must be another instance already in execution. ${skipMessage(attempt.holder)}`,
+      );
+      this.options.onSkip?.();
+      return 'skipped';
+    }
+    return attempt.value;
+  }
+
+  /** Runs until the import has nothing left to do: a sync requested during a run is served by the next. */
+  async #runs(importId: number, lease: Lease, signal: AbortSignal): Promise<CoordinatorOutcome> {
+    for (;;) {
+      const claimed = await writeFenced(
+        lease,
+        (fence) => this.options.imports.claim(importId, fence),
+        () => this.options.imports.storedFence(importId),
+      );
+      if (!claimed) return 'idle';
+      const outcome = await this.#runOnce(claimed, lease, signal);
+      if (outcome !== 'synced') return outcome;
+      const after = await this.options.imports.getById(importId);
+      if (after?.state !== 'started') return 'synced';
+    }
+  }
+
+  async #runOnce(record: ImportRecord, lease: Lease, leaseSignal: AbortSignal): Promise<CoordinatorOutcome> {
+    const { imports, logger, stallTimeoutMs } = this.options;
+    const started = Date.now();
+    const stop = new AbortController();
+    const signal = AbortSignal.any([leaseSignal, stop.signal]);
+    const client = await this.options.openClient(record, record.concurrency, signal);
+    const hosts = new FileHosts(record.apiUrl);
+    const stored = await this.options.database.db.selectFrom('import_objects').select('data').where('import_id', '=', record.id).where('type', '=', 'repository').executeTakeFirst();
+    if (stored) hosts.addWebUrl(String((JSON.parse(stored.data) as { html_url?: unknown }).html_url ?? ''));
+    const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency);
+    let stage: Stage = record.stage;
+    const watchdog = this.#watch(ctx, () => stage, stop, stallTimeoutMs);
+    try {
+      await client.learnBudgets();
+      for (let index = STAGES.indexOf(record.stage); index < STAGES.length; index++) {
+        stage = STAGES[index]!;
+        if (stage !== record.stage) await ctx.commit([imports.setStageStep(record.id, stage, Date.now())]);
+        logger.info({ event: 'import_stage', import: record.name, stage, run: record.run }, `import ${record.name}: stage ${stage}`);
+        await STAGE_RUNNERS[stage](ctx, this.options.env);
+      }
+      await ctx.commit([imports.finishStep(record.id, record.requestedSeq, Date.now())]);
+      await this.options.onFinished(record, Date.now() - started);
+      return 'synced';
+    } catch (error) {
+      const stalled = stop.signal.aborted ? (stop.signal.reason as ImportStalledError) : undefined;
+      if (error instanceof RunStoppedError || (leaseSignal.aborted && !stalled)) return 'stopped';
+      const reason = stalled?.message ?? (error instanceof Error ? error.message : String(error));
+      const failed = await imports.fail(record.id, record.run, lease.fence, reason).catch(() => false);
+      logger.warn({ event: 'import_failed', import: record.name, stage, err: reason }, `import ${record.name} failed at stage ${stage}: ${reason}`);
+      return failed ? 'failed' : 'stopped';
+    } finally {
+      watchdog.stop();
+    }
+  }
+
+  /**
+   * Fails the run when the import makes no progress (no write by the
+   * coordinator or any of its jobs) for `timeoutMs`. Waiting for a rate
+   * limit's reset counts as progress: the import is doing what it should.
+   */
+  #watch(ctx: RunContext, stage: () => Stage, stop: AbortController, timeoutMs: number): { stop(): void } {
+    let last = Date.now();
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      void (async () => {
+        const now = Date.now();
+        const row = await this.options.imports.getById(ctx.importId);
+        last = Math.max(last, row?.progressAt ?? 0);
+        if (ctx.client.budgets().some((budget) => budget.available(now) <= 0 || budget.nextAt > now)) last = now;
+        if (now - last < timeoutMs) return;
+        stop.abort(new ImportStalledError(stage(), await this.#where(ctx, stage()), now - last));
+      })()
+        .catch(() => undefined)
+        .finally(() => {
+          busy = false;
+        });
+    }, Math.min(WATCH_MS, Math.max(10, Math.floor(timeoutMs / 4))));
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
+  }
+
+  /** Where a stage stands, for a stall's reason: the walks not done, or the jobs still pending. */
+  async #where(ctx: RunContext, stage: Stage): Promise<string> {
+    const pending = await this.options.waiter.pending(ctx.importId, stage, ctx.run, 5);
+    if (pending.length > 0) {
+      const progress = await this.options.waiter.progress(ctx.importId, stage, ctx.run);
+      return `${progress.pending} of ${progress.pending + progress.done + progress.failed} jobs pending, e.g. ${pending.join(', ')}`;
+    }
+    const open = (await listCursors(ctx.db, ctx.importId)).filter((cursor) => cursor.run === ctx.run && !cursor.done);
+    if (open.length === 0) return 'no list in progress';
+    return open
+      .slice(0, 5)
+      .map((cursor) => `${cursor.collection}: ${cursor.pages} page(s) done${cursor.lastPage ? ` of ${cursor.lastPage}` : ''}`)
+      .join('; ');
+  }
+}
+
+/** Polls until `check` says done, in steps of `ms`, aborting with `signal`. */
+export async function pollUntil(check: () => Promise<boolean>, ms: number, signal: AbortSignal): Promise<void> {
+  while (!(await check())) await sleep(ms, undefined, { signal });
+}

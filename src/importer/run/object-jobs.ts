@@ -1,0 +1,149 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BoundToken } from '../../credentials/store.js';
+import type { EgressPolicy } from '../../egress/policy.js';
+import { writeFenced } from '../../leases/fenced.js';
+import type { LeaseManager } from '../../leases/manager.js';
+import type { Logger } from '../../logging/logger.js';
+import { runAtomically, type Step } from '../../store/atomic.js';
+import type { Database } from '../../store/database.js';
+import { FileHosts } from '../attachments/scan.js';
+import type { GithubClient } from '../github/client.js';
+import { failureSteps, objectWork } from '../stages/object-work.js';
+import { GuardRefused, type ImportRecord, type ImportRepository } from '../store/imports.js';
+import type { StageWaiter } from '../store/jobs.js';
+import type { Stage } from '../types.js';
+import { takeCounts, type RunContext } from './context.js';
+import { importLeaseKey } from './coordinator.js';
+
+export interface ObjectJobsOptions {
+  database: Pick<Database, 'db'>;
+  imports: ImportRepository;
+  waiter: StageWaiter;
+  leases: LeaseManager;
+  logger: Logger;
+  leaseTtlMs: number;
+  openClient(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient>;
+  tokens(record: ImportRecord): Promise<BoundToken[]>;
+  policy: EgressPolicy;
+  filesDir: string;
+  maxFileBytes: number;
+  /** Queues the job `key` of import `importId` on the transport. */
+  enqueue(importId: number, key: string): Promise<void>;
+  runsJobs(): boolean;
+}
+
+/** How often the waiter looks at a fan-out stage's jobs. */
+const POLL_MS = 100;
+/** Pending jobs are queued again this often (a queue that lost them, a worker that died). */
+const REQUEUE_MS = 30_000;
+
+/**
+ * The per-object jobs of fan-out stages (reviews per pull request, file
+ * downloads, user profiles): each runs under a lease of its own,
+ * `import:github:<name>:<key>`, and stores what it fetched in the same
+ * transaction that marks its row in the stage waiter done, guarded by that
+ * lease's fence and by the import still running the same run.
+ */
+export class ObjectJobs {
+  constructor(private readonly options: ObjectJobsOptions) {}
+
+  /**
+   * Records the stage's jobs, queues them, and returns once none is
+   * pending. A process that does not run jobs (the CLI's `--wait`) runs them
+   * itself as well; leases keep any job from running twice at once.
+   */
+  async fanOut(ctx: RunContext, stage: Stage, keys: readonly string[]): Promise<void> {
+    const { waiter } = this.options;
+    await waiter.add(ctx.importId, stage, ctx.run, keys);
+    const pending = await waiter.pending(ctx.importId, stage, ctx.run);
+    if (pending.length === 0) return;
+    for (const key of pending) await this.options.enqueue(ctx.importId, key);
+    const helping = this.options.runsJobs() ? Promise.resolve() : this.#runAll(ctx, pending);
+    let queuedAt = Date.now();
+    for (;;) {
+      const progress = await waiter.progress(ctx.importId, stage, ctx.run);
+      if (progress.pending === 0) break;
+      if (Date.now() - queuedAt > REQUEUE_MS) {
+        for (const key of await waiter.pending(ctx.importId, stage, ctx.run)) await this.options.enqueue(ctx.importId, key);
+        queuedAt = Date.now();
+      }
+      await sleep(POLL_MS, undefined, { signal: ctx.signal });
+    }
+    await helping;
+  }
+
+  async #runAll(ctx: RunContext, keys: readonly string[]): Promise<void> {
+    let index = 0;
+    const worker = async () => {
+      while (index < keys.length && !ctx.signal.aborted) await this.run(ctx.importId, keys[index++]!, ctx.signal).catch(() => undefined);
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, keys.length)) }, worker));
+  }
+
+  /** A job from the transport: its key is `<import id>:<job key>`. */
+  async runJob(jobKey: string, signal: AbortSignal): Promise<void> {
+    const at = jobKey.indexOf(':');
+    await this.run(Number(jobKey.slice(0, at)), jobKey.slice(at + 1), signal);
+  }
+
+  /** Runs job `key` of import `importId` if it is still pending and its lease is free. */
+  async run(importId: number, key: string, shutdown: AbortSignal): Promise<void> {
+    const { imports, waiter, leases, logger, leaseTtlMs, database } = this.options;
+    const record = await imports.getById(importId);
+    if (!record || record.state !== 'started') return;
+    const row = await waiter.get(importId, key);
+    if (!row || row.state !== 'pending' || row.run !== record.run) return;
+    const leaseKey = `${importLeaseKey(record.name)}:${key}`.slice(0, 512);
+    const attempt = await leases.tryWithLease(leaseKey, { ttlMs: leaseTtlMs, owner: `import ${record.name} ${key}`.slice(0, 128), signal: shutdown }, async (lease, signal) => {
+      const client = await this.options.openClient(record, 1, signal);
+      const hosts = new FileHosts(record.apiUrl);
+      const repository = await database.db.selectFrom('import_objects').select('data').where('import_id', '=', importId).where('type', '=', 'repository').executeTakeFirst();
+      if (repository) hosts.addWebUrl(String((JSON.parse(repository.data) as { html_url?: unknown }).html_url ?? ''));
+      const work = {
+        db: database.db,
+        importId,
+        run: record.run,
+        mode: record.mode,
+        apiUrl: record.apiUrl,
+        repoPath: `/repos/${encodeURIComponent(record.owner)}/${encodeURIComponent(record.repo)}`,
+        hosts,
+        client,
+        policy: this.options.policy,
+        tokens: await this.options.tokens(record),
+        filesDir: this.options.filesDir,
+        maxFileBytes: this.options.maxFileBytes,
+        signal,
+      };
+      const outcome = await objectWork(work, key);
+      const counts = takeCounts(client, { total: 0, counted: 0, notModified: 0, retried: 0, rateLimitWaits: 0, rateLimitWaitMs: 0 });
+      const steps = failureSteps(work, outcome);
+      const state = 'failure' in outcome && outcome.failure ? 'failed' : 'done';
+      await writeFenced(
+        lease,
+        async (fence) => {
+          const batch: Step[] = [
+            () => imports.jobGuardStep(importId, record.run, Date.now(), { counts }),
+            (previous) => {
+              if (previous[0]!.length === 0) throw new GuardRefused();
+              return waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now());
+            },
+            (previous) => {
+              if (previous[1]!.length === 0) throw new GuardRefused();
+              return null;
+            },
+            ...steps.filter((step) => step !== null).map((step) => () => step),
+          ];
+          try {
+            await runAtomically(database.db, batch);
+            return true;
+          } catch (error) {
+            if (error instanceof GuardRefused) return null;
+            throw error;
+          }
+        },
+        () => waiter.storedFence(importId, key),
+      );
+    });
+    if (!attempt.ran) logger.debug({ event: 'import_job_skip', import: record.name, job: key }, `import job ${key} runs elsewhere`);
+  }
+}

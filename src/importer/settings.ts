@@ -1,0 +1,54 @@
+import { duration, integer, parseSize, setting } from '../config/setting.js';
+
+/** Settings of the GitHub importer: pacing, retries, stall detection, the sync schedule and the attachment cap. */
+export const importerSettings = {
+  importConcurrency: setting({
+    key: 'importConcurrency',
+    env: 'FORGESYNC_IMPORT_CONCURRENCY',
+    default: '10',
+    doc: 'Requests one import has in flight at once (GitHub\'s secondary limit asks for few); `import github --concurrency` overrides it per import.',
+    parse: integer(1, 100),
+  }),
+  importSyncIntervalMs: setting({
+    key: 'importSyncInterval',
+    env: 'FORGESYNC_IMPORT_SYNC_INTERVAL',
+    default: '1h',
+    doc: 'How often a finished import is brought up to date (an incremental sync).',
+    parse: duration(1000),
+  }),
+  importStallTimeoutMs: setting({
+    key: 'importStallTimeout',
+    env: 'FORGESYNC_IMPORT_STALL_TIMEOUT',
+    default: '15m',
+    doc: 'A stage that makes no progress for this long fails (resumable) with where it stopped. Waits for a rate-limit reset do not count.',
+    parse: duration(1000),
+  }),
+  importRetryBaseMs: setting({
+    key: 'importRetryBase',
+    env: 'FORGESYNC_IMPORT_RETRY_BASE',
+    default: '1s',
+    doc: 'First retry delay of a GitHub request that failed (5xx, connection reset); doubles per attempt, with jitter.',
+    parse: duration(1, 3_600_000),
+  }),
+  importRetries: setting({
+    key: 'importRetries',
+    env: 'FORGESYNC_IMPORT_RETRIES',
+    default: '6',
+    doc: 'Retries of a failed GitHub request before the object is listed as a failure.',
+    parse: integer(0, 50),
+  }),
+  importAttachmentMaxBytes: setting({
+    key: 'importAttachmentMaxBytes',
+    env: 'FORGESYNC_IMPORT_ATTACHMENT_MAX_BYTES',
+    default: '25MiB',
+    doc: 'Largest attachment or release asset downloaded; a bigger one is left as a link and listed as a failure.',
+    parse: parseSize,
+  }),
+  importPageCapItems: setting({
+    key: 'importPageCapItems',
+    env: 'FORGESYNC_IMPORT_PAGE_CAP_ITEMS',
+    default: '30000',
+    doc: 'Items a repo-wide list is walked by page number before switching to `since` walks (GitHub answers 422 past about 30-40k).',
+    parse: integer(100),
+  }),
+};

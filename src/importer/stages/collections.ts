@@ -1,0 +1,272 @@
+import { sql } from 'kysely';
+import { objectsByNumber } from '../store/objects.js';
+import { PageBatch, labelNames, numberFromUrl } from '../run/batch.js';
+import type { RunContext } from '../run/context.js';
+import type { Collection } from '../run/walk.js';
+
+/*
+ * The repo-wide lists an import walks, as the walker needs them. Each
+ * turns a page of GitHub's items into rows (see types.ts for the columns).
+ * Full runs list oldest first by creation (pages stay put while the project
+ * changes); syncs ask by `since` or newest first, see run/walk.ts.
+ */
+
+const SINCE_QUERY = { sort: 'updated', direction: 'asc' };
+const byId = (a: string, b: string) => Number(a) <= Number(b);
+
+/** A small list a sync lists again whole, conditionally: an unchanged one answers 304 (free). */
+const relist = (query: Record<string, string>) => ({ query, field: 'lastId' as const, valueOf: () => '', isOlder: () => false });
+
+/** The newest `created_at` stored of a type: where a `since` walk past the page cap picks up. */
+function newestCreated(ctx: RunContext, type: string) {
+  return async () => {
+    const row = await ctx.db
+      .selectFrom('import_objects')
+      .select(sql<string | null>`max(created_at)`.as('newest'))
+      .where('import_id', '=', ctx.importId)
+      .where('type', '=', type)
+      .executeTakeFirst();
+    return row?.newest ?? null;
+  };
+}
+
+export function labelsCollection(ctx: RunContext): Collection {
+  return {
+    name: 'labels',
+    path: `${ctx.repoPath}/labels`,
+    fullQuery: {},
+    newestFirst: relist({}),
+    handle: (items) => {
+      const batch = new PageBatch(ctx);
+      for (const label of items) batch.add({ type: 'label', key: String(label.id), state: String(label.name).toLowerCase(), data: label });
+      return batch.steps();
+    },
+  };
+}
+
+export function milestonesCollection(ctx: RunContext): Collection {
+  const query = { state: 'all', sort: 'due_on', direction: 'asc' };
+  return {
+    name: 'milestones',
+    path: `${ctx.repoPath}/milestones`,
+    fullQuery: query,
+    newestFirst: relist(query),
+    handle: (items) => {
+      const batch = new PageBatch(ctx);
+      for (const m of items) batch.add({ type: 'milestone', key: String(m.id), number: m.number, state: m.state, createdAt: m.created_at, updatedAt: m.updated_at, data: m });
+      return batch.steps();
+    },
+  };
+}
+
+export function releasesCollection(ctx: RunContext): Collection {
+  return {
+    name: 'releases',
+    path: `${ctx.repoPath}/releases`,
+    fullQuery: {},
+    newestFirst: relist({}),
+    handle: (items) => {
+      const batch = new PageBatch(ctx);
+      for (const release of items) {
+        batch.add({ type: 'release', key: String(release.id), createdAt: release.created_at, data: release });
+        for (const asset of release.assets ?? []) {
+          batch.add({ type: 'release_asset', key: String(asset.id), parent: release.id, createdAt: asset.created_at, updatedAt: asset.updated_at, data: asset });
+          if (typeof asset.browser_download_url === 'string') {
+            let url: URL | undefined;
+            try {
+              url = new URL(asset.browser_download_url);
+            } catch {
+              url = undefined;
+            }
+            if (url) batch.files.push({ url: url.toString(), kind: 'release_asset', allowed: ctx.hosts.allows(url) });
+          }
+        }
+      }
+      return batch.steps();
+    },
+  };
+}
+
+export function collaboratorsCollection(ctx: RunContext): Collection {
+  const query = { affiliation: 'direct' };
+  return {
+    name: 'collaborators',
+    path: `${ctx.repoPath}/collaborators`,
+    fullQuery: query,
+    newestFirst: relist(query),
+    handle: (items) => {
+      const batch = new PageBatch(ctx);
+      for (const user of items) batch.add({ type: 'collaborator', key: String(user.id), state: String(user.login).toLowerCase(), data: user });
+      return batch.steps();
+    },
+  };
+}
+
+/** `/pulls`: pull requests with their requested reviewers (users and teams) from the list itself. */
+export function pullsCollection(ctx: RunContext): Collection {
+  return {
+    name: 'pulls',
+    path: `${ctx.repoPath}/pulls`,
+    fullQuery: { state: 'all', sort: 'created', direction: 'asc' },
+    newestFirst: {
+      query: { state: 'all', sort: 'updated', direction: 'desc' },
+      field: 'since',
+      valueOf: (pull) => String(pull.updated_at),
+      isOlder: (value, watermark) => value < watermark,
+    },
+    handle: async (items) => {
+      const batch = new PageBatch(ctx);
+      const numbers = items.map((pull) => Number(pull.number));
+      // The list has no merged_by; keep what the `merged` events gave.
+      const mergedBy = new Map((await objectsByNumber(ctx.db, ctx.importId, 'pull_request_merged_by', numbers)).map((row) => [row.number, JSON.parse(row.data)]));
+      if (numbers.length > 0) {
+        // The requests as they are now replace the ones stored (a review given removes its request).
+        batch.extra.push(ctx.db.deleteFrom('import_objects').where('import_id', '=', ctx.importId).where('type', '=', 'pull_request_review_request').where('number', 'in', numbers));
+      }
+      for (const pull of items) {
+        const merged = mergedBy.get(Number(pull.number));
+        const data = merged && !pull.merged_by ? { ...pull, merged_by: merged } : pull;
+        batch.add({ type: 'pull_request', key: String(pull.id), number: pull.number, state: pull.state, createdAt: pull.created_at, updatedAt: pull.updated_at, data });
+        for (const user of pull.requested_reviewers ?? []) {
+          batch.add({ type: 'pull_request_review_request', key: `${pull.number}/user/${user.login}`, number: pull.number, data: user });
+        }
+        for (const team of pull.requested_teams ?? []) {
+          batch.add({ type: 'pull_request_review_request', key: `${pull.number}/team/${team.slug}`, number: pull.number, data: team });
+        }
+      }
+      // Delete first, then the upserts: PageBatch puts its own statements before `extra`.
+      const steps = batch.steps();
+      const deletes = batch.extra.length > 0 ? [steps.pop()!] : [];
+      return [...deletes, ...steps];
+    },
+  };
+}
+
+/** `/issues?state=all`: issues, and the issue side of every pull request (labels, comment counts). */
+export function issuesCollection(ctx: RunContext): Collection {
+  return {
+    name: 'issues',
+    path: `${ctx.repoPath}/issues`,
+    fullQuery: { state: 'all', sort: 'created', direction: 'asc' },
+    sinceQuery: { state: 'all', ...SINCE_QUERY },
+    capSince: newestCreated(ctx, 'issue'),
+    handle: (items) => {
+      const batch = new PageBatch(ctx);
+      for (const issue of items) {
+        batch.add({
+          type: issue.pull_request ? 'pull_request_issue' : 'issue',
+          key: String(issue.id),
+          number: issue.number,
+          state: issue.state,
+          createdAt: issue.created_at,
+          updatedAt: issue.updated_at,
+          labels: labelNames(issue.labels),
+          comments: typeof issue.comments === 'number' ? issue.comments : null,
+          data: issue,
+        });
+      }
+      return batch.steps();
+    },
+  };
+}
+
+/** `/issues/comments`: conversation comments of issues and pull requests. */
+export function notesCollection(ctx: RunContext): Collection {
+  return {
+    name: 'notes',
+    path: `${ctx.repoPath}/issues/comments`,
+    fullQuery: { sort: 'created', direction: 'asc' },
+    sinceQuery: SINCE_QUERY,
+    capSince: newestCreated(ctx, 'note'),
+    handle: (items) => {
+      const batch = new PageBatch(ctx);
+      for (const note of items) {
+        batch.add({ type: 'note', key: String(note.id), number: numberFromUrl(note.issue_url), createdAt: note.created_at, updatedAt: note.updated_at, data: note });
+      }
+      return batch.steps();
+    },
+  };
+}
+
+/** `/pulls/comments`: review (diff) comments, threads by `in_reply_to_id`. */
+export function diffNotesCollection(ctx: RunContext): Collection {
+  return {
+    name: 'diff_notes',
+    path: `${ctx.repoPath}/pulls/comments`,
+    fullQuery: { sort: 'created', direction: 'asc' },
+    sinceQuery: SINCE_QUERY,
+    capSince: newestCreated(ctx, 'diff_note'),
+    handle: (items) => {
+      const batch = new PageBatch(ctx);
+      for (const note of items) {
+        batch.add({ type: 'diff_note', key: String(note.id), number: numberFromUrl(note.pull_request_url), createdAt: note.created_at, updatedAt: note.updated_at, data: note });
+      }
+      return batch.steps();
+    },
+  };
+}
+
+/** The rows of a page of issue events; `merged` events give the pull request's merged_by. */
+export async function eventSteps(ctx: RunContext, items: any[], number?: number) {
+  const batch = new PageBatch(ctx);
+  const merged = new Map<number, unknown>();
+  for (const event of items) {
+    const issueNumber = number ?? (typeof event.issue?.number === 'number' ? event.issue.number : null);
+    batch.add({ type: 'issue_event', key: String(event.id), number: issueNumber, createdAt: event.created_at, data: event });
+    if (event.event === 'merged' && issueNumber !== null && event.actor) merged.set(issueNumber, event.actor);
+  }
+  for (const [pr, actor] of merged) batch.add({ type: 'pull_request_merged_by', key: String(pr), number: pr, data: actor });
+  // Fill merged_by into the stored pull requests (the list does not carry it).
+  const pulls = await objectsByNumber(ctx.db, ctx.importId, 'pull_request', [...merged.keys()]);
+  for (const pull of pulls) {
+    const data = JSON.parse(pull.data) as Record<string, unknown>;
+    if (data.merged_by) continue;
+    batch.extra.push(
+      ctx.db
+        .updateTable('import_objects')
+        .set({ data: JSON.stringify({ ...data, merged_by: merged.get(pull.number) }) })
+        .where('import_id', '=', ctx.importId)
+        .where('type', '=', 'pull_request')
+        .where('key', '=', pull.key),
+    );
+  }
+  return batch.steps();
+}
+
+/** `/issues/events`: newest first by id (GitHub has no `since` for them). */
+export function eventsCollection(ctx: RunContext, onCap: () => Promise<void>): Collection {
+  return {
+    name: 'events',
+    path: `${ctx.repoPath}/issues/events`,
+    fullQuery: {},
+    newestFirst: { query: {}, field: 'lastId', valueOf: (event) => String(event.id), isOlder: byId, fullToo: true },
+    onCap,
+    handle: (items) => eventSteps(ctx, items),
+  };
+}
+
+/** `/issues/{n}/events`: the fallback where the repo-wide list stops at GitHub's page cap. */
+export function issueEventsCollection(ctx: RunContext, number: number): Collection {
+  return {
+    name: `events/${number}`,
+    path: `${ctx.repoPath}/issues/${number}/events`,
+    fullQuery: {},
+    newestFirst: { query: {}, field: 'lastId', valueOf: (event) => String(event.id), isOlder: byId },
+    handle: (items) => eventSteps(ctx, items, number),
+  };
+}
+
+/** `/branches?protected=true`: the names of protected branches (their rules are fetched one by one). */
+export function protectedBranchesCollection(ctx: RunContext, found: Set<string>): Collection {
+  const query = { protected: 'true' };
+  return {
+    name: 'branches',
+    path: `${ctx.repoPath}/branches`,
+    fullQuery: query,
+    newestFirst: relist(query),
+    handle: (items) => {
+      for (const branch of items) if (typeof branch.name === 'string') found.add(branch.name);
+      return [];
+    },
+  };
+}

@@ -1,0 +1,214 @@
+import { sql } from 'kysely';
+import { GithubProjectNotFoundError, GithubRequestError } from '../errors.js';
+import { PageBatch } from '../run/batch.js';
+import type { RunContext } from '../run/context.js';
+import { messageOf, walk, type Collection } from '../run/walk.js';
+import { filesToDownload } from '../store/attachments.js';
+import { getCursor, startCursor, writeCursorStep } from '../store/cursors.js';
+import { clearFailureStep, recordFailureStep } from '../store/failures.js';
+import { numbersWritten } from '../store/objects.js';
+import { loginsToFetch, USER_TTL_MS } from '../store/users.js';
+import type { Stage } from '../types.js';
+import {
+  collaboratorsCollection,
+  diffNotesCollection,
+  eventsCollection,
+  issueEventsCollection,
+  issuesCollection,
+  labelsCollection,
+  milestonesCollection,
+  notesCollection,
+  protectedBranchesCollection,
+  pullsCollection,
+  releasesCollection,
+} from './collections.js';
+import { reconcile } from './reconcile.js';
+
+/** What stages need besides the run: the fan-out of per-object jobs and the git sources. */
+export interface StageEnv {
+  /** Runs the per-object jobs `keys` of `stage` (through the job transport) and returns when none is pending. */
+  fanOut(ctx: RunContext, stage: Stage, keys: readonly string[]): Promise<void>;
+  /** Registers (or requests a sync of) the repository's and the wiki's git sources; returns their names. */
+  ensureSources(ctx: RunContext, repository: any): Promise<{ repository: string | null; wiki: string | null }>;
+  /** Waits until the git sources have synced (or failed). */
+  waitSources(ctx: RunContext): Promise<void>;
+}
+
+type StageRunner = (ctx: RunContext, env: StageEnv) => Promise<void>;
+
+/** Walks a list; answers that say the token may not see it (403, 404) are listed as a failure of `type`, not fatal. */
+async function walkOrRecord(ctx: RunContext, collection: Collection, type: string): Promise<void> {
+  try {
+    await walk(ctx, collection);
+  } catch (error) {
+    if (!(error instanceof GithubRequestError) || (error.status !== 403 && error.status !== 404)) throw error;
+    await ctx.commit([recordFailureStep(ctx.db, ctx.importId, ctx.run, { type, id: collection.name, error: error.message }, Date.now())]);
+  }
+}
+
+const repository: StageRunner = async (ctx, env) => {
+  const cursor = startCursor('repository', ctx.run, await getCursor(ctx.db, ctx.importId, 'repository'));
+  const response = await ctx.client.get(ctx.repoPath, { etag: ctx.record.mode === 'sync' ? cursor.etag : null });
+  let repo: any;
+  if (response.status === 304) {
+    const stored = await ctx.db.selectFrom('import_objects').select('data').where('import_id', '=', ctx.importId).where('type', '=', 'repository').executeTakeFirst();
+    repo = stored ? JSON.parse(stored.data) : undefined;
+  } else if (response.status === 404 || response.status === 403 || response.status === 451) {
+    throw new GithubProjectNotFoundError(`${ctx.record.owner}/${ctx.record.repo}`, ctx.record.apiUrl);
+  } else if (response.status !== 200) {
+    throw new GithubRequestError(ctx.repoPath, response.status, messageOf(response.data));
+  } else repo = response.data;
+  if (typeof repo?.html_url === 'string') ctx.hosts.addWebUrl(repo.html_url);
+  const sources = await env.ensureSources(ctx, repo);
+  const batch = new PageBatch(ctx);
+  if (response.status === 200) batch.add({ type: 'repository', key: 'repository', createdAt: repo.created_at, updatedAt: repo.updated_at, data: repo });
+  await ctx.commit([
+    ...batch.steps(),
+    ctx.imports.setSourcesStep(ctx.importId, sources.repository, sources.wiki),
+    writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag: response.etag ?? cursor.etag, pages: cursor.pages + 1 }, Date.now()),
+  ]);
+};
+
+const baseData: StageRunner = async (ctx) => {
+  await Promise.all([walk(ctx, labelsCollection(ctx)), walk(ctx, milestonesCollection(ctx)), walk(ctx, releasesCollection(ctx))]);
+};
+
+const pullRequests: StageRunner = async (ctx) => {
+  await walk(ctx, pullsCollection(ctx));
+};
+
+const collaborators: StageRunner = async (ctx) => {
+  // Listing collaborators needs push access: without it, a failure is listed and the import goes on.
+  await walkOrRecord(ctx, collaboratorsCollection(ctx), 'collaborator');
+};
+
+const issues: StageRunner = async (ctx) => {
+  await Promise.all([walk(ctx, issuesCollection(ctx)), walk(ctx, diffNotesCollection(ctx))]);
+};
+
+/**
+ * Events: the repo-wide list, newest first. GitHub has no `since` for it,
+ * so past its page cap the older events are fetched per issue: for every
+ * issue and pull request created before the oldest event stored.
+ */
+const events: StageRunner = async (ctx) => {
+  const perIssue = async () => {
+    const oldest = await ctx.db
+      .selectFrom('import_objects')
+      .select(sql<string | null>`min(created_at)`.as('oldest'))
+      .where('import_id', '=', ctx.importId)
+      .where('type', '=', 'issue_event')
+      .executeTakeFirst();
+    const numbers = await ctx.db
+      .selectFrom('import_objects')
+      .select('number')
+      .where('import_id', '=', ctx.importId)
+      .where('type', 'in', ['issue', 'pull_request_issue'])
+      .$if(oldest?.oldest != null, (query) => query.where('created_at', '<=', oldest!.oldest!))
+      .orderBy('number')
+      .execute();
+    await inParallel(ctx.concurrency, numbers, (row) => walk(ctx, issueEventsCollection(ctx, Number(row.number))));
+  };
+  await walk(ctx, eventsCollection(ctx, perIssue));
+};
+
+const notes: StageRunner = async (ctx) => {
+  await walk(ctx, notesCollection(ctx));
+};
+
+/** Reviews: one job per pull request (all of them on the first run; those that changed on a sync). */
+const reviews: StageRunner = async (ctx, env) => {
+  const numbers = await numbersWritten(ctx.db, ctx.importId, 'pull_request', ctx.record.mode === 'sync' ? ctx.run : null);
+  await env.fanOut(ctx, 'reviews', numbers.map((number) => `reviews:${number}`));
+};
+
+/** Attachments and release assets: one download job per distinct URL not yet downloaded. */
+const attachments: StageRunner = async (ctx, env) => {
+  const files = await filesToDownload(ctx.db, ctx.importId);
+  await env.fanOut(ctx, 'attachments', files.map((file) => `file:${file.key}`));
+};
+
+/** Protected branches: their names from the branch list, then each one's rules (conditionally on a sync). */
+const protectedBranches: StageRunner = async (ctx) => {
+  const found = new Set<string>();
+  const list = await walk(ctx, protectedBranchesCollection(ctx, found)).catch(async (error: unknown) => {
+    if (error instanceof GithubRequestError && (error.status === 403 || error.status === 404)) {
+      await ctx.commit([recordFailureStep(ctx.db, ctx.importId, ctx.run, { type: 'protected_branch', id: 'branches', error: error.message }, Date.now())]);
+      return null;
+    }
+    throw error;
+  });
+  if (list === null) return;
+  const stored = await ctx.db.selectFrom('import_objects').select('key').where('import_id', '=', ctx.importId).where('type', '=', 'protected_branch').execute();
+  // A 304 (unchanged list) lists nothing: the stored names stand.
+  const names = found.size > 0 || list.items > 0 ? found : new Set(stored.map((row) => row.key));
+  const gone = stored.map((row) => row.key).filter((name) => !names.has(name));
+  if (gone.length > 0) await ctx.commit([ctx.db.deleteFrom('import_objects').where('import_id', '=', ctx.importId).where('type', '=', 'protected_branch').where('key', 'in', gone)]);
+  await inParallel(ctx.concurrency, [...names], async (name) => {
+    const cursorName = `protection/${name}`;
+    const cursor = startCursor(cursorName, ctx.run, await getCursor(ctx.db, ctx.importId, cursorName));
+    if (cursor.done) return;
+    const path = `${ctx.repoPath}/branches/${encodeURIComponent(name)}/protection`;
+    const response = await ctx.client.get(path, { etag: ctx.record.mode === 'sync' ? cursor.etag : null });
+    const batch = new PageBatch(ctx);
+    if (response.status === 200) {
+      batch.add({ type: 'protected_branch', key: name, data: response.data });
+      batch.extra.push(clearFailureStep(ctx.db, ctx.importId, 'protected_branch', name));
+    } else if (response.status !== 304) {
+      batch.extra.push(recordFailureStep(ctx.db, ctx.importId, ctx.run, { type: 'protected_branch', id: name, error: `HTTP ${response.status}: ${messageOf(response.data)}` }, Date.now()));
+    }
+    await ctx.commit([...batch.steps(), writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag: response.etag ?? cursor.etag, pages: cursor.pages + 1 }, Date.now())]);
+  });
+};
+
+/** Finish: every user's profile (shared cache first), the git sources, then the counts checked against GitHub's. */
+const finish: StageRunner = async (ctx, env) => {
+  const now = Date.now();
+  // Profiles cached and fresh are trusted (and their 24 h start again: refreshed on read).
+  await ctx.commit([
+    ctx.db
+      .updateTable('github_users')
+      .set({ expires_at: now + USER_TTL_MS })
+      .where('api_host', '=', ctx.record.apiUrl)
+      .where('state', '=', 'found')
+      .where('expires_at', '>', now)
+      .where('login_key', 'in', ctx.db.selectFrom('import_users').select('login_key').where('import_id', '=', ctx.importId)),
+  ]);
+  const logins = await loginsToFetch(ctx.db, ctx.importId, ctx.record.apiUrl, now);
+  await env.fanOut(ctx, 'finish', logins.map((login) => `user:${login}`));
+  await env.waitSources(ctx);
+  await reconcile(ctx);
+};
+
+/** The stages in order, and what each runs. */
+export const STAGE_RUNNERS: Record<Stage, StageRunner> = {
+  repository,
+  base_data: baseData,
+  pull_requests: pullRequests,
+  collaborators,
+  issues,
+  events,
+  notes,
+  reviews,
+  attachments,
+  protected_branches: protectedBranches,
+  finish,
+};
+
+/** Runs `work` for every item, at most `limit` at once; the first failure is thrown once all have settled. */
+export async function inParallel<T>(limit: number, items: readonly T[], work: (item: T) => Promise<unknown>): Promise<void> {
+  let index = 0;
+  let failure: unknown;
+  const worker = async () => {
+    while (index < items.length && failure === undefined) {
+      const item = items[index++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  if (failure !== undefined) throw failure;
+}

@@ -1,0 +1,375 @@
+import { sql, type Compilable, type Kysely } from 'kysely';
+import type { Database } from '../../store/database.js';
+import { fenceGuard } from '../../store/sql.js';
+import type { Schema } from '../../store/types.js';
+import type { ImportMode, ImportState } from '../../store/import-tables.js';
+import { ImportNameTakenError, ImportNotFoundError, ImportStateError } from '../errors.js';
+import type { RequestCounts } from '../github/client.js';
+import type { RateBudget } from '../github/pacer.js';
+import { STAGES, type Stage } from '../types.js';
+
+export type { ImportMode, ImportState };
+
+/** An `imports` row as the importer uses it. */
+export interface ImportRecord {
+  id: number;
+  name: string;
+  owner: string;
+  repo: string;
+  apiUrl: string;
+  credentials: string[];
+  concurrency: number;
+  state: ImportState;
+  stage: Stage;
+  mode: ImportMode;
+  run: number;
+  requestedSeq: number;
+  completedSeq: number;
+  intervalMs: number | null;
+  nextSyncAt: number | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  progressAt: number | null;
+  lastSyncedAt: number | null;
+  failure: string | null;
+  repositorySource: string | null;
+  wikiSource: string | null;
+  requests: RequestCounts;
+  rate: RateBudget[];
+  fence: bigint | null;
+}
+
+export interface NewImport {
+  name: string;
+  owner: string;
+  repo: string;
+  apiUrl: string;
+  credentials: string[];
+  concurrency: number;
+  intervalMs: number | null;
+}
+
+type ImportRow = Schema['imports'] extends infer T ? { [K in keyof T]: unknown } : never;
+
+function toRecord(row: ImportRow): ImportRecord {
+  const n = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  return {
+    id: Number(row.id),
+    name: String(row.name),
+    owner: String(row.owner),
+    repo: String(row.repo),
+    apiUrl: String(row.api_url),
+    credentials: JSON.parse(String(row.credentials)) as string[],
+    concurrency: Number(row.concurrency),
+    state: row.state as ImportState,
+    stage: row.stage as Stage,
+    mode: row.mode as ImportMode,
+    run: Number(row.run),
+    requestedSeq: Number(row.requested_seq),
+    completedSeq: Number(row.completed_seq),
+    intervalMs: n(row.interval_ms),
+    nextSyncAt: n(row.next_sync_at),
+    createdAt: Number(row.created_at),
+    startedAt: n(row.started_at),
+    finishedAt: n(row.finished_at),
+    progressAt: n(row.progress_at),
+    lastSyncedAt: n(row.last_synced_at),
+    failure: (row.failure as string | null) ?? null,
+    repositorySource: (row.repository_source as string | null) ?? null,
+    wikiSource: (row.wiki_source as string | null) ?? null,
+    requests: {
+      total: Number(row.requests_total),
+      counted: Number(row.requests_counted),
+      notModified: Number(row.requests_not_modified),
+      retried: Number(row.requests_retried),
+      rateLimitWaits: Number(row.rate_limit_waits),
+      rateLimitWaitMs: Number(row.rate_limit_wait_ms),
+    },
+    rate: JSON.parse(String(row.rate)) as RateBudget[],
+    fence: row.fence === null || row.fence === undefined ? null : BigInt(String(row.fence)),
+  };
+}
+
+/** Raised inside a batch when its guard refused the write: the batch rolls back. */
+export class GuardRefused extends Error {}
+
+/** What a guarded write adds to the row besides taking the fence: progress, request counters, the rate budgets. */
+export interface Progress {
+  counts?: RequestCounts;
+  rate?: RateBudget[];
+}
+
+/**
+ * The `imports` table. Writes on behalf of the import's coordinator carry
+ * its lease fence and apply only while the row's stored fence is not above
+ * it and the run is the one the coordinator runs (see {@link guardStep}).
+ * Requests from the CLI or the API (sync, resume, cancel) are plain writes
+ * the coordinator sees on its next guarded write.
+ */
+export class ImportRepository {
+  readonly #db: Kysely<Schema>;
+
+  constructor(database: Pick<Database, 'db'>) {
+    this.#db = database.db;
+  }
+
+  #select() {
+    return this.#db.selectFrom('imports').selectAll().select(sql<string | null>`cast(fence as text)`.as('fence'));
+  }
+
+  /** @throws ImportNameTakenError when another project has the name. */
+  async create(input: NewImport, now = Date.now()): Promise<ImportRecord> {
+    const existing = await this.find(input.name);
+    if (existing) throw new ImportNameTakenError(input.name, `${existing.owner}/${existing.repo} from ${existing.apiUrl}`);
+    try {
+      // Inputs: the validated import. Stores a pending row at the first stage, run 1, one request recorded.
+      await this.#db
+        .insertInto('imports')
+        .values({
+          name: input.name,
+          owner: input.owner,
+          repo: input.repo,
+          api_url: input.apiUrl,
+          credentials: JSON.stringify(input.credentials),
+          concurrency: input.concurrency,
+          state: 'pending',
+          stage: STAGES[0],
+          mode: 'full',
+          run: 1,
+          requested_seq: 1,
+          interval_ms: input.intervalMs,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    } catch (error) {
+      const raced = await this.find(input.name);
+      if (raced) throw new ImportNameTakenError(input.name, `${raced.owner}/${raced.repo} from ${raced.apiUrl}`);
+      throw error;
+    }
+    return this.get(input.name);
+  }
+
+  async find(name: string): Promise<ImportRecord | undefined> {
+    const row = await this.#select().where(sql<boolean>`lower(name) = lower(${name})`).executeTakeFirst();
+    return row ? toRecord(row as ImportRow) : undefined;
+  }
+
+  /** @throws ImportNotFoundError */
+  async get(name: string): Promise<ImportRecord> {
+    const found = await this.find(name);
+    if (!found) throw new ImportNotFoundError(name);
+    return found;
+  }
+
+  async getById(id: number): Promise<ImportRecord | undefined> {
+    const row = await this.#select().where('id', '=', id).executeTakeFirst();
+    return row ? toRecord(row as ImportRow) : undefined;
+  }
+
+  async list(): Promise<ImportRecord[]> {
+    const rows = await this.#select().orderBy('name').execute();
+    return rows.map((row) => toRecord(row as ImportRow));
+  }
+
+  /** Imports the scheduler looks at: started ones (a coordinator may have died) and finished ones due for a sync. */
+  async dueOrRunning(now: number): Promise<ImportRecord[]> {
+    const rows = await this.#select()
+      .where((eb) => eb.or([eb('state', 'in', ['started', 'pending']), eb.and([eb('state', '=', 'synced'), eb('next_sync_at', '<=', now)])]))
+      .execute();
+    return rows.map((row) => toRecord(row as ImportRow));
+  }
+
+  /**
+   * Records a sync request: a finished import gets a new run (mode `sync`,
+   * from the first stage, keeping each collection's watermark); a running
+   * one serves it with another run when the current one ends.
+   * @throws ImportStateError when the import never finished (resume it instead).
+   */
+  async requestSync(name: string, now = Date.now()): Promise<ImportRecord> {
+    const current = await this.get(name);
+    if (current.state === 'synced' || (current.mode === 'sync' && (current.state === 'failed' || current.state === 'cancelled'))) {
+      // Inputs: the import id and the state read. Stores a new pending run unless something changed the row meanwhile.
+      await this.#db
+        .updateTable('imports')
+        .set({
+          state: 'pending',
+          mode: 'sync',
+          stage: STAGES[0],
+          run: sql<number>`run + 1`,
+          requested_seq: sql<number>`requested_seq + 1`,
+          failure: null,
+          finished_at: null,
+          progress_at: now,
+          updated_at: now,
+        })
+        .where('id', '=', current.id)
+        .where('state', '=', current.state)
+        .execute();
+    } else if (current.state === 'started' || current.state === 'pending') {
+      await this.#db
+        .updateTable('imports')
+        .set({ requested_seq: sql<number>`requested_seq + 1`, updated_at: now })
+        .where('id', '=', current.id)
+        .execute();
+    } else {
+      throw new ImportStateError(name, current.state, 'it never finished; continue it with forgesync import resume');
+    }
+    return this.get(name);
+  }
+
+  /**
+   * Makes a failed or cancelled import pending again, at the stage and
+   * cursors where it stopped.
+   * @throws ImportStateError for a synced import (sync it instead).
+   */
+  async resume(name: string, now = Date.now()): Promise<ImportRecord> {
+    const current = await this.get(name);
+    if (current.state === 'synced') throw new ImportStateError(name, current.state, 'nothing to resume; bring it up to date with forgesync import sync');
+    if (current.state === 'failed' || current.state === 'cancelled') {
+      await this.#db
+        .updateTable('imports')
+        .set({ state: 'pending', failure: null, finished_at: null, progress_at: now, updated_at: now })
+        .where('id', '=', current.id)
+        .where('state', '=', current.state)
+        .execute();
+    }
+    return this.get(name);
+  }
+
+  /** Cancels the import: its coordinator and jobs stop at their next write; resume continues it. */
+  async cancel(name: string, now = Date.now()): Promise<ImportRecord> {
+    const current = await this.get(name);
+    await this.#db
+      .updateTable('imports')
+      .set({ state: 'cancelled', finished_at: now, next_sync_at: null, updated_at: now })
+      .where('id', '=', current.id)
+      .execute();
+    return this.get(name);
+  }
+
+  /**
+   * The guard of every coordinator write, the first step of its batch:
+   * applies only while the import runs run `run` and the row's fence is not
+   * above `fence`; takes the fence, notes progress, adds request counters.
+   * Returns the id when it applied (no row: refused, and the batch must roll back).
+   */
+  guardStep(id: number, run: number, fence: bigint, now: number, progress: Progress = {}): Compilable {
+    return this.#db
+      .updateTable('imports')
+      .set({ fence, progress_at: now, updated_at: now, ...counterChanges(progress) })
+      .where('id', '=', id)
+      .where('run', '=', run)
+      .where('state', '=', 'started')
+      .where(fenceGuard(fence))
+      .returning('id');
+  }
+
+  /**
+   * The guard of a per-object job's write: the import must still be running
+   * run `run` (a cancel or a new run stops it); the job's own lease fence is
+   * checked on its import_jobs row. Adds the job's request counters.
+   */
+  jobGuardStep(id: number, run: number, now: number, progress: Progress = {}): Compilable {
+    return this.#db
+      .updateTable('imports')
+      .set({ progress_at: now, updated_at: now, ...counterChanges(progress) })
+      .where('id', '=', id)
+      .where('run', '=', run)
+      .where('state', '=', 'started')
+      .returning('id');
+  }
+
+  /**
+   * Takes the import for a coordinator holding its lease (fence `fence`):
+   * a pending import becomes started. Returns the row as taken, or null when
+   * there is nothing to run (synced, failed, cancelled) or a newer fence wrote it.
+   */
+  async claim(id: number, fence: bigint, now = Date.now()): Promise<ImportRecord | null> {
+    // Inputs: id, fence, now. Stores state started, the fence, the start time of the run's first claim.
+    const rows = await this.#db
+      .updateTable('imports')
+      .set({ state: 'started', fence, started_at: sql<number>`case when state = 'pending' then ${now} else coalesce(started_at, ${now}) end`, progress_at: now, updated_at: now })
+      .where('id', '=', id)
+      .where('state', 'in', ['pending', 'started'])
+      .where(fenceGuard(fence))
+      .returning('id')
+      .execute();
+    return rows.length > 0 ? ((await this.getById(id)) ?? null) : null;
+  }
+
+  /** The stored fence (to tell a stale lease from a lease store that lost its counters). */
+  async storedFence(id: number): Promise<bigint | null> {
+    return (await this.getById(id))?.fence ?? null;
+  }
+
+  /** Moves a running import to `stage` (a step after the guard). */
+  setStageStep(id: number, stage: Stage, now: number): Compilable {
+    return this.#db.updateTable('imports').set({ stage, progress_at: now, updated_at: now }).where('id', '=', id);
+  }
+
+  /** Records the git sources the import keeps (fenced, after the guard). */
+  setSourcesStep(id: number, repositorySource: string | null, wikiSource: string | null): Compilable {
+    return this.#db.updateTable('imports').set({ repository_source: repositorySource, wiki_source: wikiSource }).where('id', '=', id).returning('id');
+  }
+
+  /**
+   * Ends a run that went through every stage: synced (served up to
+   * `targetSeq`, next sync scheduled), or, when a sync was requested during
+   * the run, straight into a new sync run (a step after the guard).
+   */
+  finishStep(id: number, targetSeq: number, now: number): Compilable {
+    return this.#db
+      .updateTable('imports')
+      .set({
+        state: sql<ImportState>`case when requested_seq > ${targetSeq} then 'started' else 'synced' end`,
+        mode: sql<ImportMode>`case when requested_seq > ${targetSeq} then 'sync' else mode end`,
+        stage: sql<string>`case when requested_seq > ${targetSeq} then ${STAGES[0]} else 'finish' end`,
+        run: sql<number>`case when requested_seq > ${targetSeq} then run + 1 else run end`,
+        completed_seq: targetSeq,
+        finished_at: sql<number | null>`case when requested_seq > ${targetSeq} then null else ${now} end`,
+        last_synced_at: now,
+        next_sync_at: sql<number | null>`case when interval_ms is null then null else ${now} + interval_ms end`,
+        updated_at: now,
+      })
+      .where('id', '=', id);
+  }
+
+  /** Marks the run failed with `reason` (fenced); the stage and cursors stay for a resume. */
+  async fail(id: number, run: number, fence: bigint, reason: string, now = Date.now()): Promise<boolean> {
+    const rows = await this.#db
+      .updateTable('imports')
+      .set({ state: 'failed', failure: reason.slice(0, 2000), finished_at: now, next_sync_at: sql<number | null>`case when interval_ms is null then null else ${now} + interval_ms end`, updated_at: now })
+      .where('id', '=', id)
+      .where('run', '=', run)
+      .where('state', '=', 'started')
+      .where(fenceGuard(fence))
+      .returning('id')
+      .execute();
+    return rows.length > 0;
+  }
+
+  /** Deletes an import and everything it imported (its git sources are the replication module's). */
+  async remove(name: string): Promise<void> {
+    const current = await this.get(name);
+    await this.#db.deleteFrom('imports').where('id', '=', current.id).execute();
+  }
+}
+
+function counterChanges(progress: Progress) {
+  const counts = progress.counts;
+  return {
+    ...(progress.rate && progress.rate.length > 0 ? { rate: JSON.stringify(progress.rate) } : {}),
+    ...(counts
+      ? {
+          requests_total: sql<number>`requests_total + ${counts.total}`,
+          requests_counted: sql<number>`requests_counted + ${counts.counted}`,
+          requests_not_modified: sql<number>`requests_not_modified + ${counts.notModified}`,
+          requests_retried: sql<number>`requests_retried + ${counts.retried}`,
+          rate_limit_waits: sql<number>`rate_limit_waits + ${counts.rateLimitWaits}`,
+          rate_limit_wait_ms: sql<number>`rate_limit_wait_ms + ${counts.rateLimitWaitMs}`,
+        }
+      : {}),
+  };
+}
