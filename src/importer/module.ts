@@ -111,7 +111,8 @@ export class Importer implements ForgesyncModule {
       env: {
         fanOut: (ctx, stage, keys) => this.#objects.fanOut(ctx, stage, keys),
         ensureSources: (ctx, repository) => this.#sources.ensure(ctx.record, repository),
-        waitSources: (ctx) => this.#sources.wait(ctx.record),
+        // The run's record predates the repository stage, which names the sources: read them now.
+        waitSources: async (ctx) => this.#sources.wait((await this.imports.getById(ctx.importId)) ?? ctx.record),
       },
       onFinished: (record, durationMs) => this.#finished(record, durationMs),
     });

@@ -21,7 +21,8 @@ export class PageBatch {
   /** Adds an object, and the logins and linked files in its JSON. */
   add(row: ObjectRow): this {
     this.objects.push(row);
-    loginsIn(row.data, this.logins);
+    // The repository names only its owner, whose profile is the organisation's, not a participant's.
+    if (row.type !== 'repository') loginsIn(row.data, this.logins);
     const data = row.data as { body?: unknown } | null;
     if (data && typeof data === 'object') for (const file of filesIn(data.body, this.ctx.hosts)) this.files.push(file);
     return this;

@@ -290,7 +290,7 @@ export class ImportRepository {
     // Inputs: id, fence, now. Stores state started, the fence, the start time of the run's first claim.
     const rows = await this.#db
       .updateTable('imports')
-      .set({ state: 'started', fence, started_at: sql<number>`case when state = 'pending' then ${now} else coalesce(started_at, ${now}) end`, progress_at: now, updated_at: now })
+      .set({ state: 'started', fence, started_at: sql<number>`case when state = 'pending' then cast(${now} as bigint) else coalesce(started_at, cast(${now} as bigint)) end`, progress_at: now, updated_at: now })
       .where('id', '=', id)
       .where('state', 'in', ['pending', 'started'])
       .where(fenceGuard(fence))
@@ -325,12 +325,12 @@ export class ImportRepository {
       .set({
         state: sql<ImportState>`case when requested_seq > ${targetSeq} then 'started' else 'synced' end`,
         mode: sql<ImportMode>`case when requested_seq > ${targetSeq} then 'sync' else mode end`,
-        stage: sql<string>`case when requested_seq > ${targetSeq} then ${STAGES[0]} else 'finish' end`,
+        stage: sql<string>`case when requested_seq > ${targetSeq} then cast(${STAGES[0]} as text) else 'finish' end`,
         run: sql<number>`case when requested_seq > ${targetSeq} then run + 1 else run end`,
         completed_seq: targetSeq,
-        finished_at: sql<number | null>`case when requested_seq > ${targetSeq} then null else ${now} end`,
+        finished_at: sql<number | null>`case when requested_seq > ${targetSeq} then null else cast(${now} as bigint) end`,
         last_synced_at: now,
-        next_sync_at: sql<number | null>`case when interval_ms is null then null else ${now} + interval_ms end`,
+        next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`,
         updated_at: now,
       })
       .where('id', '=', id);
@@ -340,7 +340,7 @@ export class ImportRepository {
   async fail(id: number, run: number, fence: bigint, reason: string, now = Date.now()): Promise<boolean> {
     const rows = await this.#db
       .updateTable('imports')
-      .set({ state: 'failed', failure: reason.slice(0, 2000), finished_at: now, next_sync_at: sql<number | null>`case when interval_ms is null then null else ${now} + interval_ms end`, updated_at: now })
+      .set({ state: 'failed', failure: reason.slice(0, 2000), finished_at: now, next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`, updated_at: now })
       .where('id', '=', id)
       .where('run', '=', run)
       .where('state', '=', 'started')
