@@ -1,20 +1,164 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importFilesDir } from '../../src/importer/module.js';
+import { generateProject } from '../fake-github/index.js';
 import { credentialNames, expectedCounts, importedCounts, startImportHarness, type ImportHarness } from './harness.js';
 
-describe.each(['sqlite', 'postgres'] as const)('GitHub import on %s', (database) => {
+/** The stored JSON of every object of `type`, by key. */
+async function stored(h: ImportHarness, type: string): Promise<Map<string, any>> {
+  const rows = await h.app.kernel.database.db.selectFrom('import_objects').select(['key', 'data']).where('type', '=', type).execute();
+  return new Map(rows.map((row) => [row.key, JSON.parse(row.data)]));
+}
+
+async function importHere(h: ImportHarness, extra: { concurrency?: number; credentials?: number } = {}) {
+  const record = await h.app.importer.create({
+    project: h.project,
+    apiUrl: h.fake.apiUrl,
+    credentials: credentialNames(extra.credentials ?? 1),
+    ...(extra.concurrency ? { concurrency: extra.concurrency } : {}),
+  });
+  const { outcome } = await h.app.importer.runHere(record.name);
+  return { outcome, status: await h.app.importer.status(record.name) };
+}
+
+describe.each(['sqlite', 'postgres'] as const)('a full GitHub import on %s', (database) => {
   let h: ImportHarness;
+  let result: Awaited<ReturnType<typeof importHere>>;
 
   beforeAll(async () => {
     h = await startImportHarness({ database });
+    result = await importHere(h);
   });
   afterAll(async () => h?.close());
 
-  it('imports every object of the project, once', async () => {
-    const record = await h.app.importer.create({ project: h.project, apiUrl: h.fake.apiUrl, credentials: credentialNames(1) });
-    const { outcome } = await h.app.importer.runHere(record.name);
-    const status = await h.app.importer.status(record.name);
+  it('ends synced with every object counted as imported, in the budget', () => {
+    expect(result.status.failure).toBeNull();
+    expect(result.outcome).toBe('synced');
+    expect(result.status.state).toBe('synced');
+    expect(importedCounts(result.status)).toEqual(expectedCounts(h.fake));
+    // The one failure: the deleted account's profile (404), listed, not dropped.
+    expect(result.status.failures).toEqual([{ type: 'user', id: 'ghost', error: expect.stringMatching(/404/) }]);
+    expect(result.status.counts.fetched.user).toBe(result.status.counts.imported.user + 1);
+    expect(result.status.requests.counted).toBeLessThanOrEqual(Math.ceil(h.fake.budget({ perPage: 100 }) * 1.05));
+    expect(result.status.sources.repository?.state).toBe('synced');
+    expect(result.status.sources.wiki?.state).toBe('synced');
+  });
+
+  it('stores each object as GitHub gave it, keyed by its id', async () => {
+    const project = h.fake.project;
+    const issues = await stored(h, 'issue');
+    expect([...issues.values()].map((issue) => issue.number).sort((a, b) => a - b)).toEqual(
+      project.issues.filter((issue) => !issue.pull).map((issue) => issue.number),
+    );
+    const notes = await stored(h, 'note');
+    expect([...notes.keys()].sort()).toEqual(project.comments.map((comment) => String(comment.id)).sort());
+    for (const comment of project.comments) expect(notes.get(String(comment.id)).body).toBe(comment.body.replaceAll('{{web}}', h.fake.webUrl).replaceAll('{{foreign}}', h.fake.foreignUrl));
+    const diffNotes = await stored(h, 'diff_note');
+    expect(diffNotes.size).toBe(project.reviewComments.length);
+    // Threads survive: every reply points at a comment that was imported too.
+    const replies = [...diffNotes.values()].filter((note) => note.in_reply_to_id);
+    expect(replies.length).toBeGreaterThan(0);
+    for (const reply of replies) expect(diffNotes.has(String(reply.in_reply_to_id))).toBe(true);
+    const pulls = await stored(h, 'pull_request');
+    const merged = [...pulls.values()].filter((pull) => pull.merged_at);
+    expect(merged.length).toBe(h.fake.expected().pull_request_merged_by);
+    for (const pull of merged) expect(pull.merged_by?.login).toMatch(/\w/);
+    const requests = await stored(h, 'pull_request_review_request');
+    expect(requests.size).toBe(h.fake.expected().pull_request_review_request);
+  });
+
+  it('downloads each distinct attachment once, with its bytes', async () => {
+    const attachments = await stored(h, 'attachment');
+    const expected = h.fake.expected();
+    expect(attachments.size).toBe(expected.attachment);
+    const downloads = h.fake.requests.filter((entry) => entry.pathKind === 'attachment' && entry.status === 200);
+    const paths = downloads.map((entry) => entry.path);
+    expect(new Set(paths).size).toBe(paths.length);
+    for (const attachment of attachments.values()) {
+      const bytes = readFileSync(join(importFilesDir(h.app.config.dataDir), attachment.sha256));
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(attachment.sha256);
+      expect(bytes.length).toBe(attachment.size);
+    }
+    // The link to another host is left alone: never requested, and reported.
+    expect(h.fake.requests.some((entry) => entry.host === 'foreign')).toBe(false);
+    const refused = await h.app.kernel.database.db.selectFrom('import_attachments').select('url').where('state', '=', 'refused').execute();
+    expect(refused.map((row) => row.url).every((url) => url.startsWith(h.fake.foreignUrl))).toBe(true);
+    expect(refused.length).toBeGreaterThan(0);
+  });
+
+  it('logs the final line in the seed\'s shape', () => {
+    const line = h.logs.lines.find((entry) => entry.message === 'GitHub project import finished') as any;
+    expect(line).toMatchObject({ import: h.fake.project.repo.name, objects_imported: { fetched: expect.any(Object), imported: expect.any(Object) } });
+    expect(typeof line.duration_s).toBe('number');
+    expect(line.objects_imported.imported.issue).toBe(h.fake.expected().issue);
+  });
+
+  it('syncs only what changed, and an unchanged project costs almost nothing', async () => {
+    const name = h.fake.project.repo.name;
+    h.fake.clearLog();
+    await h.app.importer.requestSync(name);
+    let run = await h.app.importer.runHere(name);
+    expect(run.outcome).toBe('synced');
+    // The first sync asks what changed since the import began (the lists sorted by update: four requests);
+    // after that an unchanged project answers 304 everywhere, which costs no budget.
+    // (Releases may answer anew too: downloading their assets raised their download counts.)
+    expect(h.fake.stats().counted).toBeLessThanOrEqual(5);
+    h.fake.clearLog();
+    await h.app.importer.requestSync(name);
+    run = await h.app.importer.runHere(name);
+    expect(run.outcome).toBe('synced');
+    expect(h.fake.stats().counted).toBe(0);
+    expect(h.fake.stats().notModified).toBeGreaterThan(5);
+
+    const project = h.fake.project;
+    const issue = project.addIssue({ title: 'A new one', body: 'found while syncing', user: 'alice', labels: [project.labels[0]!.name] });
+    project.comment(issue.number, 'first!', 'bob');
+    project.closeIssue(project.issues.find((candidate) => !candidate.pull && candidate.state === 'open')!.number, 'carol');
+    const open = project.pulls.find((pull) => pull.state === 'open')!;
+    await h.fake.mergePull(open.number, 'dave');
+    h.fake.clearLog();
+    await h.app.importer.requestSync(name);
+    run = await h.app.importer.runHere(name);
+    expect(run.outcome).toBe('synced');
+    const status = await h.app.importer.status(name);
+    expect(importedCounts(status)).toEqual(expectedCounts(h.fake));
+    const pulls = await stored(h, 'pull_request');
+    expect([...pulls.values()].find((pull) => pull.number === open.number)?.merged_by?.login).toBe('dave');
+    // A handful of lists and the changed pull request's reviews, not the whole project again.
+    expect(h.fake.stats().counted).toBeLessThan(h.fake.budget() / 2);
+  });
+});
+
+describe('an import under pressure', () => {
+  let h: ImportHarness;
+  afterAll(async () => h?.close());
+
+  it('walks past the page cap, retries 502s and secondary limits, and paces two tokens under their limits', async () => {
+    const project = generateProject({ issues: 60, pulls: 12, commentsPerIssue: 6, reviewCommentsPerPull: 4, reviewsPerPull: 2, users: 20, seed: 7 });
+    h = await startImportHarness({
+      tokens: 2,
+      fake: { project, pageCapItems: 300, limit: 60, windowMs: 1500, maxConcurrent: 6, secondaryRetryAfterS: 1, rateLimitEndpoint: false },
+    });
+    h.fake.inject({ match: '/issues/comments', times: 2, fault: '502' });
+    h.fake.inject({ match: '/pulls?', times: 1, fault: 'secondary' });
+    h.fake.inject({ match: '/users/', times: 2, fault: 'reset' });
+    const { outcome, status } = await importHere(h, { credentials: 2, concurrency: 8 });
     expect(status.failure).toBeNull();
     expect(outcome).toBe('synced');
     expect(importedCounts(status)).toEqual(expectedCounts(h.fake));
-  });
+    expect(status.requests.retried).toBeGreaterThanOrEqual(5);
+    // The page cap was met on the comments and walked past with since windows; events fell back to per-issue lists.
+    const capped = h.fake.requests.filter((entry) => entry.status === 422);
+    expect(capped.some((entry) => entry.path.endsWith('/issues/comments'))).toBe(true);
+    expect(h.fake.requests.some((entry) => entry.path.endsWith('/issues/comments') && entry.query.includes('since=') && entry.status === 200)).toBe(true);
+    expect(capped.length).toBeLessThanOrEqual(3 * 8);
+    // Both tokens were used, and the budgets (60 per 1.5 s each) made the import wait for resets rather than run into them.
+    const tokens = new Set(h.fake.requests.filter((entry) => entry.host === 'api').map((entry) => entry.tokenIndex));
+    expect([...tokens].sort()).toEqual([0, 1]);
+    expect(status.requests.rateLimitWaits).toBeGreaterThan(0);
+    const exhausted = h.fake.requests.filter((entry) => entry.status === 403 && entry.fault === undefined);
+    expect(exhausted.length).toBeLessThanOrEqual(6);
+  }, 120_000);
 });

@@ -33,8 +33,10 @@ export class FileHosts {
   }
 }
 
-// Markdown images and links, and HTML img/a tags: the URL in each.
-const LINK = /!?\[[^\]]*\]\(\s*<?(https?:\/\/[^\s)>]+)>?(?:\s+"[^"]*")?\s*\)|<(?:img|a)\b[^>]*?\b(?:src|href)\s*=\s*["'](https?:\/\/[^"']+)["']/gi;
+// Markdown images and links, HTML img/a tags, and bare URLs (GitHub links those too): the URL in each.
+const LINK = /!?\[[^\]]*\]\(\s*<?(https?:\/\/[^\s)>]+)>?(?:\s+"[^"]*")?\s*\)|<(?:img|a)\b[^>]*?\b(?:src|href)\s*=\s*["'](https?:\/\/[^"']+)["']|(?<![(<"'=\w])(https?:\/\/[^\s)<>"'\]]+)/gi;
+/** Names of files people upload (a link to one on another host is reported as an attachment left behind). */
+const FILE_NAME = /\.(png|jpe?g|gif|webp|svg|bmp|mp4|mov|webm|pdf|zip|gz|tgz|7z|txt|log|json|csv|docx?|xlsx?|pptx?)$/i;
 
 /**
  * The files a Markdown body links to: uploaded files on the project's own
@@ -45,7 +47,7 @@ export function filesIn(body: unknown, hosts: FileHosts): FoundFile[] {
   if (typeof body !== 'string' || body.length === 0 || !body.includes('http')) return [];
   const found: FoundFile[] = [];
   for (const match of body.matchAll(LINK)) {
-    const text = match[1] ?? match[2]!;
+    const text = (match[1] ?? match[2] ?? match[3]!).replace(/[.,;:!?]+$/, '');
     let url: URL;
     try {
       url = new URL(text);
@@ -55,7 +57,7 @@ export function filesIn(body: unknown, hosts: FileHosts): FoundFile[] {
     const image = match[0].startsWith('!') || /^<img/i.test(match[0]);
     if (hosts.allows(url)) {
       if (hosts.isFile(url)) found.push({ url: url.toString(), kind: 'attachment', allowed: true });
-    } else if (image || hosts.isFile(url)) {
+    } else if (image || hosts.isFile(url) || FILE_NAME.test(url.pathname)) {
       found.push({ url: url.toString(), kind: 'attachment', allowed: false });
     }
   }

@@ -139,16 +139,19 @@ export class GithubClient {
       }
       if (outcome.response) return outcome.response;
       if (outcome.waitMs !== undefined) {
-        // A limit's wait is not a failure (it uses up no retry); the slot's budget or pause makes the next pick wait.
-        this.counts.rateLimitWaits++;
-        this.counts.rateLimitWaitMs += outcome.waitMs;
-        this.options.onRateLimitWait?.(outcome.waitMs);
+        // A limit's refusal is not a failure (it uses up no retry); the slot's spent budget or pause makes the next pick wait.
         continue;
       }
       if (failures >= retries) throw new GithubRequestError(path, outcome.status ?? null, `${outcome.detail}; gave up after ${failures + 1} attempts`);
       const backoff = Math.min(MAX_BACKOFF_MS, retryBaseMs * 2 ** failures++) * (0.5 + Math.random() / 2);
       await sleep(backoff, undefined, signal ? { signal } : {});
     }
+  }
+
+  #countWait(ms: number): void {
+    this.counts.rateLimitWaits++;
+    this.counts.rateLimitWaitMs += ms;
+    this.options.onRateLimitWait?.(ms);
   }
 
   /** The token to send with: the one that may send soonest (most budget on ties); waits for it. */
@@ -166,6 +169,8 @@ export class GithubClient {
         }
       }
       if (bestDelay <= 0) return best;
+      // Waiting out a spent budget (not just spacing requests) is a rate-limit wait.
+      if (best.budget.available(now) <= 0) this.#countWait(bestDelay);
       await sleep(Math.min(bestDelay, 2 ** 31 - 1), undefined, signal ? { signal } : {});
     }
   }
@@ -213,6 +218,7 @@ export class GithubClient {
         const retryAfter = Number(responseHeaders['retry-after']);
         const waitMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : SECONDARY_DEFAULT_WAIT_MS;
         slot.budget.pauseUntil(Date.now() + waitMs);
+        this.#countWait(waitMs);
         return { status, detail: 'secondary rate limit', waitMs };
       }
       if (status >= 500 || status === 408) {

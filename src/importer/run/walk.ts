@@ -83,7 +83,8 @@ async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor):
       lastPage: first.links.last ? pageOf(first.links.last) : 1,
       donePages: [1],
       since: new Date(first.date - WATERMARK_SLACK_MS).toISOString(),
-      etag: null,
+      // Where a sync asks the same first page (small lists, events), it asks conditionally with this.
+      etag: first.etag ?? null,
       pages: 1,
       items: items.length,
       ...(collection.newestFirst?.fullToo && items.length > 0 ? { [collection.newestFirst.field]: collection.newestFirst.valueOf(items[0]) } : {}),
