@@ -88,6 +88,16 @@ describe.each(['sqlite', 'postgres'] as const)('a full GitHub import on %s', (da
     expect(refused.length).toBeGreaterThan(0);
   });
 
+  it('keeps the token out of the database and the logs', async () => {
+    const db = h.app.kernel.database.db;
+    for (const table of ['imports', 'import_objects', 'import_cursors', 'import_jobs', 'import_failures', 'import_users', 'github_users', 'import_attachments', 'sources', 'registry'] as const) {
+      const rows = await db.selectFrom(table).selectAll().execute();
+      expect([table, JSON.stringify(rows).includes(h.token)]).toEqual([table, false]);
+    }
+    expect(h.logs.text.includes(h.token)).toBe(false);
+    expect(h.logs.text.length).toBeGreaterThan(0);
+  });
+
   it('logs the final line in the seed\'s shape', () => {
     const line = h.logs.lines.find((entry) => entry.message === 'GitHub project import finished') as any;
     expect(line).toMatchObject({ import: h.fake.project.repo.name, objects_imported: { fetched: expect.any(Object), imported: expect.any(Object) } });

@@ -39,6 +39,17 @@ export interface CoordinatorOptions {
   onSkip?: () => void;
 }
 
+/** The lists each stage walks (cursor names), for a stall's reason. */
+const STAGE_LISTS: Partial<Record<Stage, string[]>> = {
+  base_data: ['labels', 'milestones', 'releases'],
+  pull_requests: ['pulls'],
+  collaborators: ['collaborators'],
+  issues: ['issues', 'diff_notes'],
+  events: ['events'],
+  notes: ['notes'],
+  protected_branches: ['branches'],
+};
+
 /** How often the watchdog looks at the import's progress. */
 const WATCH_MS = 1000;
 
@@ -168,11 +179,14 @@ export class Coordinator {
       const progress = await this.options.waiter.progress(ctx.importId, stage, ctx.run);
       return `${progress.pending} of ${progress.pending + progress.done + progress.failed} jobs pending, e.g. ${pending.join(', ')}`;
     }
-    const open = (await listCursors(ctx.db, ctx.importId)).filter((cursor) => cursor.run === ctx.run && !cursor.done);
+    const cursors = new Map((await listCursors(ctx.db, ctx.importId)).filter((cursor) => cursor.run === ctx.run).map((cursor) => [cursor.collection, cursor]));
+    const open = (STAGE_LISTS[stage] ?? []).filter((name) => !cursors.get(name)?.done);
     if (open.length === 0) return 'no list in progress';
     return open
-      .slice(0, 5)
-      .map((cursor) => `${cursor.collection}: ${cursor.pages} page(s) done${cursor.lastPage ? ` of ${cursor.lastPage}` : ''}`)
+      .map((name) => {
+        const cursor = cursors.get(name);
+        return `${name}: ${cursor?.pages ?? 0} page(s) done${cursor?.lastPage ? ` of ${cursor.lastPage}` : ''}`;
+      })
       .join('; ');
   }
 }
