@@ -42,7 +42,7 @@ export interface ImportGithubInput {
 export interface ImporterOptions {
   database: Pick<Database, 'db' | 'dialect'>;
   leases: LeaseManager;
-  jobs: Pick<JobTransport, 'enqueue'>;
+  jobs: Pick<JobTransport, 'enqueue' | 'name'>;
   logger: Logger;
   metrics: Registry;
   credentials: Pick<CredentialStore, 'tokenFor'>;
@@ -83,7 +83,7 @@ export class Importer implements ForgesyncModule {
     this.imports = new ImportRepository(database);
     const waiter = new StageWaiter(database.db);
     this.metrics = importerMetrics(options.metrics, () => this.imports.list());
-    this.#sources = new GitSources(options.sources, (names) => options.credentials.tokenFor(names.credential, names.url).then(() => true, () => false));
+    this.#sources = new GitSources(options.sources, (names) => options.credentials.tokenFor(names.credential, names.url).then(() => true, () => false), options.runsJobs);
     this.#objects = new ObjectJobs({
       database,
       imports: this.imports,
@@ -96,7 +96,9 @@ export class Importer implements ForgesyncModule {
       policy: options.policy,
       filesDir: options.filesDir,
       maxFileBytes: settings.importAttachmentMaxBytes,
-      enqueue: (importId, key) => options.jobs.enqueue({ kind: IMPORT_OBJECT_JOB, key: `${importId}:${key}` }),
+      // A process that runs no jobs on an in-process transport would only pile them up: it runs them itself.
+      enqueue: (importId, key) =>
+        options.runsJobs() || options.jobs.name !== 'in-process' ? options.jobs.enqueue({ kind: IMPORT_OBJECT_JOB, key: `${importId}:${key}` }) : Promise.resolve(),
       runsJobs: options.runsJobs,
     });
     this.coordinator = new Coordinator({
@@ -137,6 +139,7 @@ export class Importer implements ForgesyncModule {
     clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#ticking;
+    this.#objects.close();
   }
 
   /** One scheduler pass (also called by tests). */

@@ -180,13 +180,14 @@ export class GithubClient {
     if (options.etag) headers['if-none-match'] = options.etag;
     const route = /^https?:\/\//i.test(path) ? `GET ${path}` : `GET ${path.startsWith('/') ? path : `/${path}`}`;
     try {
-      const response = await slot.request(route, { ...options.query, headers, request: { signal: this.options.signal } });
+      // Octokit's own parser keeps big integers exact at many times JSON.parse's cost; GitHub's ids fit a double.
+      const response = await slot.request(route, { ...options.query, headers, request: { signal: this.options.signal, parseSuccessResponseBody: false } });
       this.counts.total++;
       this.counts.counted++;
       const responseHeaders = response.headers as Record<string, string | undefined>;
       slot.budget.observe(responseHeaders);
       this.options.onAnswer?.('ok');
-      return { response: this.#answer<T>(response.status, response.data as T, responseHeaders) };
+      return { response: this.#answer<T>(response.status, await parseBody<T>(response.data, responseHeaders), responseHeaders) };
     } catch (thrown) {
       if (this.options.signal?.aborted) throw this.options.signal.reason;
       const error = httpErrorOf(thrown);
@@ -285,6 +286,14 @@ interface HttpError {
 
 function httpErrorOf(error: unknown): HttpError | undefined {
   return error instanceof Error && error.name === 'HttpError' && typeof (error as Partial<HttpError>).status === 'number' ? (error as unknown as HttpError) : undefined;
+}
+
+/** A success body (a stream, with parsing left to us): JSON when it says so, else text. */
+async function parseBody<T>(body: unknown, headers: Record<string, string | undefined>): Promise<T> {
+  if (!body) return undefined as T;
+  const text = await new Response(body as ReadableStream).text();
+  if (!/json/i.test(headers['content-type'] ?? '') || text === '') return text as T;
+  return JSON.parse(text) as T;
 }
 
 function messageOf(data: unknown): string | undefined {

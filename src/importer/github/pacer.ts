@@ -12,8 +12,8 @@ export interface RateBudget {
 
 /** Below this share of its limit a token's remaining budget is spread evenly until the reset. */
 const RESERVE_SHARE = 0.1;
-/** Added to a reset time before the budget counts as restored: clocks differ a little. */
-const RESET_SLACK_MS = 1000;
+/** Added to a reset time before the budget counts as restored: clocks differ a little (an early request gets a 403 and waits again). */
+const RESET_SLACK_MS = 300;
 
 const header = (headers: IncomingHttpHeaders | Record<string, string | undefined>, name: string): number | undefined => {
   const value = headers[name];

@@ -7,7 +7,7 @@ import type { Logger } from '../../logging/logger.js';
 import { runAtomically, type Step } from '../../store/atomic.js';
 import type { Database } from '../../store/database.js';
 import { FileHosts } from '../attachments/scan.js';
-import type { GithubClient } from '../github/client.js';
+import { zeroCounts, type GithubClient, type RequestCounts } from '../github/client.js';
 import { failureSteps, objectWork } from '../stages/object-work.js';
 import { GuardRefused, type ImportRecord, type ImportRepository } from '../store/imports.js';
 import type { StageWaiter } from '../store/jobs.js';
@@ -44,8 +44,30 @@ const REQUEUE_MS = 30_000;
  * transaction that marks its row in the stage waiter done, guarded by that
  * lease's fence and by the import still running the same run.
  */
+/** What the jobs of one run share in this process. */
+interface PreparedRun {
+  client: GithubClient;
+  hosts: FileHosts;
+  tokens: BoundToken[];
+  /** The client's counts already added to the import's row. */
+  taken: RequestCounts;
+}
+
+/** How long a run's shared client outlives its last job. */
+const PREPARED_TTL_MS = 30_000;
+
 export class ObjectJobs {
+  readonly #runs = new Map<string, { value: PreparedRun; expiresAt: number }>();
+  /** Aborts the shared clients' waits when the process stops. */
+  readonly #closing = new AbortController();
+
   constructor(private readonly options: ObjectJobsOptions) {}
+
+  /** Aborts what the shared clients wait for (rate-limit resets) and forgets them. */
+  close(): void {
+    this.#closing.abort(new Error('the importer is stopping'));
+    this.#runs.clear();
+  }
 
   /**
    * Records the stage's jobs, queues them, and returns once none is
@@ -86,6 +108,34 @@ export class ObjectJobs {
     await this.run(Number(jobKey.slice(0, at)), jobKey.slice(at + 1), signal);
   }
 
+  /**
+   * What the jobs of one run share (the client and its budgets, the file
+   * hosts, the tokens), made once per run and kept while its jobs come:
+   * a job then costs its request and its writes, not a setup.
+   */
+  async #prepared(record: ImportRecord): Promise<PreparedRun> {
+    const key = `${record.id}:${record.run}`;
+    const cached = this.#runs.get(key);
+    if (cached && cached.expiresAt > Date.now()) {
+      cached.expiresAt = Date.now() + PREPARED_TTL_MS;
+      return cached.value;
+    }
+    const { database } = this.options;
+    const hosts = new FileHosts(record.apiUrl);
+    const repository = await database.db.selectFrom('import_objects').select('data').where('import_id', '=', record.id).where('type', '=', 'repository').executeTakeFirst();
+    if (repository) hosts.addWebUrl(String((JSON.parse(repository.data) as { html_url?: unknown }).html_url ?? ''));
+    // Requests of all of a run's jobs in this process go through one client: its concurrency bounds them together.
+    const value: PreparedRun = {
+      client: await this.options.openClient(record, record.concurrency, this.#closing.signal),
+      hosts,
+      tokens: await this.options.tokens(record),
+      taken: zeroCounts(),
+    };
+    for (const [other, entry] of this.#runs) if (entry.expiresAt <= Date.now()) this.#runs.delete(other);
+    this.#runs.set(key, { value, expiresAt: Date.now() + PREPARED_TTL_MS });
+    return value;
+  }
+
   /** Runs job `key` of import `importId` if it is still pending and its lease is free. */
   async run(importId: number, key: string, shutdown: AbortSignal): Promise<void> {
     const { imports, waiter, leases, logger, leaseTtlMs, database } = this.options;
@@ -93,12 +143,9 @@ export class ObjectJobs {
     if (!record || record.state !== 'started') return;
     const row = await waiter.get(importId, key);
     if (!row || row.state !== 'pending' || row.run !== record.run) return;
+    const prepared = await this.#prepared(record);
     const leaseKey = `${importLeaseKey(record.name)}:${key}`.slice(0, 512);
     const attempt = await leases.tryWithLease(leaseKey, { ttlMs: leaseTtlMs, owner: `import ${record.name} ${key}`.slice(0, 128), signal: shutdown }, async (lease, signal) => {
-      const client = await this.options.openClient(record, 1, signal);
-      const hosts = new FileHosts(record.apiUrl);
-      const repository = await database.db.selectFrom('import_objects').select('data').where('import_id', '=', importId).where('type', '=', 'repository').executeTakeFirst();
-      if (repository) hosts.addWebUrl(String((JSON.parse(repository.data) as { html_url?: unknown }).html_url ?? ''));
       const work = {
         db: database.db,
         importId,
@@ -106,16 +153,16 @@ export class ObjectJobs {
         mode: record.mode,
         apiUrl: record.apiUrl,
         repoPath: `/repos/${encodeURIComponent(record.owner)}/${encodeURIComponent(record.repo)}`,
-        hosts,
-        client,
+        hosts: prepared.hosts,
+        client: prepared.client,
         policy: this.options.policy,
-        tokens: await this.options.tokens(record),
+        tokens: prepared.tokens,
         filesDir: this.options.filesDir,
         maxFileBytes: this.options.maxFileBytes,
         signal,
       };
       const outcome = await objectWork(work, key);
-      const counts = takeCounts(client, { total: 0, counted: 0, notModified: 0, retried: 0, rateLimitWaits: 0, rateLimitWaitMs: 0 });
+      const counts = takeCounts(prepared.client, prepared.taken);
       const steps = failureSteps(work, outcome);
       const state = 'failure' in outcome && outcome.failure ? 'failed' : 'done';
       await writeFenced(

@@ -29,10 +29,15 @@ export class SourceNameTakenError extends ConflictError {
  * added on the first run, synced on each.
  */
 export class GitSources {
+  /** Syncs started early, by source name (a process that runs no jobs fetches git while the API is walked). */
+  readonly #running = new Map<string, Promise<void>>();
+
   constructor(
     private readonly options: GitSourceOptions,
     /** Whether credential `credential` may go to `url`'s host. */
     private readonly bound: (names: { credential: string; url: string }) => Promise<boolean>,
+    /** Whether this process runs jobs: if not, nobody else may sync the sources, so they are synced here at once. */
+    private readonly runsJobs: () => boolean,
   ) {}
 
   async ensure(record: ImportRecord, repository: { clone_url?: unknown; has_wiki?: unknown } | undefined): Promise<{ repository: string | null; wiki: string | null }> {
@@ -45,7 +50,18 @@ export class GitSources {
   }
 
   async wait(record: ImportRecord): Promise<void> {
-    for (const name of [record.repositorySource, record.wikiSource]) if (name) await this.options.wait(name);
+    for (const name of [record.repositorySource, record.wikiSource]) {
+      if (!name) continue;
+      const early = this.#running.get(name);
+      this.#running.delete(name);
+      await (early ?? this.options.wait(name));
+    }
+  }
+
+  /** Starts syncing `name` here (in the background) when no worker would. */
+  #startEarly(name: string): void {
+    if (this.runsJobs() || this.#running.has(name)) return;
+    this.#running.set(name, this.options.wait(name));
   }
 
   async #one(record: ImportRecord, name: string, url: string, ours: string | null): Promise<string> {
@@ -59,10 +75,12 @@ export class GitSources {
         }
       }
       await this.options.add({ name, url, credential });
+      this.#startEarly(name);
       return name;
     }
     if (existing.url !== url && ours !== name) throw new SourceNameTakenError(name, existing.url);
     await this.options.sync(name, url);
+    this.#startEarly(name);
     return name;
   }
 }

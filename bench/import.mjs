@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+// The GitHub importer against the project's fake GitHub (test/fake-github, compiled to dist-test/),
+// every forgesync run a real `forgesync import github … --wait` child process on SQLite.
+//
+//   npm run bench:import              build forgesync and the fake, then: node bench/import.mjs
+//   BENCH_QUICK=1                     smaller projects (smoke test)
+//   BENCH_STRICT=1                    exit 1 when a goal is missed
+//
+// Measures, in one run:
+//  1. requests: counted requests (what cost rate budget) ÷ the budget of the issue (sum of list pages
+//     at per_page=100, one reviews call per PR, one protection call per protected branch, the
+//     repository, one profile per distinct user), computed by the fake from its project. Goal ≤ 1.05.
+//  2. latency: wall time with 30 ms injected on every answer, the default concurrency vs
+//     --concurrency 1 (the seed's sequential importer), same fake, same project. Goal ≥ 5× faster.
+//  3. rate limit: a project needing ~2.6 windows of a small budget (limit per window, window length
+//     fixed): wall time ÷ the least time the limit allows ((windows needed − 1) × window). Goal ≤ 1.25.
+//  4. resume: SIGKILL the import mid-walk (default concurrency) in three stages, resume it each time;
+//     requests answered 200 twice (re-fetched) vs the requests in flight at each kill. Goal ≤ in flight.
+//  5. memory: peak RSS of the importing process for a project of 2,000 issues / 10,000 comments vs
+//     20,000 issues / 100,000 comments. Goal: flat (≤ 1.5× for 10× the data).
+// Results also go to bench/results/import.json.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { log, progress, quick, table, writeResults } from './lib/util.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'bin/forgesync.js');
+const { startFakeGitHub, generateProject } = await import(join(ROOT, 'dist-test/test/fake-github/index.js'));
+const TOKEN = `bench-${Math.random().toString(36).slice(2)}-token`;
+// Prints the child's peak RSS on exit, so each import's memory is its own.
+const RSS_PRELOAD = `data:text/javascript,${encodeURIComponent("process.on('exit',()=>process.stderr.write('\\nBENCH_MAXRSS_KB '+process.resourceUsage().maxRSS+'\\n'))")}`;
+
+/** A fresh data dir and the environment of a forgesync child bound to `fake`. */
+function forgesyncEnv(fake, extra = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'forgesync-bench-import-'));
+  const secrets = join(dataDir, 'secrets.json');
+  writeFileSync(secrets, JSON.stringify({ GH: { token: TOKEN, hosts: [new URL(fake.apiUrl).host, new URL(fake.webUrl).host] } }), { mode: 0o600 });
+  return {
+    ...process.env,
+    FORGESYNC_DATA_DIR: dataDir,
+    FORGESYNC_SECRETS_FILE: secrets,
+    FORGESYNC_GIT_PROTOCOLS: 'https,http',
+    FORGESYNC_ALLOW_NETWORKS: '127.0.0.0/8',
+    FORGESYNC_LEASE_TTL: '2s',
+    FORGESYNC_LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+/** Runs the CLI; resolves with its exit, output, wall time and peak RSS; `killWhen` SIGKILLs it from the fake's hook. */
+function forgesync(env, args, fake, killWhen) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ['--import', RSS_PRELOAD, CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    if (killWhen) {
+      fake.onRequest = (entry) => {
+        if (!killWhen(entry)) return;
+        fake.onRequest = undefined;
+        // In flight: arrived at the fake and not answered yet.
+        const inFlight = fake.requests.filter((request) => request.host === 'api' && request.status === 0).length;
+        child.kill('SIGKILL');
+        resolve.inFlight = inFlight;
+      };
+    }
+    child.on('close', (code, signal) => {
+      const rss = Number(/BENCH_MAXRSS_KB (\d+)/.exec(stderr)?.[1] ?? 0) * 1024;
+      resolve({ code, signal, stdout, stderr, ms: performance.now() - started, rss, inFlight: resolve.inFlight });
+    });
+  });
+}
+
+const project = (fake) => `${fake.project.repo.owner}/${fake.project.repo.name}`;
+
+async function importOnce(fake, { concurrency, env: extra } = {}) {
+  const env = forgesyncEnv(fake, extra);
+  const args = ['import', 'github', project(fake), '--api-url', fake.apiUrl, '--credential', 'GH', '--wait', '--json', ...(concurrency ? ['--concurrency', String(concurrency)] : [])];
+  fake.clearLog();
+  const run = await forgesync(env, args, fake);
+  if (run.code !== 0) throw new Error(`import failed (${run.code}): ${run.stderr.slice(-2000)}`);
+  return { ...run, status: JSON.parse(run.stdout), stats: fake.stats() };
+}
+
+const sizes = quick
+  ? { medium: { issues: 300, pulls: 60, commentsPerIssue: 4, reviewCommentsPerPull: 3, reviewsPerPull: 2, users: 60 }, small: { issues: 200, commentsPerIssue: 5, pulls: 20 }, large: { issues: 2000, commentsPerIssue: 5, pulls: 200 } }
+  : { medium: { issues: 1500, pulls: 300, commentsPerIssue: 4, reviewCommentsPerPull: 3, reviewsPerPull: 2, users: 150 }, small: { issues: 2000, commentsPerIssue: 5, pulls: 200 }, large: { issues: 20000, commentsPerIssue: 5, pulls: 2000 } };
+const results = { quick, goals: {} };
+let met = true;
+const goal = (name, ok) => {
+  results.goals[name] = ok;
+  met &&= ok;
+  return ok ? 'met' : 'MISSED';
+};
+
+// 1 + 2: requests against the budget, and latency-bound wall time, default vs sequential.
+{
+  progress('latency: starting the fake (30 ms per answer)');
+  const fake = await startFakeGitHub({ tokens: [TOKEN], latencyMs: 30, project: generateProject({ ...sizes.medium, seed: 11 }) });
+  try {
+    const budget = fake.budget({ perPage: 100 });
+    progress('latency: default concurrency');
+    const parallel = await importOnce(fake);
+    progress('latency: --concurrency 1');
+    const sequential = await importOnce(fake, { concurrency: 1 });
+    const ratio = parallel.status.requests.counted / budget;
+    const speedup = sequential.ms / parallel.ms;
+    results.requests = { budget, counted: parallel.status.requests.counted, ratio, fakeCounted: parallel.stats.counted };
+    results.latency = { defaultMs: parallel.ms, sequentialMs: sequential.ms, speedup };
+    progress('');
+    log(`importer benchmark${quick ? ' (quick)' : ''}: ${JSON.stringify(sizes.medium)}`);
+    log('');
+    log(table(['measure', 'forgesync', 'baseline', 'ratio', 'goal'], [
+      ['counted requests vs budget', String(parallel.status.requests.counted), `${budget} (budget)`, ratio.toFixed(3), `≤ 1.05 ${goal('requests', ratio <= 1.05)}`],
+      ['wall time at 30 ms latency', `${(parallel.ms / 1000).toFixed(1)} s (default)`, `${(sequential.ms / 1000).toFixed(1)} s (--concurrency 1)`, `${speedup.toFixed(1)}× faster`, `≥ 5× ${goal('latency', speedup >= 5)}`],
+    ]));
+  } finally {
+    await fake.close();
+  }
+}
+
+// 3: the rate limit: a budget that needs about 2.6 windows.
+{
+  const windowMs = quick ? 3000 : 6000;
+  const fakeProject = generateProject({ issues: 400, pulls: 80, commentsPerIssue: 3, reviewsPerPull: 1, users: 40, seed: 5 });
+  const probe = await startFakeGitHub({ tokens: [TOKEN], git: false, project: fakeProject });
+  const budget = probe.budget({ perPage: 100 });
+  await probe.close();
+  const limit = Math.ceil(budget / 2.6);
+  progress(`rate limit: ${budget} requests, ${limit} per ${windowMs} ms`);
+  const fake = await startFakeGitHub({ tokens: [TOKEN], limit, windowMs, project: fakeProject });
+  try {
+    const run = await importOnce(fake);
+    const windows = Math.ceil(run.status.requests.counted / limit);
+    const allowedMs = (windows - 1) * windowMs;
+    const refused = run.stats.byStatus['403'] ?? 0;
+    const ratio = run.ms / allowedMs;
+    results.rateLimit = { budget, limit, windowMs, ms: run.ms, allowedMs, ratio, refused403: refused, waits: run.status.requests.rateLimitWaits };
+    progress('');
+    log(table(['measure', 'forgesync', 'baseline', 'ratio', 'goal'], [
+      [`wall time, ${limit} requests per ${windowMs / 1000} s`, `${(run.ms / 1000).toFixed(1)} s (${refused} × 403)`, `${(allowedMs / 1000).toFixed(1)} s (what the limit allows)`, `${ratio.toFixed(2)}×`, `≤ 1.25 ${goal('rateLimit', ratio <= 1.25)}`],
+    ]));
+  } finally {
+    await fake.close();
+  }
+}
+
+// 4: resume after SIGKILL (default concurrency): re-fetched vs in flight.
+{
+  const fake = await startFakeGitHub({ tokens: [TOKEN], latencyMs: 5, project: generateProject({ issues: 900, pulls: 120, commentsPerIssue: 4, reviewsPerPull: 1, users: 50, seed: 9 }) });
+  try {
+    const env = forgesyncEnv(fake);
+    const name = fake.project.repo.name;
+    const nth = (match, n) => {
+      let seen = 0;
+      return (entry) => match(entry) && ++seen === n;
+    };
+    const kills = [
+      nth((entry) => entry.path.endsWith('/issues') && entry.host === 'api', 6),
+      nth((entry) => entry.path.endsWith('/issues/comments'), 12),
+      nth((entry) => entry.path.endsWith('/reviews'), 40),
+    ];
+    fake.clearLog();
+    let inFlight = 0;
+    let run = await forgesync(env, ['import', 'github', project(fake), '--api-url', fake.apiUrl, '--credential', 'GH', '--wait'], fake, kills[0]);
+    inFlight += run.inFlight ?? 0;
+    for (const kill of kills.slice(1)) {
+      await new Promise((resolve) => setTimeout(resolve, 2200));
+      run = await forgesync(env, ['import', 'resume', name, '--wait'], fake, kill);
+      inFlight += run.inFlight ?? 0;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    run = await forgesync(env, ['import', 'resume', name, '--wait', '--json'], fake);
+    if (run.code !== 0) throw new Error(`resume failed: ${run.stderr.slice(-2000)}`);
+    const seen = new Map();
+    for (const entry of fake.requests) {
+      if (entry.host !== 'api' || entry.status !== 200 || entry.path.endsWith('/rate_limit')) continue;
+      const key = `${entry.path}?${entry.query}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    const refetched = [...seen.values()].reduce((sum, n) => sum + n - 1, 0);
+    results.resume = { kills: kills.length, inFlightAtKills: inFlight, refetched };
+    log(table(['measure', 'forgesync', 'baseline', 'ratio', 'goal'], [
+      [`re-fetched after ${kills.length} SIGKILLs`, `${refetched} requests`, `${inFlight} in flight at the kills`, inFlight ? (refetched / inFlight).toFixed(2) : '—', `≤ in flight ${goal('resume', refetched <= inFlight)}`],
+    ]));
+  } finally {
+    await fake.close();
+  }
+}
+
+// 5: peak RSS, small vs 10× larger project.
+{
+  const peaks = {};
+  for (const size of ['small', 'large']) {
+    progress(`memory: generating the ${size} project`);
+    const fake = await startFakeGitHub({ tokens: [TOKEN], git: size === 'small', project: generateProject({ ...sizes[size], seed: 13 }) });
+    try {
+      progress(`memory: importing the ${size} project`);
+      const run = await importOnce(fake);
+      peaks[size] = { rss: run.rss, ms: run.ms, issues: run.status.counts.imported.issue, notes: run.status.counts.imported.note };
+    } finally {
+      await fake.close();
+    }
+  }
+  const ratio = peaks.large.rss / peaks.small.rss;
+  results.memory = { ...peaks, ratio };
+  progress('');
+  log(table(['measure', 'forgesync', 'baseline', 'ratio', 'goal'], [
+    [
+      'peak RSS of the import',
+      `${(peaks.large.rss / 2 ** 20).toFixed(0)} MiB (${peaks.large.issues} issues, ${peaks.large.notes} comments, ${(peaks.large.ms / 1000).toFixed(0)} s)`,
+      `${(peaks.small.rss / 2 ** 20).toFixed(0)} MiB (${peaks.small.issues} issues, ${peaks.small.notes} comments)`,
+      `${ratio.toFixed(2)}×`,
+      `flat (≤ 1.5×) ${goal('memory', ratio <= 1.5)}`,
+    ],
+  ]));
+}
+
+log('');
+log(met ? 'every goal met' : 'a goal was missed');
+writeResults('import', results);
+if (!met && process.env.BENCH_STRICT === '1') process.exitCode = 1;
