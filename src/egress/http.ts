@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { InvalidInputError } from '../errors.js';
 import type { ResolvedHost } from './address.js';
 import { EgressNetworkError, EgressTimeoutError } from './errors.js';
@@ -23,6 +23,37 @@ export interface PinnedRequestOptions {
   maxBytes?: number;
   /** `url`'s host, already resolved and checked (e.g. a redirect to the same host): no second lookup. */
   target?: ResolvedHost;
+  /** Keeps connections open between requests: a {@link PinnedAgent} of `url`'s host (ignored for any other host). */
+  agent?: PinnedAgent;
+}
+
+/**
+ * Connections kept alive to one host, every one of them opened through the
+ * pinned lookup of its checked addresses: reusing them is as safe as a new
+ * pinned connection (no socket opened without the check can be in the
+ * pool). For a client that talks to one host many times (an import's API
+ * host): no TCP and TLS handshake per request.
+ */
+export class PinnedAgent {
+  readonly agent: HttpAgent;
+
+  constructor(
+    readonly protocol: 'http:' | 'https:',
+    readonly target: ResolvedHost,
+    maxSockets = 16,
+  ) {
+    const options = { keepAlive: true, maxSockets, lookup: pinnedLookup(target) };
+    this.agent = protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+  }
+
+  /** Whether requests to `url` may use this agent: same scheme and host. */
+  serves(url: URL): boolean {
+    return url.protocol === this.protocol && url.hostname.replace(/^\[|\]$/g, '').toLowerCase() === this.target.host;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
 }
 
 export interface PinnedResponse {
@@ -50,9 +81,10 @@ export async function pinnedRequest(url: URL, options: PinnedRequestOptions): Pr
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInputError(`only http(s) URLs can be requested, not ${url.protocol}`);
   const started = Date.now();
   const { signal, timeoutMs } = options;
-  const target = options.target ?? (await options.policy.resolve(url.hostname, { signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }));
+  const pooled = options.agent?.serves(url) ? options.agent : undefined;
+  const target = pooled?.target ?? options.target ?? (await options.policy.resolve(url.hostname, { signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }));
   const left = timeoutMs === undefined ? undefined : Math.max(0, timeoutMs - (Date.now() - started));
-  return await send(url, target, options, left);
+  return await send(url, target, { ...options, agent: pooled }, left);
 }
 
 function send(url: URL, target: ResolvedHost, options: PinnedRequestOptions, timeoutMs: number | undefined): Promise<PinnedResponse> {
@@ -70,7 +102,7 @@ function send(url: URL, target: ResolvedHost, options: PinnedRequestOptions, tim
     const fail = (detail: string, cause?: unknown): void =>
       settle(() => reject(new EgressNetworkError(url, target, detail, cause === undefined ? undefined : { cause })));
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: false, lookup: pinnedLookup(target) }, (res) => {
+    const req = send(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: options.agent?.agent ?? false, lookup: pinnedLookup(target) }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -99,6 +131,7 @@ function send(url: URL, target: ResolvedHost, options: PinnedRequestOptions, tim
 }
 
 export interface RedirectingRequestOptions extends Omit<PinnedRequestOptions, 'headers' | 'target' | 'method'> {
+  // `agent` (inherited) is used for the hops to its own host only.
   method?: 'GET' | 'HEAD';
   /** The headers of the request to `url` (asked per hop: a credential must be given per origin). */
   headers?: (url: URL) => Record<string, string>;
@@ -138,6 +171,7 @@ export async function requestFollowingRedirects(url: URL, options: RedirectingRe
       ...(signal ? { signal } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(maxBytes !== undefined ? { maxBytes } : {}),
+      ...(options.agent ? { agent: options.agent } : {}),
       ...(target && target.host === current.hostname.replace(/^\[|\]$/g, '').toLowerCase() ? { target } : {}),
     });
     const location = response.headers.location;

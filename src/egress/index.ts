@@ -6,7 +6,7 @@
  */
 export { addressLiteral, embeddedIPv4, stripBrackets, type ResolvedAddress, type ResolvedHost, type EmbeddedIPv4 } from './address.js';
 export { CredentialRedirectError, EgressLookupError, EgressNetworkError, EgressRefusedError, EgressTimeoutError } from './errors.js';
-export { pinnedRequest, requestFollowingRedirects, type PinnedRequestOptions, type PinnedResponse, type RedirectingRequestOptions } from './http.js';
+export { PinnedAgent, pinnedRequest, requestFollowingRedirects, type PinnedRequestOptions, type PinnedResponse, type RedirectingRequestOptions } from './http.js';
 export { parseNetwork, parseNetworks, type AllowedNetwork } from './networks.js';
 export { EgressPolicy, type EgressPolicyOptions, type Refusal } from './policy.js';
 export { proxyConfigured } from './proxy.js';

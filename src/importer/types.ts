@@ -17,7 +17,7 @@
  * | `pull_request_review`         | id                          | PR number         | —           | created_at (= submitted_at)                     |
  * | `pull_request_review_request` | `<n>/user/<login>`, `<n>/team/<slug>` | PR number | —        | data: the user or team                          |
  * | `pull_request_merged_by`      | PR number                   | PR number         | —           | data: the user                                  |
- * | `issue_event`                 | id                          | issue/PR number   | —           | created_at; data as `/issues/events` gives it (with `issue`) |
+ * | `issue_event`                 | id                          | issue/PR number   | —           | created_at; data as `/issues/events` gives it, without the embedded `issue` (the number says which) |
  * | `label`                       | id                          | —                 | —           | state: the lower-cased name                     |
  * | `milestone`                   | id                          | milestone number  | —           | state, created_at, updated_at                   |
  * | `release`                     | id                          | —                 | —           | created_at; data with `assets` as GitHub embeds them |

@@ -82,6 +82,11 @@ export class PreparedQuery<A extends readonly unknown[], O> {
     return this.#db.executeQuery<O>(this.#withArgs(args));
   }
 
+  /** This query with `args` as a Compilable (a step of runAtomically, see atomic.ts). */
+  bind(...args: A): Compilable<O> {
+    return { compile: () => this.#withArgs(args) };
+  }
+
   /** This query with `args`, for {@link runBatch}. */
   with(...args: A): BoundQuery<O> {
     return { query: this as unknown as PreparedQuery<readonly unknown[], O>, args };

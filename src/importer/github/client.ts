@@ -1,7 +1,7 @@
 import { request as octokitRequest } from '@octokit/request';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BoundToken } from '../../credentials/store.js';
-import { requestFollowingRedirects } from '../../egress/http.js';
+import { PinnedAgent, requestFollowingRedirects } from '../../egress/http.js';
 import type { EgressPolicy } from '../../egress/policy.js';
 import { GithubAuthError, GithubRequestError } from '../errors.js';
 import { parseLinks, type Links } from './link.js';
@@ -73,6 +73,8 @@ export class GithubClient {
   readonly counts: RequestCounts = zeroCounts();
   readonly #semaphore: Semaphore;
   readonly #slots: Slot[];
+  /** Kept-alive connections to the API host, its addresses checked once (no handshake per request). */
+  #agent: Promise<PinnedAgent> | undefined;
 
   constructor(private readonly options: GithubClientOptions) {
     this.#semaphore = new Semaphore(options.concurrency);
@@ -86,6 +88,21 @@ export class GithubClient {
         request: { fetch: this.#fetchWith(token?.token) },
       }),
     }));
+  }
+
+  /** Closes the kept-alive connections. */
+  close(): void {
+    void this.#agent?.then((agent) => agent.close(), () => undefined);
+    this.#agent = undefined;
+  }
+
+  #agentFor(url: URL): Promise<PinnedAgent> | undefined {
+    const api = new URL(this.options.apiUrl);
+    if (url.host !== api.host || url.protocol !== api.protocol) return undefined;
+    this.#agent ??= this.options.policy.resolve(api.hostname).then((target) => new PinnedAgent(api.protocol as 'http:' | 'https:', target, this.options.concurrency));
+    // A failed lookup is not kept: the next request tries again.
+    this.#agent.catch(() => (this.#agent = undefined));
+    return this.#agent;
   }
 
   /** The budgets of this client's tokens, as last seen. */
@@ -249,8 +266,10 @@ export class GithubClient {
       const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       const base = Object.fromEntries(new Headers(init.headers).entries());
       delete base.authorization;
+      const agent = await this.#agentFor(url);
       const response = await requestFollowingRedirects(url, {
         policy,
+        ...(agent ? { agent } : {}),
         timeoutMs: REQUEST_TIMEOUT_MS,
         ...(init.signal ? { signal: init.signal } : {}),
         headers: (hop) => (token?.allows(hop) ? { ...base, authorization: `token ${token.token}` } : base),

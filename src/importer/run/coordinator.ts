@@ -141,6 +141,7 @@ export class Coordinator {
       return failed ? 'failed' : 'stopped';
     } finally {
       watchdog.stop();
+      client.close();
     }
   }
 

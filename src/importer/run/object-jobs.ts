@@ -66,6 +66,7 @@ export class ObjectJobs {
   /** Aborts what the shared clients wait for (rate-limit resets) and forgets them. */
   close(): void {
     this.#closing.abort(new Error('the importer is stopping'));
+    for (const entry of this.#runs.values()) entry.value.client.close();
     this.#runs.clear();
   }
 
@@ -131,7 +132,11 @@ export class ObjectJobs {
       tokens: await this.options.tokens(record),
       taken: zeroCounts(),
     };
-    for (const [other, entry] of this.#runs) if (entry.expiresAt <= Date.now()) this.#runs.delete(other);
+    for (const [other, entry] of this.#runs) {
+      if (entry.expiresAt > Date.now()) continue;
+      entry.value.client.close();
+      this.#runs.delete(other);
+    }
     this.#runs.set(key, { value, expiresAt: Date.now() + PREPARED_TTL_MS });
     return value;
   }

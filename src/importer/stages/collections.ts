@@ -212,7 +212,9 @@ export async function eventSteps(ctx: RunContext, items: any[], number?: number)
   const merged = new Map<number, unknown>();
   for (const event of items) {
     const issueNumber = number ?? (typeof event.issue?.number === 'number' ? event.issue.number : null);
-    batch.add({ type: 'issue_event', key: String(event.id), number: issueNumber, createdAt: event.created_at, data: event });
+    // The embedded issue is the issue as it is now, stored already: kept once, re-embedded when read (see the GitHub-compatible API).
+    const { issue: _issue, ...stored } = event;
+    batch.add({ type: 'issue_event', key: String(event.id), number: issueNumber, createdAt: event.created_at, data: stored });
     if (event.event === 'merged' && issueNumber !== null && event.actor) merged.set(issueNumber, event.actor);
   }
   for (const [pr, actor] of merged) batch.add({ type: 'pull_request_merged_by', key: String(pr), number: pr, data: actor });

@@ -59,7 +59,8 @@ function typeOfJob(kind: string | undefined): string {
 /** `/pulls/{n}/reviews`, every page; a sync asks conditionally (per pull request ETag). */
 async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOutcome> {
   const name = `reviews/${number}`;
-  const cursor = startCursor(name, ctx.run, await getCursor(ctx.db, ctx.importId, name));
+  // Only a sync asks conditionally, with the ETag an earlier run left.
+  const cursor = startCursor(name, ctx.run, ctx.mode === 'sync' ? await getCursor(ctx.db, ctx.importId, name) : undefined);
   const batch = new PageBatch(ctx);
   let url: string | undefined = `${ctx.repoPath}/pulls/${number}/reviews`;
   let etag: string | null = null;

@@ -1,4 +1,5 @@
 import { sql, type Compilable, type Kysely } from 'kysely';
+import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 import type { StoredType } from '../types.js';
 
@@ -17,38 +18,27 @@ export interface ObjectRow {
   data: unknown;
 }
 
-/** Rows per INSERT: 11 parameters each, well under SQLite's and PostgreSQL's limits. */
-const CHUNK = 200;
+/** Rows per INSERT: 12 parameters each, well under SQLite's and PostgreSQL's limits. */
+const CHUNK = 100;
+const COLUMNS = ['import_id', 'type', 'key', 'number', 'parent', 'state', 'created_at', 'updated_at', 'labels', 'comments', 'run', 'data'] as const;
 
 /**
- * The statements that upsert `rows` for run `run`, keyed by (import, type,
- * key): a second write of the same object (a re-fetched page, a sync)
- * replaces it. Inputs: the rows. Stores: one import_objects row each. Returns nothing.
+ * The upsert of `rows` rows, compiled once per row count and database (a
+ * page's insert is the hot statement of an import; Kysely would build and
+ * compile it anew for every page). Inputs: the rows' columns in COLUMNS
+ * order. Stores one import_objects row each, replacing the stored one of
+ * the same (import, type, key). Returns nothing.
  */
-export function upsertObjectSteps(db: Kysely<Schema>, importId: number, run: number, rows: readonly ObjectRow[]): Compilable[] {
-  const unique = new Map<string, ObjectRow>();
-  // A page can carry one object twice (it moved while being listed): the last copy wins, once.
-  for (const row of rows) unique.set(`${row.type}\u0000${row.key}`, row);
-  const values = [...unique.values()].map((row) => ({
-    import_id: importId,
-    type: row.type,
-    key: row.key,
-    number: row.number ?? null,
-    parent: row.parent ?? null,
-    state: row.state ?? null,
-    created_at: row.createdAt ?? null,
-    updated_at: row.updatedAt ?? null,
-    labels: row.labels ? `\n${row.labels.map((name) => name.toLowerCase()).join('\n')}\n` : null,
-    comments: row.comments ?? null,
-    run,
-    data: JSON.stringify(row.data),
-  }));
-  const steps: Compilable[] = [];
-  for (let i = 0; i < values.length; i += CHUNK) {
-    steps.push(
+const upserts = new WeakMap<Kysely<Schema>, Map<number, PreparedQuery<unknown[], unknown>>>();
+function upsertStatement(db: Kysely<Schema>, rows: number): PreparedQuery<unknown[], unknown> {
+  let byCount = upserts.get(db);
+  if (!byCount) upserts.set(db, (byCount = new Map()));
+  let statement = byCount.get(rows);
+  if (!statement) {
+    statement = prepared<unknown[], unknown>(db, (arg) =>
       db
         .insertInto('import_objects')
-        .values(values.slice(i, i + CHUNK))
+        .values(Array.from({ length: rows }, (_, row) => Object.fromEntries(COLUMNS.map((column, index) => [column, arg(row * COLUMNS.length + index)])) as never))
         .onConflict((oc) =>
           oc.columns(['import_id', 'type', 'key']).doUpdateSet({
             number: sql`excluded.number`,
@@ -63,6 +53,42 @@ export function upsertObjectSteps(db: Kysely<Schema>, importId: number, run: num
           }),
         ),
     );
+    byCount.set(rows, statement);
+  }
+  return statement;
+}
+
+/**
+ * The statements that upsert `rows` for run `run`, keyed by (import, type,
+ * key): a second write of the same object (a re-fetched page, a sync)
+ * replaces it.
+ */
+export function upsertObjectSteps(db: Kysely<Schema>, importId: number, run: number, rows: readonly ObjectRow[]): Compilable[] {
+  const unique = new Map<string, ObjectRow>();
+  // A page can carry one object twice (it moved while being listed): the last copy wins, once.
+  for (const row of rows) unique.set(`${row.type}\u0000${row.key}`, row);
+  const values: unknown[] = [];
+  for (const row of unique.values()) {
+    values.push(
+      importId,
+      row.type,
+      row.key,
+      row.number ?? null,
+      row.parent ?? null,
+      row.state ?? null,
+      row.createdAt ?? null,
+      row.updatedAt ?? null,
+      row.labels ? `\n${row.labels.map((name) => name.toLowerCase()).join('\n')}\n` : null,
+      row.comments ?? null,
+      run,
+      JSON.stringify(row.data),
+    );
+  }
+  const steps: Compilable[] = [];
+  const width = COLUMNS.length;
+  for (let start = 0; start < values.length; start += CHUNK * width) {
+    const chunk = values.slice(start, start + CHUNK * width);
+    steps.push(upsertStatement(db, chunk.length / width).bind(...chunk));
   }
   return steps;
 }

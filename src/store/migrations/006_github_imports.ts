@@ -84,7 +84,6 @@ export function githubImports(dialect: StoreDialect): Migration {
         .addPrimaryKeyConstraint('import_objects_pkey', ['import_id', 'type', 'key'])
         .execute();
       await db.schema.createIndex('import_objects_number_idx').on('import_objects').columns(['import_id', 'type', 'number']).execute();
-      await db.schema.createIndex('import_objects_parent_idx').on('import_objects').columns(['import_id', 'type', 'parent']).execute();
       await db.schema.createIndex('import_objects_updated_idx').on('import_objects').columns(['import_id', 'type', 'updated_at']).execute();
 
       await db.schema

@@ -2,7 +2,7 @@ import type { StoredType } from '../../types.js';
 import { repoContext, routeOptions, sendPage, type ApiServer, type RepoContext, type RouteDeps } from './context.js';
 import { notFound } from './errors.js';
 import { pageOf } from './pagination.js';
-import { countObjects, listObjects, objectByNumber, type SortKey } from './query.js';
+import { countObjects, issuesByNumber, listObjects, objectByNumber, type SortKey } from './query.js';
 import { sendJson } from './respond.js';
 import { CommentsQuery, IssueParams, IssuesQuery, PagingQuery, RepoCommentsQuery, RepoParams, labelNames, normaliseSince } from './schemas.js';
 
@@ -72,7 +72,13 @@ export function issueRoutes(server: ApiServer, deps: RouteDeps): void {
       const context = await repoContext(deps, request, prefix, request.params);
       const page = pageOf(request.query);
       const result = await listObjects(deps.database, context.imported.id, { types: ['issue_event'], sort: 'id', direction: 'desc', page });
-      return sendPage(request, reply, context, result, page);
+      // Events are stored without the issue they embed (a third of an import's bytes): GitHub embeds it as it is now, and so does this.
+      const issues = await issuesByNumber(deps.database, context.imported.id, result.numbers.filter((number): number is number => number !== null));
+      const withIssues = result.data.map((data, index) => {
+        const issue = issues.get(result.numbers[index] ?? -1);
+        return issue === undefined ? data : JSON.stringify({ ...(JSON.parse(data) as object), issue: JSON.parse(issue) as unknown });
+      });
+      return sendPage(request, reply, context, { ...result, data: withIssues }, page);
     },
   );
 

@@ -30,6 +30,8 @@ export interface ListRequest extends ObjectFilter {
 /** A page of stored JSON (text, as stored) and how many objects the whole list has. */
 export interface ListResult {
   data: string[];
+  /** The `number` column of each (the issue an event or comment belongs to). */
+  numbers: (number | null)[];
   total: number;
 }
 
@@ -69,15 +71,25 @@ export async function countObjects(database: ApiDatabase, importId: number, filt
 export async function listObjects(database: ApiDatabase, importId: number, request: ListRequest): Promise<ListResult> {
   const total = await countObjects(database, importId, request);
   const offset = offsetOf(request.page);
-  if (offset >= total) return { data: [], total };
-  let query = filtered(database, importId, request).select('data');
+  if (offset >= total) return { data: [], numbers: [], total };
+  let query = filtered(database, importId, request).select(['data', 'number']);
   if (request.sort !== 'id') query = query.orderBy(request.sort, request.direction);
   const rows = await query
     .orderBy(keyAsNumber(database), request.direction)
     .limit(request.page.perPage)
     .offset(offset)
     .execute();
-  return { data: rows.map((row) => row.data), total };
+  return { data: rows.map((row) => row.data), numbers: rows.map((row) => (row.number === null ? null : Number(row.number))), total };
+}
+
+/** The stored issue shapes (issues and pull requests) with these numbers, by number. */
+export async function issuesByNumber(database: ApiDatabase, importId: number, numbers: readonly number[]): Promise<Map<number, string>> {
+  if (numbers.length === 0) return new Map();
+  const rows = await filtered(database, importId, { types: ['issue', 'pull_request_issue'] })
+    .select(['number', 'data'])
+    .where('number', 'in', [...new Set(numbers)])
+    .execute();
+  return new Map(rows.map((row) => [Number(row.number), row.data]));
 }
 
 /** Every stored object matching `filter` (for the short lists sorted on fields only the JSON has), in id order. */
