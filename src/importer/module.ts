@@ -84,14 +84,18 @@ export class Importer implements ForgesyncModule {
     const waiter = new StageWaiter(database.db);
     this.metrics = importerMetrics(options.metrics, () => this.imports.list());
     this.#sources = new GitSources(options.sources, (names) => options.credentials.tokenFor(names.credential, names.url).then(() => true, () => false), options.runsJobs);
-    this.#objects = new ObjectJobs({
+    // What the coordinator and the per-object jobs share.
+    const deps = {
       database,
       imports: this.imports,
       waiter,
       leases,
       logger,
       leaseTtlMs: options.leaseTtlMs,
-      openClient: (record, concurrency, signal) => this.#client(record, concurrency, signal),
+      openClient: (record: ImportRecord, concurrency: number, signal: AbortSignal) => this.#client(record, concurrency, signal),
+    };
+    this.#objects = new ObjectJobs({
+      ...deps,
       tokens: (record) => this.#tokens(record).then((tokens) => tokens.map((token) => token.token)),
       policy: options.policy,
       filesDir: options.filesDir,
@@ -102,14 +106,8 @@ export class Importer implements ForgesyncModule {
       runsJobs: options.runsJobs,
     });
     this.coordinator = new Coordinator({
-      database,
-      imports: this.imports,
-      waiter,
-      leases,
-      logger,
-      leaseTtlMs: options.leaseTtlMs,
+      ...deps,
       stallTimeoutMs: settings.importStallTimeoutMs,
-      openClient: (record, concurrency, signal) => this.#client(record, concurrency, signal),
       env: {
         fanOut: (ctx, stage, keys) => this.#objects.fanOut(ctx, stage, keys),
         ensureSources: (ctx, repository) => this.#sources.ensure(ctx.record, repository),

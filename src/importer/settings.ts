@@ -44,11 +44,4 @@ export const importerSettings = {
     doc: 'Largest attachment or release asset downloaded; a bigger one is left as a link and listed as a failure.',
     parse: parseSize,
   }),
-  importPageCapItems: setting({
-    key: 'importPageCapItems',
-    env: 'FORGESYNC_IMPORT_PAGE_CAP_ITEMS',
-    default: '30000',
-    doc: 'Items a repo-wide list is walked by page number before switching to `since` walks (GitHub answers 422 past about 30-40k).',
-    parse: integer(100),
-  }),
 };

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { describeHolder, LeaseLostError, skipMessage } from '../leases/errors.js';
+import { LeaseLostError } from '../leases/errors.js';
+import { logLeaseSkip } from '../leases/skip.js';
 import { writeFenced } from '../leases/fenced.js';
 import type { Lease } from '../leases/lease.js';
 import type { LeaseManager } from '../leases/manager.js';
@@ -101,10 +102,7 @@ export class SyncService {
       },
     );
     if (!run.ran) {
-      logger.info(
-        { event: 'lease_skip', source: source.name, lease_key: key, holder: run.holder ? describeHolder(run.holder) : null },
-        `Cannot obtain an exclusive lease. There must be another instance already in execution. ${skipMessage(run.holder)}`,
-      );
+      logLeaseSkip(logger, key, run.holder, { source: source.name });
       this.options.onSkip?.();
       return 'skipped';
     }

@@ -162,17 +162,30 @@ describe('forgesync import (CLI)', () => {
 
   it('lets only one of two racing imports run; the other logs one skip line naming the holder', async () => {
     await forgesync(env, ['import', 'sync', fake.project.repo.name]);
-    fake.latencyMs = 30;
+    // Slow answers keep the first holder busy for seconds; the second starts once the first is asking GitHub (it holds the lease).
+    fake.latencyMs = 250;
     try {
+      let startSecond: () => void = () => undefined;
+      const secondStarted = new Promise<void>((resolve) => {
+        startSecond = resolve;
+        setTimeout(resolve, 10_000); // never hang: the assertions then say what went wrong
+      });
+      fake.onRequest = (entry) => {
+        if (entry.host !== 'api') return;
+        fake.onRequest = undefined;
+        startSecond();
+      };
       const [first, second] = await Promise.all([
         forgesync(env, ['import', 'resume', fake.project.repo.name, '--wait']),
-        new Promise<Run>((resolve) => setTimeout(() => void forgesync(env, ['import', 'resume', fake.project.repo.name, '--wait']).then(resolve), 700)),
+        secondStarted.then(() => forgesync(env, ['import', 'resume', fake.project.repo.name, '--wait'])),
       ]);
       const skipped = [first, second].filter((run) => run.stderr.includes('operation skipped - process locked by'));
-      expect(skipped).toHaveLength(1);
-      const line = skipped[0]!.stderr.split('\n').find((text) => text.includes('operation skipped'))!;
-      expect(JSON.parse(line).holder).toMatch(/^import [\w.-]+\(\d+\)$/);
-      expect([first, second].filter((run) => run.code === 0)).toHaveLength(1);
+      expect(skipped).toEqual([second]);
+      const lines = second.stderr.split('\n').filter((text) => text.includes('operation skipped'));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!).holder).toMatch(/^import [\w.-]+\(\d+\)$/);
+      expect(second.code).toBe(1);
+      expect(first.code).toBe(0);
     } finally {
       fake.latencyMs = 0;
     }

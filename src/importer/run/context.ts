@@ -2,14 +2,29 @@ import type { Kysely } from 'kysely';
 import type { Lease } from '../../leases/lease.js';
 import { writeFenced } from '../../leases/fenced.js';
 import type { Logger } from '../../logging/logger.js';
-import { runAtomically, type Step } from '../../store/atomic.js';
+import type { LeaseManager } from '../../leases/manager.js';
+import type { Database } from '../../store/database.js';
+import type { StageWaiter } from '../store/jobs.js';
 import type { Schema } from '../../store/types.js';
 import { ForgesyncError } from '../../errors.js';
 import type { GithubClient, RequestCounts } from '../github/client.js';
 import { zeroCounts } from '../github/client.js';
-import { GuardRefused, type ImportRecord, type ImportRepository } from '../store/imports.js';
+import { runGuarded } from '../store/guarded.js';
+import type { ImportRecord, ImportRepository } from '../store/imports.js';
 import type { Compilable } from 'kysely';
 import type { FileHosts } from '../attachments/scan.js';
+
+/** What the coordinator and the per-object jobs both run on. */
+export interface RunDeps {
+  database: Pick<Database, 'db'>;
+  imports: ImportRepository;
+  waiter: StageWaiter;
+  leases: LeaseManager;
+  logger: Logger;
+  leaseTtlMs: number;
+  /** A paced client for a run of `record` (its credentials resolved for its API URL). */
+  openClient(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient>;
+}
 
 /** The run cannot write any more: the import was cancelled, another holder took it over, or a new run began. */
 export class RunStoppedError extends ForgesyncError {
@@ -73,23 +88,7 @@ export class RunContext {
     const rate = this.client.budgets().map((budget) => budget.snapshot());
     const written = await writeFenced(
       this.lease,
-      async (fence) => {
-        const batch: Step[] = [
-          () => this.imports.guardStep(this.importId, this.run, fence, Date.now(), { counts, rate }),
-          (previous) => {
-            if (previous[0]!.length === 0) throw new GuardRefused();
-            return null;
-          },
-          ...steps.filter((step): step is Compilable => step !== null).map((step) => () => step),
-        ];
-        try {
-          await runAtomically(this.db, batch);
-          return true;
-        } catch (error) {
-          if (error instanceof GuardRefused) return null;
-          throw error;
-        }
-      },
+      (fence) => runGuarded(this.db, [this.imports.guardStep(this.importId, this.run, fence, Date.now(), { counts, rate })], steps),
       () => this.imports.storedFence(this.importId),
     );
     if (written === null) throw new RunStoppedError(this.record.name);

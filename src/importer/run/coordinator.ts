@@ -1,19 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeHolder, LeaseLostError, skipMessage } from '../../leases/errors.js';
+import { LeaseLostError } from '../../leases/errors.js';
+import { logLeaseSkip } from '../../leases/skip.js';
 import { writeFenced } from '../../leases/fenced.js';
 import type { Lease } from '../../leases/lease.js';
-import type { LeaseManager } from '../../leases/manager.js';
-import type { Logger } from '../../logging/logger.js';
-import type { Database } from '../../store/database.js';
 import { FileHosts } from '../attachments/scan.js';
 import { ImportStalledError } from '../errors.js';
-import type { GithubClient } from '../github/client.js';
 import { STAGE_RUNNERS, type StageEnv } from '../stages/index.js';
 import { listCursors } from '../store/cursors.js';
-import type { ImportRecord, ImportRepository } from '../store/imports.js';
-import type { StageWaiter } from '../store/jobs.js';
+import type { ImportRecord } from '../store/imports.js';
 import { STAGES, type Stage } from '../types.js';
-import { RunContext, RunStoppedError } from './context.js';
+import { RunContext, RunStoppedError, type RunDeps } from './context.js';
 
 /** The lease of an import's coordination (a contract: operators see it in `forgesync lease list`). */
 export const importLeaseKey = (name: string) => `import:github:${name.toLowerCase()}`;
@@ -21,16 +17,8 @@ export const importLeaseKey = (name: string) => `import:github:${name.toLowerCas
 /** What a coordinator call ended with. */
 export type CoordinatorOutcome = 'synced' | 'failed' | 'stopped' | 'skipped' | 'idle';
 
-export interface CoordinatorOptions {
-  database: Pick<Database, 'db'>;
-  imports: ImportRepository;
-  waiter: StageWaiter;
-  leases: LeaseManager;
-  logger: Logger;
-  leaseTtlMs: number;
+export interface CoordinatorOptions extends RunDeps {
   stallTimeoutMs: number;
-  /** A paced client for a run of `record` (its credentials resolved for its API URL). */
-  openClient(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient>;
   /** Fan-out and git sources (see StageEnv). */
   env: StageEnv;
   /** Told when a run went through every stage (the final log line, metrics). */
@@ -83,10 +71,7 @@ export class Coordinator {
       throw error;
     });
     if (!attempt.ran) {
-      logger.info(
-        { event: 'lease_skip', import: record.name, lease_key: key, holder: attempt.holder ? describeHolder(attempt.holder) : null },
-        `Cannot obtain an exclusive lease. There must be another instance already in execution. ${skipMessage(attempt.holder)}`,
-      );
+      logLeaseSkip(logger, key, attempt.holder, { import: record.name });
       this.options.onSkip?.();
       return 'skipped';
     }

@@ -2,27 +2,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BoundToken } from '../../credentials/store.js';
 import type { EgressPolicy } from '../../egress/policy.js';
 import { writeFenced } from '../../leases/fenced.js';
-import type { LeaseManager } from '../../leases/manager.js';
-import type { Logger } from '../../logging/logger.js';
-import { runAtomically, type Step } from '../../store/atomic.js';
-import type { Database } from '../../store/database.js';
 import { FileHosts } from '../attachments/scan.js';
 import { zeroCounts, type GithubClient, type RequestCounts } from '../github/client.js';
 import { failureSteps, objectWork } from '../stages/object-work.js';
-import { GuardRefused, type ImportRecord, type ImportRepository } from '../store/imports.js';
-import type { StageWaiter } from '../store/jobs.js';
+import { runGuarded } from '../store/guarded.js';
+import type { ImportRecord } from '../store/imports.js';
 import type { Stage } from '../types.js';
-import { takeCounts, type RunContext } from './context.js';
+import { takeCounts, type RunContext, type RunDeps } from './context.js';
 import { importLeaseKey } from './coordinator.js';
 
-export interface ObjectJobsOptions {
-  database: Pick<Database, 'db'>;
-  imports: ImportRepository;
-  waiter: StageWaiter;
-  leases: LeaseManager;
-  logger: Logger;
-  leaseTtlMs: number;
-  openClient(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient>;
+export interface ObjectJobsOptions extends RunDeps {
   tokens(record: ImportRecord): Promise<BoundToken[]>;
   policy: EgressPolicy;
   filesDir: string;
@@ -172,27 +161,15 @@ export class ObjectJobs {
       const state = 'failure' in outcome && outcome.failure ? 'failed' : 'done';
       await writeFenced(
         lease,
-        async (fence) => {
-          const batch: Step[] = [
-            () => imports.jobGuardStep(importId, record.run, Date.now(), { counts }),
-            (previous) => {
-              if (previous[0]!.length === 0) throw new GuardRefused();
-              return waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now());
-            },
-            (previous) => {
-              if (previous[1]!.length === 0) throw new GuardRefused();
-              return null;
-            },
-            ...steps.filter((step) => step !== null).map((step) => () => step),
-          ];
-          try {
-            await runAtomically(database.db, batch);
-            return true;
-          } catch (error) {
-            if (error instanceof GuardRefused) return null;
-            throw error;
-          }
-        },
+        (fence) =>
+          runGuarded(
+            database.db,
+            [
+              imports.jobGuardStep(importId, record.run, Date.now(), { counts }),
+              waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now()),
+            ],
+            steps,
+          ),
         () => waiter.storedFence(importId, key),
       );
     });

@@ -91,9 +91,6 @@ function toRecord(row: ImportRow): ImportRecord {
   };
 }
 
-/** Raised inside a batch when its guard refused the write: the batch rolls back. */
-export class GuardRefused extends Error {}
-
 /** What a guarded write adds to the row besides taking the fence: progress, request counters, the rate budgets. */
 export interface Progress {
   counts?: RequestCounts;

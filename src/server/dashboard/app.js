@@ -178,15 +178,25 @@ function currentRoute() {
     }
   }
   if (path === '/sources') return { view: 'sources', params };
+  const importDetail = /^\/imports\/(.+)$/.exec(path);
+  if (importDetail) {
+    try {
+      return { view: 'import', name: decodeURIComponent(importDetail[1]) };
+    } catch {
+      return { view: 'imports' };
+    }
+  }
+  if (path === '/imports') return { view: 'imports' };
   if (path === '/leases') return { view: 'leases' };
   return { view: 'overview' };
 }
 
-const VIEWS = ['token', 'overview', 'sources', 'source', 'leases'];
+const VIEWS = ['token', 'overview', 'sources', 'source', 'imports', 'import', 'leases'];
+const SECTIONS = { source: 'sources', import: 'imports' };
 
 function show(view) {
   for (const name of VIEWS) $(`${name}-view`).hidden = name !== view;
-  const section = view === 'source' ? 'sources' : view;
+  const section = SECTIONS[view] ?? view;
   for (const link of document.querySelectorAll('[data-nav]')) {
     if (link.dataset.nav === section) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -249,6 +259,15 @@ async function refresh() {
         if (error instanceof ApiError && error.status === 404) return null;
         throw error;
       });
+    } else if (route.view === 'imports') {
+      data = await api('GET', '/api/imports');
+      working ||= data.some(importRunning);
+    } else if (route.view === 'import') {
+      data = await api('GET', `/api/imports/${enc(route.name)}`).catch((error) => {
+        if (error instanceof ApiError && error.status === 404) return null;
+        throw error;
+      });
+      working ||= Boolean(data && importRunning(data));
     } else if (route.view === 'leases') {
       data = await api('GET', '/api/leases');
     }
@@ -258,6 +277,8 @@ async function refresh() {
     renderOverview(overview);
     if (route.view === 'sources') renderSources(data, sourcesQuery(route.params));
     else if (route.view === 'source') renderSource(route.name, data);
+    else if (route.view === 'imports') renderImports(data);
+    else if (route.view === 'import') renderImport(route.name, data);
     else if (route.view === 'leases') renderLeases(data);
     const status = $('refresh-status');
     status.className = working ? 'live' : 'muted';
@@ -467,6 +488,208 @@ function renderSource(name, source) {
   $('attempts-table').tBodies[0].replaceChildren(...attempts);
 }
 
+// ---------------------------------------------------------------- imports
+
+/** The stages of an import, in order (importer/types.ts STAGES). */
+const STAGES = ['repository', 'base_data', 'pull_requests', 'collaborators', 'issues', 'events', 'notes', 'reviews', 'attachments', 'protected_branches', 'finish'];
+
+function importRunning(status) {
+  return status.state === 'pending' || status.state === 'started';
+}
+
+/** `issues (5 of 11)`; a stage this page does not know is shown as it is. */
+function stageText(stage) {
+  const index = STAGES.indexOf(stage);
+  return index < 0 ? stage : `${stage} (${index + 1} of ${STAGES.length})`;
+}
+
+/** What the server takes (importer/store/imports.ts): a sync of a finished or running import, or of a failed or cancelled sync. */
+function canSync(status) {
+  return status.state !== 'failed' && status.state !== 'cancelled' ? true : status.mode === 'sync';
+}
+
+function canResume(status) {
+  return status.state === 'failed' || status.state === 'cancelled';
+}
+
+function sum(counts) {
+  return Object.values(counts ?? {}).reduce((total, n) => total + n, 0);
+}
+
+/** A bar whose fill is value/total, with its own total per row. */
+function fillTrack(label, value, total, kind) {
+  const fill = h('span', { className: `fill ${kind}` });
+  fill.style.width = `${total > 0 ? Math.min(100, (value / total) * 100) : 0}%`; // CSSOM: allowed by the CSP
+  return h('span', { className: 'bar-track', role: 'img', 'aria-label': `${label}: ${value} of ${total}` }, fill);
+}
+
+/** A coarse distance to a time: `45 s`, `12 min`, then as span() says. */
+function roughly(ms) {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 90) return `${s} s`;
+  if (s < 90 * 60) return `${Math.round(s / 60)} min`;
+  return span(ms);
+}
+
+function resetsText(value) {
+  const date = toDate(value);
+  if (!date) return h('span', { className: 'muted' }, 'no reset time');
+  const delta = date.getTime() - Date.now();
+  return h('time', { datetime: date.toISOString(), title: date.toLocaleString() }, delta > 0 ? `resets in ${roughly(delta)}` : `reset ${roughly(delta)} ago`);
+}
+
+function renderImports(list) {
+  const rows = list.map((status) =>
+    h(
+      'tr',
+      { 'data-import': status.name },
+      h('td', {}, h('a', { href: `#/imports/${enc(status.name)}`, className: 'strong' }, status.name), h('div', { className: 'muted small' }, `${status.owner}/${status.repo}`)),
+      h('td', {}, badge(status.state), status.mode === 'sync' ? badge('sync', 'muted') : null),
+      h('td', {}, stageText(status.stage), h('div', { className: 'muted small' }, `run ${status.run}`)),
+      h(
+        'td',
+        { className: 'nowrap' },
+        `${sum(status.counts.imported)} imported`,
+        status.failures.length ? h('div', { className: 'error-text small' }, `${status.failures.length} failed`) : null,
+      ),
+      h('td', {}, when(status.startedAt, 'not yet')),
+      h('td', {}, status.durationS === null ? '—' : duration(status.durationS * 1000)),
+      h('td', { className: 'error-text', title: status.failure ?? '' }, shorten(status.failure)),
+    ),
+  );
+  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 7, className: 'empty' }, 'No imports yet: start one with forgesync import github <owner>/<repo>.')));
+  $('imports-table').tBodies[0].replaceChildren(...rows);
+}
+
+function sourceFact(source) {
+  if (!source) return h('span', { className: 'muted' }, 'none');
+  return [h('a', { href: `#/sources/${enc(source.name)}` }, source.name), ' ', badge(source.state), h('div', { className: 'muted small' }, 'last synced ', when(source.lastSyncedAt, 'never'))];
+}
+
+function renderImport(name, status) {
+  $('import-title').textContent = name;
+  const stateBadge = $('import-state');
+  for (const id of ['import-sync', 'import-resume', 'import-cancel']) $(id).dataset.name = name;
+  if (!status) {
+    stateBadge.className = 'badge failed';
+    stateBadge.textContent = 'not found';
+    for (const id of ['import-sync', 'import-resume', 'import-cancel']) $(id).hidden = true;
+    facts($('import-facts'), [['', 'There is no import with this name.']]);
+    for (const id of ['import-requests', 'import-sources']) facts($(id), []);
+    for (const id of ['import-counts', 'import-rate']) $(id).replaceChildren();
+    $('import-failure-panel').hidden = true;
+    $('import-failures-count').textContent = '';
+    $('import-failures').tBodies[0].replaceChildren();
+    return;
+  }
+  stateBadge.className = `badge ${status.state}`;
+  stateBadge.textContent = status.state;
+  $('import-sync').hidden = !canSync(status);
+  $('import-resume').hidden = !canResume(status);
+  $('import-cancel').hidden = status.state === 'cancelled';
+  $('import-cancel').dataset.project = `${status.owner}/${status.repo}`;
+
+  const index = STAGES.indexOf(status.stage);
+  facts($('import-facts'), [
+    ['Project', `${status.owner}/${status.repo}`],
+    ['API URL', h('code', {}, status.apiUrl)],
+    ['Stage', [h('span', { id: 'import-stage' }, stageText(status.stage)), index < 0 ? null : fillTrack('stage', index + 1, STAGES.length, status.state)]],
+    ['Mode', `${status.mode} · run ${status.run}`],
+    ['Started', when(status.startedAt, 'not yet')],
+    ['Finished', when(status.finishedAt, importRunning(status) ? 'not yet' : '—')],
+    ['Duration', status.durationS === null ? '—' : duration(status.durationS * 1000)],
+    ['Next sync', when(status.nextSyncAt, 'none scheduled')],
+    ['Credentials', status.credentials.length ? status.credentials.join(', ') : h('span', { className: 'muted' }, 'none (anonymous)')],
+    ['Concurrency', String(status.concurrency)],
+  ]);
+  const requests = status.requests;
+  facts($('import-requests'), [
+    ['Total', h('span', { 'data-request': 'total' }, String(requests.total))],
+    ['Counted', h('span', { 'data-request': 'counted' }, String(requests.counted))],
+    ['Not modified', h('span', { 'data-request': 'notModified' }, String(requests.notModified))],
+    ['Retried', h('span', { 'data-request': 'retried' }, String(requests.retried))],
+    ['Rate-limit waits', [h('span', { 'data-request': 'rateLimitWaits' }, String(requests.rateLimitWaits)), status.rateLimitWaitS > 0 ? ` (${duration(status.rateLimitWaitS * 1000)})` : null]],
+  ]);
+
+  const rate = status.rate.map((budget) => {
+    const label = budget.credential ?? 'anonymous';
+    const known = budget.limit !== null && budget.remaining !== null;
+    const share = known && budget.limit > 0 ? budget.remaining / budget.limit : 1;
+    return h(
+      'div',
+      { className: 'bar-row rate', 'data-credential': label },
+      h('span', { className: 'bar-label' }, label),
+      known ? fillTrack(`${label} budget`, budget.remaining, budget.limit, share < 0.05 ? 'failed' : share < 0.2 ? 'missing' : 'synced') : h('span', { className: 'muted small' }, 'no rate limit reported'),
+      h('span', { className: 'bar-value' }, known ? `${budget.remaining} / ${budget.limit}` : '—'),
+      h('span', { className: 'bar-note muted small' }, resetsText(budget.resetAt)),
+    );
+  });
+  $('import-rate').replaceChildren(...(rate.length ? rate : [h('p', { className: 'muted' }, 'No answer from the API yet.')]));
+
+  facts($('import-sources'), [
+    ['Repository', sourceFact(status.sources.repository)],
+    ['Wiki', sourceFact(status.sources.wiki)],
+  ]);
+
+  $('import-failure-panel').hidden = !status.failure;
+  $('import-failure').textContent = status.failure ?? '';
+
+  // Fetched is imported plus what failed: a short bar is a type with failures.
+  const { fetched, imported } = status.counts;
+  const types = Object.keys(fetched).filter((type) => fetched[type] > 0);
+  const counts = types.map((type) => {
+    const done = imported[type] ?? 0;
+    return h(
+      'div',
+      { className: 'bar-row wide', 'data-type': type },
+      h('span', { className: 'bar-label' }, type),
+      fillTrack(type, done, fetched[type], done >= fetched[type] ? 'synced' : done > 0 ? 'missing' : 'failed'),
+      h('span', { className: 'bar-value', title: 'imported / fetched' }, `${done} / ${fetched[type]}`),
+    );
+  });
+  $('import-counts').replaceChildren(...(counts.length ? counts : [h('p', { className: 'muted' }, 'Nothing fetched yet.')]));
+
+  $('import-failures-count').textContent = status.failures.length ? `(${status.failures.length})` : '';
+  const failures = status.failures.map((failure) =>
+    h(
+      'tr',
+      { 'data-failure-type': failure.type },
+      h('td', {}, failure.type),
+      h('td', { className: 'break' }, /^https?:\/\//i.test(failure.id) ? h('a', { href: failure.id, rel: 'noopener noreferrer', target: '_blank' }, failure.id) : failure.id),
+      h('td', { className: 'error-text' }, failure.error),
+    ),
+  );
+  if (failures.length === 0) failures.push(h('tr', {}, h('td', { colspan: 3, className: 'empty' }, 'No object failed.')));
+  $('import-failures').tBodies[0].replaceChildren(...failures);
+}
+
+async function syncImport(name, button) {
+  await act(button, async () => {
+    await api('POST', `/api/imports/${enc(name)}/sync`);
+    flash(`Sync of ${name} requested.`);
+  });
+}
+
+async function resumeImport(name, button) {
+  await act(button, async () => {
+    await api('POST', `/api/imports/${enc(name)}/resume`);
+    flash(`Resume of ${name} requested.`);
+  });
+}
+
+async function cancelImport(name, button) {
+  const ok = await confirmDialog(
+    'Cancel this import?',
+    `${name} (${button.dataset.project}) stops at its next write and no scheduled sync starts; Resume continues it where it stopped.`,
+    'Cancel import',
+  );
+  if (!ok) return;
+  await act(button, async () => {
+    const status = await api('POST', `/api/imports/${enc(name)}/cancel`);
+    flash(status.state === 'cancelled' ? `Cancelled ${name}.` : `${name} is ${status.state}.`, status.state === 'cancelled' ? 'ok' : 'error');
+  });
+}
+
 // ---------------------------------------------------------------- leases
 
 /** Time left on a lease: by the server's clock (expiresInMs) when it says, else by ours. */
@@ -542,6 +765,9 @@ function start() {
   $('resync-failed').addEventListener('click', (event) => bulkResync('failed', event.currentTarget));
   $('resync-all').addEventListener('click', (event) => bulkResync('all', event.currentTarget));
   $('source-resync').addEventListener('click', (event) => resyncOne(event.currentTarget.dataset.name, event.currentTarget));
+  $('import-sync').addEventListener('click', (event) => syncImport(event.currentTarget.dataset.name, event.currentTarget));
+  $('import-resume').addEventListener('click', (event) => resumeImport(event.currentTarget.dataset.name, event.currentTarget));
+  $('import-cancel').addEventListener('click', (event) => cancelImport(event.currentTarget.dataset.name, event.currentTarget));
 
   const query = () => sourcesQuery(currentRoute().params);
   $('filter-form').addEventListener('submit', (event) => event.preventDefault());
