@@ -1,6 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { generatedAdminToken } from '../server/admin-token.js';
-import { buildServer } from '../server/app.js';
 import { defaultAllowedHosts } from '../server/request-guards.js';
 import { withForgesync } from './app-context.js';
 
@@ -29,6 +28,8 @@ export function serveCommand(): Command {
           // A generated token has not been handed to anyone yet: serve this machine only unless told otherwise.
           const host = options.host ?? config.host ?? (generated ? '127.0.0.1' : '0.0.0.0');
           const allowedHosts = config.allowedHosts ?? defaultAllowedHosts(host);
+          // The HTTP stack is loaded by `serve` only: every other command starts without it.
+          const { buildServer } = await import('../server/app.js');
           const server = await buildServer(app, { tokens: { admin: adminToken, read: config.readToken }, allowedHosts });
           const address = await server.listen({ port: Number(options.port ?? config.port), host });
           await app.startService();

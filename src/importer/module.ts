@@ -21,8 +21,6 @@ import type { importerSettings } from './settings.js';
 import { ImportRepository, type ImportRecord } from './store/imports.js';
 import { StageWaiter } from './store/jobs.js';
 import { importCounts, importStatus, type ImportStatusJson, type SourceStatus } from './status.js';
-import { importRoutes } from './http/routes.js';
-import { githubApiRoutes } from './http/github-api/index.js';
 import { exportImport, type ExportSummary } from './export/index.js';
 
 /** The job kinds of the importer: an import's coordination, and its per-object jobs. */
@@ -123,6 +121,8 @@ export class Importer implements ForgesyncModule {
   }
 
   async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
+    const [{ importRoutes }, { githubApiRoutes }] = await Promise.all([import('./http/routes.js'), import('./http/github-api/index.js')]);
     await server.register(importRoutes(this, context.tokens), { prefix: '/api' });
     await server.register(githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir }), { prefix: '/github' });
   }

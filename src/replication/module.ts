@@ -19,7 +19,6 @@ import { SourceRepository, type SourceFilter } from '../store/sources.js';
 import type { RegistryState, Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { WebhookDeliveryRepository } from '../store/webhook-deliveries.js';
 import { validateCredentialName, type CredentialStore } from '../credentials/store.js';
-import { sourceRoutes } from './http/sources.js';
 import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
 import { nameFromUrl, validateSourceName } from './names.js';
 import { parseCron, parseInterval } from './schedule.js';
@@ -27,7 +26,6 @@ import { Scheduler } from './scheduler.js';
 import type { replicationSettings } from './settings.js';
 import { SyncService, syncLeaseKey } from './sync.js';
 import { Verifier } from './verify.js';
-import { webhookRoutes } from './webhooks/index.js';
 
 export interface AddSourceInput {
   url: string;
@@ -186,6 +184,8 @@ export class Replication implements ForgesyncModule {
   }
 
   async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
+    const [{ sourceRoutes }, { webhookRoutes }] = await Promise.all([import('./http/sources.js'), import('./webhooks/index.js')]);
     await server.register(sourceRoutes(this, context.tokens), { prefix: '/api' });
     await server.register(webhookRoutes(this), { prefix: '/hooks' });
   }

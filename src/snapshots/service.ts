@@ -16,7 +16,6 @@ import { exportCommit, measureTree, type ExportStats } from './export.js';
 import { ObjectReader } from './objects.js';
 import { snapshotSourceDirName } from './paths.js';
 import { isObjectId, validateRevision, validateTreePath } from './revision.js';
-import { snapshotRoutes } from './routes.js';
 import { Snapshot } from './snapshot.js';
 
 export interface OpenSnapshotOptions {
@@ -190,6 +189,8 @@ export class Snapshots implements ForgesyncModule {
 
   async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
     const { defaultHoldMs, apiMaxHoldMs } = this.options;
+    // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
+    const { snapshotRoutes } = await import('./routes.js');
     await server.register(snapshotRoutes(this, { tokens: context.tokens, defaultHoldMs, maxHoldMs: apiMaxHoldMs }), { prefix: '/api' });
   }
 
