@@ -141,6 +141,20 @@ describe.each(['sqlite', 'postgres'] as const)('a full GitHub import on %s', (da
   });
 });
 
+describe('a repository with issues turned off', () => {
+  let h: ImportHarness;
+  afterAll(async () => h?.close());
+
+  it('takes 410 Gone for an empty list, not a failure', async () => {
+    h = await startImportHarness();
+    h.fake.inject({ match: (request) => request.path.endsWith('/issues/events'), times: Infinity, fault: { status: 410, body: { message: 'Issues are disabled for this repo', documentation_url: 'https://docs.github.com/rest', status: '410' } } });
+    const { outcome, status } = await importHere(h);
+    expect(outcome).toBe('synced');
+    expect(status.counts.imported.issue_event).toBe(0);
+    expect(status.counts.imported.issue).toBe(h.fake.expected().issue);
+  });
+});
+
 describe('an import under pressure', () => {
   let h: ImportHarness;
   afterAll(async () => h?.close());
@@ -154,6 +168,7 @@ describe('an import under pressure', () => {
     h.fake.inject({ match: '/issues/comments', times: 2, fault: '502' });
     h.fake.inject({ match: '/pulls?', times: 1, fault: 'secondary' });
     h.fake.inject({ match: '/users/', times: 2, fault: 'reset' });
+    h.fake.inject({ match: '/labels', times: 1, fault: 'rate-limit-429' });
     const { outcome, status } = await importHere(h, { credentials: 2, concurrency: 8 });
     expect(status.failure).toBeNull();
     expect(outcome).toBe('synced');

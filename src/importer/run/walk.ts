@@ -82,7 +82,7 @@ async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor):
       ...cursor,
       lastPage: first.links.last ? pageOf(first.links.last) : 1,
       donePages: [1],
-      since: new Date(first.date - WATERMARK_SLACK_MS).toISOString(),
+      since: githubTime(first.date - WATERMARK_SLACK_MS),
       // Where a sync asks the same first page (small lists, events), it asks conditionally with this.
       etag: first.etag ?? null,
       pages: 1,
@@ -215,10 +215,23 @@ async function newestFirstWalk(ctx: RunContext, collection: Collection, start: C
   }
 }
 
-/** GETs one page; a 422 is returned only when `capAllowed` (a page walk's end), other non-2xx answers throw. */
+/** A time as GitHub writes them and reads `since`: `YYYY-MM-DDTHH:MM:SSZ`. */
+function githubTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * GETs one page; a 422 is returned only when `capAllowed` (a page walk's
+ * end), other non-2xx answers throw. 410 Gone (issues turned off for the
+ * repository) and 409 (an empty repository) are lists with nothing in them.
+ */
 async function fetchPage(ctx: RunContext, collection: Collection, query: Record<string, string>, etag: string | null, capAllowed = false): Promise<GithubResponse> {
   const response = await ctx.client.get(collection.path, { query, etag });
   if (response.status === 304 || (response.status >= 200 && response.status < 300)) return response;
+  if (response.status === 410 || response.status === 409) {
+    ctx.logger.info({ event: 'import_list_empty', import: ctx.record.name, list: collection.name, status: response.status, reason: messageOf(response.data) }, `${collection.name}: ${messageOf(response.data)}`);
+    return { ...response, status: 200, data: [], links: {} };
+  }
   if (response.status === 422 && capAllowed) return response;
   throw new GithubRequestError(collection.path, response.status, messageOf(response.data));
 }
