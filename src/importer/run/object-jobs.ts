@@ -87,7 +87,7 @@ export class ObjectJobs {
   async #runAll(ctx: RunContext, keys: readonly string[]): Promise<void> {
     let index = 0;
     const worker = async () => {
-      while (index < keys.length && !ctx.signal.aborted) await this.run(ctx.importId, keys[index++]!, ctx.signal).catch(() => undefined);
+      while (index < keys.length && !ctx.signal.aborted) await this.run(ctx.importId, keys[index++]!, ctx.signal, ctx.record).catch(() => undefined);
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, keys.length)) }, worker));
   }
@@ -130,13 +130,20 @@ export class ObjectJobs {
     return value;
   }
 
-  /** Runs job `key` of import `importId` if it is still pending and its lease is free. */
-  async run(importId: number, key: string, shutdown: AbortSignal): Promise<void> {
+  /**
+   * Runs job `key` of import `importId` if it is still pending and its
+   * lease is free. `running`: the run as the coordinator that just listed
+   * the job pending has it (no need to read both again; the guarded write
+   * refuses a job of a run that ended or a job done meanwhile all the same).
+   */
+  async run(importId: number, key: string, shutdown: AbortSignal, running?: ImportRecord): Promise<void> {
     const { imports, waiter, leases, logger, leaseTtlMs, database } = this.options;
-    const record = await imports.getById(importId);
+    const record = running ?? (await imports.getById(importId));
     if (!record || record.state !== 'started') return;
-    const row = await waiter.get(importId, key);
-    if (!row || row.state !== 'pending' || row.run !== record.run) return;
+    if (!running) {
+      const row = await waiter.get(importId, key);
+      if (!row || row.state !== 'pending' || row.run !== record.run) return;
+    }
     const prepared = await this.#prepared(record);
     const leaseKey = `${importLeaseKey(record.name)}:${key}`.slice(0, 512);
     const attempt = await leases.tryWithLease(leaseKey, { ttlMs: leaseTtlMs, owner: `import ${record.name} ${key}`.slice(0, 128), signal: shutdown }, async (lease, signal) => {
