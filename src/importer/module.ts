@@ -145,7 +145,7 @@ export class Importer implements ForgesyncModule {
     this.#ticking ??= (async () => {
       try {
         for (const record of await this.imports.dueOrRunning(Date.now())) {
-          if (record.state === 'synced') {
+          if (record.state === 'synced' || record.state === 'failed') {
             await this.imports.requestSync(record.name);
             await this.#nudge(record.id);
           } else if (!(await this.options.leases.inspect(importLeaseKey(record.name)))) {

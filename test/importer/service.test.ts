@@ -90,6 +90,30 @@ describe.each([
   });
 });
 
+describe('the sync schedule', () => {
+  let h: ImportHarness;
+  afterAll(async () => h?.close());
+
+  it('requests a sync of a finished import when its interval is up, and of a failed sync too', async () => {
+    h = await startImportHarness({ env: { FORGESYNC_IMPORT_SYNC_INTERVAL: '1s', FORGESYNC_IMPORT_RETRIES: '0' } });
+    const record = await h.app.importer.create({ project: h.project, apiUrl: h.fake.apiUrl, credentials: credentialNames(1) });
+    expect((await h.app.importer.runHere(record.name)).outcome).toBe('synced');
+    await h.app.importer.tick();
+    expect((await h.app.importer.get(record.name)).run).toBe(1); // not due yet
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await h.app.importer.tick();
+    const due = await h.app.importer.get(record.name);
+    expect(due).toMatchObject({ state: 'pending', mode: 'sync', run: 2 });
+    h.fake.inject({ match: (request) => request.pathKind !== 'rate_limit', times: Infinity, fault: '500' });
+    expect((await h.app.importer.runHere(record.name)).outcome).toBe('failed');
+    h.fake.clearFaults();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await h.app.importer.tick();
+    expect(await h.app.importer.get(record.name)).toMatchObject({ state: 'pending', mode: 'sync', run: 3 });
+    expect((await h.app.importer.runHere(record.name)).outcome).toBe('synced');
+  }, 60_000);
+});
+
 describe('stall detection', () => {
   let h: ImportHarness;
   afterAll(async () => h?.close());

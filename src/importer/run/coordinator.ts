@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LeaseLostError } from '../../leases/errors.js';
 import { logLeaseSkip } from '../../leases/skip.js';
 import { writeFenced } from '../../leases/fenced.js';
@@ -175,9 +174,4 @@ export class Coordinator {
       })
       .join('; ');
   }
-}
-
-/** Polls until `check` says done, in steps of `ms`, aborting with `signal`. */
-export async function pollUntil(check: () => Promise<boolean>, ms: number, signal: AbortSignal): Promise<void> {
-  while (!(await check())) await sleep(ms, undefined, { signal });
 }

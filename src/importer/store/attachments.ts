@@ -75,9 +75,3 @@ export function finishFileStep(
     .where('import_id', '=', importId)
     .where('url_key', '=', key);
 }
-
-/** Links left as they are (other hosts), listed in the status. */
-export async function refusedFiles(db: Kysely<Schema>, importId: number): Promise<{ key: string; url: string }[]> {
-  const rows = await db.selectFrom('import_attachments').select(['url_key', 'url']).where('import_id', '=', importId).where('state', '=', 'refused').execute();
-  return rows.map((row) => ({ key: row.url_key, url: row.url }));
-}

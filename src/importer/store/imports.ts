@@ -170,10 +170,20 @@ export class ImportRepository {
     return rows.map((row) => toRecord(row as ImportRow));
   }
 
-  /** Imports the scheduler looks at: started ones (a coordinator may have died) and finished ones due for a sync. */
+  /**
+   * Imports the scheduler looks at: started and pending ones (a coordinator
+   * may have died, a nudge may have been lost), and those due a sync:
+   * synced ones, and syncs that failed (the schedule goes on; a failed
+   * first import waits for `import resume`).
+   */
   async dueOrRunning(now: number): Promise<ImportRecord[]> {
     const rows = await this.#select()
-      .where((eb) => eb.or([eb('state', 'in', ['started', 'pending']), eb.and([eb('state', '=', 'synced'), eb('next_sync_at', '<=', now)])]))
+      .where((eb) =>
+        eb.or([
+          eb('state', 'in', ['started', 'pending']),
+          eb.and([eb('next_sync_at', '<=', now), eb.or([eb('state', '=', 'synced'), eb.and([eb('state', '=', 'failed'), eb('mode', '=', 'sync')])])]),
+        ]),
+      )
       .execute();
     return rows.map((row) => toRecord(row as ImportRow));
   }
@@ -345,12 +355,6 @@ export class ImportRepository {
       .returning('id')
       .execute();
     return rows.length > 0;
-  }
-
-  /** Deletes an import and everything it imported (its git sources are the replication module's). */
-  async remove(name: string): Promise<void> {
-    const current = await this.get(name);
-    await this.#db.deleteFrom('imports').where('id', '=', current.id).execute();
   }
 }
 
