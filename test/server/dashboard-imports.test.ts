@@ -1,12 +1,13 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImportStatusJson } from '../../src/importer/status.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { credentialNames, startImportHarness, type ImportHarness } from '../importer/harness.js';
 import { eventually } from '../replication/harness.js';
 import { testSecret } from '../support/secrets.js';
+import { openBrowserPage } from './browser.js';
 
 /*
  * The dashboard's Imports page in Debian's headless chromium, over a real
@@ -16,17 +17,6 @@ import { testSecret } from '../support/secrets.js';
  * record is read back through the API.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ADMIN_TOKEN = testSecret('ADMIN_TOKEN');
 const OUTPUT_DIR = fileURLToPath(new URL('../../test-output/', import.meta.url));
 const UNKNOWN = 'nothing-here';
@@ -42,12 +32,6 @@ describe('dashboard imports page in headless chromium', () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `the dashboard test needs Debian's chromium at ${CHROMIUM}, which is missing; install it with ` +
-          '`apt-get update && apt-get install -y chromium` (.ci/run does this)',
-      );
-    }
     h = await startImportHarness();
     // One attachment download answers 404: a failure whose id is its URL.
     h.fake.inject({ match: (request) => request.pathKind === 'attachment', times: 1, fault: { status: 404 } });
@@ -64,10 +48,7 @@ describe('dashboard imports page in headless chromium', () => {
     if (!address || typeof address !== 'object') throw new Error('the server has no TCP address');
     baseUrl = `http://127.0.0.1:${address.port}`;
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
+    ({ browser, page } = await openBrowserPage());
     page.on('console', (message) => {
       if (message.type() !== 'error' || /status of 401/.test(message.text())) return;
       // The page of an unknown import asks for it once per refresh: that 404 is expected.

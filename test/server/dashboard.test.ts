@@ -1,12 +1,13 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig } from '../replication/harness.js';
 import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
+import { openBrowserPage } from './browser.js';
 
 /*
  * End to end: a real `forgesync serve` (API, scheduler, workers) on a random
@@ -14,17 +15,6 @@ import { testSecret } from '../support/secrets.js';
  * downloads a browser; a missing chromium fails the suite with the fix.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ADMIN_TOKEN = testSecret('ADMIN_TOKEN');
 const OUTPUT_DIR = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
@@ -38,12 +28,6 @@ describe('dashboard in headless chromium', () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `the dashboard test needs Debian's chromium at ${CHROMIUM}, which is missing; install it with ` +
-          '`apt-get update && apt-get install -y chromium` (.ci/run does this)',
-      );
-    }
     const database = await createTestDatabase('sqlite');
     ({ app } = await openTestForgesync(testConfig(database.url)));
     server = await buildServer(app, { tokens: { admin: ADMIN_TOKEN, read: undefined } });
@@ -53,10 +37,7 @@ describe('dashboard in headless chromium', () => {
     baseUrl = `http://127.0.0.1:${address.port}`;
     app.startService();
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
+    ({ browser, page } = await openBrowserPage());
     page.on('console', (message) => {
       if (message.type() === 'error' && !/status of 401/.test(message.text())) pageErrors.push(message.text());
     });
