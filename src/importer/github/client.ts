@@ -280,7 +280,9 @@ export class GithubClient {
         for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
       }
       const empty = response.status === 204 || response.status === 304 || response.status === 205;
-      const answer = new Response(empty ? null : new Uint8Array(response.body), { status: response.status, headers });
+      const answer = new Response(empty ? null : response.body, { status: response.status, headers });
+      // The bytes are here already: parseBody takes them from this map rather than reading the stream again.
+      if (answer.body) RAW_BODIES.set(answer.body, response.body);
       Object.defineProperty(answer, 'url', { value: response.url.toString() });
       return answer;
     };
@@ -307,10 +309,14 @@ function httpErrorOf(error: unknown): HttpError | undefined {
   return error instanceof Error && error.name === 'HttpError' && typeof (error as Partial<HttpError>).status === 'number' ? (error as unknown as HttpError) : undefined;
 }
 
+/** The bytes behind each answer's body stream (see #fetchWith). */
+const RAW_BODIES = new WeakMap<object, Buffer>();
+
 /** A success body (a stream, with parsing left to us): JSON when it says so, else text. */
 async function parseBody<T>(body: unknown, headers: Record<string, string | undefined>): Promise<T> {
   if (!body) return undefined as T;
-  const text = await new Response(body as ReadableStream).text();
+  const raw = RAW_BODIES.get(body as object);
+  const text = raw ? raw.toString('utf8') : await new Response(body as ReadableStream).text();
   if (!/json/i.test(headers['content-type'] ?? '') || text === '') return text as T;
   return JSON.parse(text) as T;
 }

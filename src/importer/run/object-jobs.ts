@@ -172,7 +172,7 @@ export class ObjectJobs {
           runGuarded(
             database.db,
             [
-              imports.jobGuardStep(importId, record.run, Date.now(), { counts }),
+              imports.jobGuardStep(importId, record.run, Date.now(), counts),
               waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now()),
             ],
             steps,

@@ -1,4 +1,5 @@
-import { type Compilable, type Kysely } from 'kysely';
+import { sql, type Compilable, type Kysely } from 'kysely';
+import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 
 /**
@@ -68,23 +69,34 @@ export async function listCursors(db: Kysely<Schema>, importId: number, prefix =
  * each write carries everything before it.
  */
 export function writeCursorStep(db: Kysely<Schema>, importId: number, cursor: Cursor, now: number): Compilable {
-  const values = {
-    import_id: importId,
-    collection: cursor.collection,
-    run: cursor.run,
-    done: cursor.done ? 1 : 0,
-    next_url: JSON.stringify({ lastPage: cursor.lastPage, donePages: cursor.donePages }),
-    walk_since: cursor.walkSince,
-    since: cursor.since,
-    etag: cursor.etag,
-    last_id: cursor.lastId,
-    pages: cursor.pages,
-    items: cursor.items,
-    updated_at: now,
-  };
-  const { import_id: _id, collection: _collection, ...updates } = values;
-  return db.insertInto('import_cursors').values(values).onConflict((oc) => oc.columns(['import_id', 'collection']).doUpdateSet(updates));
+  let statement = cursorWrites.get(db);
+  if (!statement) {
+    statement = prepared(db, (arg) => {
+      const values = Object.fromEntries(CURSOR_COLUMNS.map((column, index) => [column, arg(index)])) as never;
+      const updates = Object.fromEntries(CURSOR_COLUMNS.slice(2).map((column) => [column, sql.ref(`excluded.${column}`)])) as never;
+      return db.insertInto('import_cursors').values(values).onConflict((oc) => oc.columns(['import_id', 'collection']).doUpdateSet(updates));
+    });
+    cursorWrites.set(db, statement);
+  }
+  return statement.bind(
+    importId,
+    cursor.collection,
+    cursor.run,
+    cursor.done ? 1 : 0,
+    JSON.stringify({ lastPage: cursor.lastPage, donePages: cursor.donePages }),
+    cursor.walkSince,
+    cursor.since,
+    cursor.etag,
+    cursor.lastId,
+    cursor.pages,
+    cursor.items,
+    now,
+  );
 }
+
+const CURSOR_COLUMNS = ['import_id', 'collection', 'run', 'done', 'next_url', 'walk_since', 'since', 'etag', 'last_id', 'pages', 'items', 'updated_at'] as const;
+/** The cursor write of each database, compiled once (it follows every page). */
+const cursorWrites = new WeakMap<Kysely<Schema>, PreparedQuery<unknown[], unknown>>();
 
 /** A fresh cursor for `collection` in run `run`, keeping what carries over from an earlier run's. */
 export function startCursor(collection: string, run: number, previous: Cursor | undefined): Cursor {

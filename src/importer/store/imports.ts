@@ -1,6 +1,6 @@
 import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Database } from '../../store/database.js';
-import { fenceGuard } from '../../store/sql.js';
+import { fenceGuard, prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 import type { ImportMode, ImportState } from '../../store/import-tables.js';
 import { ImportNameTakenError, ImportNotFoundError, ImportStateError } from '../errors.js';
@@ -91,10 +91,10 @@ function toRecord(row: ImportRow): ImportRecord {
   };
 }
 
-/** What a guarded write adds to the row besides taking the fence: progress, request counters, the rate budgets. */
+/** What a coordinator's guarded write adds to the row besides taking the fence: request counters, the rate budgets. */
 export interface Progress {
-  counts?: RequestCounts;
-  rate?: RateBudget[];
+  counts: RequestCounts;
+  rate: RateBudget[];
 }
 
 /**
@@ -107,8 +107,45 @@ export interface Progress {
 export class ImportRepository {
   readonly #db: Kysely<Schema>;
 
+  /**
+   * The guards every page and every job writes behind, compiled once (see
+   * PreparedQuery). Inputs: now, the request counters to add, the rate
+   * budgets (coordinator only), the fence (coordinator only), the import id
+   * and run. Stores progress, counters and the fence. Returns the id when
+   * the import runs that run (and, for the coordinator, its fence is not above).
+   */
+  readonly #guard: PreparedQuery<[now: number, ...counts: number[], rate: string, fence: bigint, id: number, run: number], { id: number }>;
+  readonly #jobGuard: PreparedQuery<[now: number, ...counts: number[], id: number, run: number], { id: number }>;
+
   constructor(database: Pick<Database, 'db'>) {
-    this.#db = database.db;
+    const db = (this.#db = database.db);
+    const counters = (arg: (index: number) => unknown) => ({
+      requests_total: sql<number>`requests_total + ${arg(1)}`,
+      requests_counted: sql<number>`requests_counted + ${arg(2)}`,
+      requests_not_modified: sql<number>`requests_not_modified + ${arg(3)}`,
+      requests_retried: sql<number>`requests_retried + ${arg(4)}`,
+      rate_limit_waits: sql<number>`rate_limit_waits + ${arg(5)}`,
+      rate_limit_wait_ms: sql<number>`rate_limit_wait_ms + ${arg(6)}`,
+    });
+    this.#guard = prepared(db, (arg) =>
+      db
+        .updateTable('imports')
+        .set({ fence: arg(8) as bigint, progress_at: arg(0) as number, updated_at: arg(0) as number, rate: arg(7) as string, ...counters(arg as (index: number) => unknown) })
+        .where('id', '=', arg(9) as number)
+        .where('run', '=', arg(10) as number)
+        .where('state', '=', 'started')
+        .where(sql<boolean>`(fence is null or fence <= ${arg(8)})`)
+        .returning('id'),
+    );
+    this.#jobGuard = prepared(db, (arg) =>
+      db
+        .updateTable('imports')
+        .set({ progress_at: arg(0) as number, updated_at: arg(0) as number, ...counters(arg as (index: number) => unknown) })
+        .where('id', '=', arg(7) as number)
+        .where('run', '=', arg(8) as number)
+        .where('state', '=', 'started')
+        .returning('id'),
+    );
   }
 
   #select() {
@@ -262,15 +299,8 @@ export class ImportRepository {
    * above `fence`; takes the fence, notes progress, adds request counters.
    * Returns the id when it applied (no row: refused, and the batch must roll back).
    */
-  guardStep(id: number, run: number, fence: bigint, now: number, progress: Progress = {}): Compilable {
-    return this.#db
-      .updateTable('imports')
-      .set({ fence, progress_at: now, updated_at: now, ...counterChanges(progress) })
-      .where('id', '=', id)
-      .where('run', '=', run)
-      .where('state', '=', 'started')
-      .where(fenceGuard(fence))
-      .returning('id');
+  guardStep(id: number, run: number, fence: bigint, now: number, progress: Required<Progress>): Compilable {
+    return this.#guard.bind(now, ...countValues(progress.counts), JSON.stringify(progress.rate), fence, id, run);
   }
 
   /**
@@ -278,14 +308,8 @@ export class ImportRepository {
    * run `run` (a cancel or a new run stops it); the job's own lease fence is
    * checked on its import_jobs row. Adds the job's request counters.
    */
-  jobGuardStep(id: number, run: number, now: number, progress: Progress = {}): Compilable {
-    return this.#db
-      .updateTable('imports')
-      .set({ progress_at: now, updated_at: now, ...counterChanges(progress) })
-      .where('id', '=', id)
-      .where('run', '=', run)
-      .where('state', '=', 'started')
-      .returning('id');
+  jobGuardStep(id: number, run: number, now: number, counts: RequestCounts): Compilable {
+    return this.#jobGuard.bind(now, ...countValues(counts), id, run);
   }
 
   /**
@@ -358,19 +382,7 @@ export class ImportRepository {
   }
 }
 
-function counterChanges(progress: Progress) {
-  const counts = progress.counts;
-  return {
-    ...(progress.rate && progress.rate.length > 0 ? { rate: JSON.stringify(progress.rate) } : {}),
-    ...(counts
-      ? {
-          requests_total: sql<number>`requests_total + ${counts.total}`,
-          requests_counted: sql<number>`requests_counted + ${counts.counted}`,
-          requests_not_modified: sql<number>`requests_not_modified + ${counts.notModified}`,
-          requests_retried: sql<number>`requests_retried + ${counts.retried}`,
-          rate_limit_waits: sql<number>`rate_limit_waits + ${counts.rateLimitWaits}`,
-          rate_limit_wait_ms: sql<number>`rate_limit_wait_ms + ${counts.rateLimitWaitMs}`,
-        }
-      : {}),
-  };
+/** The counters in the order the guards add them. */
+function countValues(counts: RequestCounts): number[] {
+  return [counts.total, counts.counted, counts.notModified, counts.retried, counts.rateLimitWaits, counts.rateLimitWaitMs];
 }
