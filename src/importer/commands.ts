@@ -4,6 +4,7 @@ import { printJson } from '../cli/output.js';
 import type { Forgesync } from '../app/forgesync.js';
 import type { ImportStatusJson } from './status.js';
 import type { CoordinatorOutcome } from './run/coordinator.js';
+import { validateConcurrency } from './names.js';
 
 /** One line of an import's state for humans. */
 function statusLine(status: ImportStatusJson): string {
@@ -81,7 +82,7 @@ export function importCommands(): Command[] {
             apiUrl: options.apiUrl,
             ...(options.name !== undefined ? { name: options.name } : {}),
             ...(options.credential ? { credentials: options.credential } : {}),
-            ...(options.concurrency !== undefined ? { concurrency: Number(options.concurrency) } : {}),
+            ...(options.concurrency !== undefined ? { concurrency: validateConcurrency(options.concurrency) } : {}),
           });
           if (options.wait) return runHere(app, record.name, Boolean(options.json));
           const status = await app.importer.status(record.name);

@@ -104,6 +104,8 @@ describe('forgesync import (CLI)', () => {
     expect(bad.stderr).toMatch(/is not <owner>\/<repo>/);
     const plain = await forgesync({ ...env, FORGESYNC_GIT_PROTOCOLS: 'https,ssh' }, ['import', 'github', project(), '--api-url', fake.apiUrl]);
     expect(plain.stderr).toMatch(/--api-url must be https/);
+    const concurrency = await forgesync(env, ['import', 'github', project(), '--concurrency', 'lots', '--api-url', fake.apiUrl]);
+    expect(concurrency.stderr).toMatch(/--concurrency must be a whole number from 1 to 100, not "lots"/);
     const unbound = await forgesync(env, ['import', 'github', project(), '--credential', 'NOPE', '--api-url', fake.apiUrl]);
     expect(unbound.stderr).toMatch(/credential "NOPE" is not available/);
     const list = await forgesync(env, ['import', 'list', '--json']);
