@@ -66,6 +66,17 @@ function pointer(spec, ref) {
   return node;
 }
 
+/**
+ * The example with every `…token` field (`temp_clone_token`) emptied (''): the
+ * spec's sample values look like real credentials to secret scanners, and
+ * an empty string still matches every schema that has the field.
+ */
+function withoutTokens(value) {
+  if (Array.isArray(value)) return value.map(withoutTokens);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, /token$/i.test(key) && typeof child === 'string' ? '' : withoutTokens(child)]));
+}
+
 /** Resolves every $ref (examples are plain data; refs only appear as whole objects). */
 function deref(spec, node) {
   if (Array.isArray(node)) return node.map((item) => deref(spec, item));
@@ -116,7 +127,7 @@ function main() {
       if (!example) throw new Error(`${op.operationId}: no example ${wanted}`);
       example = deref(spec, example);
       while (example && typeof example === 'object' && 'value' in example && !Array.isArray(example)) example = example.value;
-      examples[op.operationId] = { method: method.toUpperCase(), path: route, example };
+      examples[op.operationId] = { method: method.toUpperCase(), path: route, example: withoutTokens(example) };
       schemas[op.operationId] = trimSchema(media.schema, refs);
     }
   }

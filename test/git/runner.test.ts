@@ -18,6 +18,7 @@ import { GitRunner } from '../../src/git/runner.js';
 import { KNOWN_PROTOCOLS } from '../../src/git/url.js';
 import { loopbackEgress } from '../support/egress.js';
 import { removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
+import { testSecret } from '../support/secrets.js';
 
 const spawned = vi.hoisted(
   () => [] as Array<{ file: string; args: string[]; options: Record<string, unknown>; pid: number | undefined }>,
@@ -126,8 +127,9 @@ describe('GitRunner', () => {
   it('refuses a token in argv or with a newline', async () => {
     const runner = new GitRunner({ protocols: new Set(['http']), egress: loopbackEgress() });
     // Nothing listens on port 9: the in-process request fails, the remote stays as given.
-    const remote = await runner.prepareRemote('http://127.0.0.1:9/x.git', { token: 'secret-token-123' });
-    await expect(runner.run(['ls-remote', '--end-of-options', remote.url, 'secret-token-123'], { remote })).rejects.toBeInstanceOf(
+    const token = testSecret('RUNNER_ARGV_TOKEN');
+    const remote = await runner.prepareRemote('http://127.0.0.1:9/x.git', { token });
+    await expect(runner.run(['ls-remote', '--end-of-options', remote.url, token], { remote })).rejects.toBeInstanceOf(
       InvalidGitOptionError,
     );
     await expect(runner.prepareRemote('http://127.0.0.1:9/x.git', { token: 'abc\r\nX-Evil: 1' })).rejects.toBeInstanceOf(InvalidGitOptionError);

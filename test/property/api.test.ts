@@ -10,6 +10,7 @@ import { validateRevision } from '../../src/snapshots/revision.js';
 import { startTestServer, type TestServer } from '../server/support.js';
 import { SECRETS, WEBHOOK_ENV } from '../server/webhooks-fixtures.js';
 import { checkAsync, hostileString, piece, unknownValue } from './arbitraries.js';
+import { testSecret } from '../support/secrets.js';
 
 /*
  * The HTTP boundary: generated bodies, paths and queries for the sources,
@@ -85,7 +86,7 @@ const extraKey = fc.oneof(fc.constant(undefined), fc.constantFrom('__proto__', '
 function textFor(field: string): fc.Arbitrary<string> {
   const max = field === 'url' ? 2000 : field === 'name' ? 100 : field === 'interval' ? 20 : field === 'cron' ? 200 : 300;
   const pieces = {
-    url: ['-uhttps://x', 'ext::sh -c id', 'https://u:pw@example.com/x', 'ftp://x/y', 'fd::1', 'https://example.com/a b', 'git@-oProxyCommand=x:r', 'ssh://-oProxyCommand=x/r', 'https://ghp_0123456789abcdef@github.com/x', 'https://example.com/a..'],
+    url: ['-uhttps://x', 'ext::sh -c id', 'https://u:pw@example.com/x', 'ftp://x/y', 'fd::1', 'https://example.com/a b', 'git@-oProxyCommand=x:r', 'ssh://-oProxyCommand=x/r', `https://${testSecret('PROPERTY_URL_TOKEN', 'ghp_')}@github.com/x`, 'https://example.com/a..'],
     name: ['..', 'a..b', '-x', '.x', 'a/b', 'a\\b', 'a b', SEED, 'SEED', SEED_GITHUB.toUpperCase()],
     interval: ['0', '999ms', '400d', '1e3', '-1s', '1 h', '1h-1m', '0x10', '1w'],
     cron: ['* * *', '61 * * * *', '@reboot', '* * * * * * *', '*/0 * * * *', '0 0 31 2 *'],
