@@ -1,21 +1,10 @@
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { addressLiteral, type ResolvedHost } from '../egress/address.js';
 import { EgressPolicy } from '../egress/policy.js';
 import { buildGitEnv, checkToken, curlResolveEntry, makeRedactor, sshPathProblem, tokenScopeFor, type SshPin, type SshSettings } from './env.js';
-import {
-  GitAbortedError,
-  GitCommandError,
-  GitError,
-  GitOutputLimitError,
-  GitTimeoutError,
-  InvalidGitOptionError,
-  InvalidGitProtocolError,
-} from './errors.js';
-import { LineSplitter, TailBuffer } from './output.js';
-import { killGroup, waitGroupGone } from './process-group.js';
+import { GitAbortedError, GitError, InvalidGitOptionError, InvalidGitProtocolError } from './errors.js';
+import { killGitOnExit, runGitProcess, startGitProcess, type GitProcess, type GitRunResult } from './process.js';
 import type { RemoteListing } from './refs.js';
 import { resolveHttpRemote } from './remote-refs.js';
 import { KNOWN_PROTOCOLS, remoteTarget, validateRemoteUrl } from './url.js';
@@ -24,9 +13,6 @@ import { KNOWN_PROTOCOLS, remoteTarget, validateRemoteUrl } from './url.js';
 export const DEFAULT_GIT_TIMEOUT_MS = 10 * 60 * 1000;
 /** Default cap on the stdout collected from one git command: 64 MiB. */
 export const DEFAULT_MAX_STDOUT_BYTES = 64 * 1024 * 1024;
-const STDERR_TAIL_CHARS = 8 * 1024;
-/** setTimeout's ceiling (~24.8 days); longer delays would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface GitRunnerOptions {
   /** Allowed transports (see `parseProtocols`); everything else is refused by git itself. */
@@ -111,23 +97,7 @@ export interface GitRunOptions {
   indexFile?: string;
 }
 
-/** A long-lived git process started by {@link GitRunner.start}; the caller stops it. */
-export interface GitProcess {
-  readonly child: ChildProcessWithoutNullStreams;
-  /** The last few KiB of its stderr. */
-  stderr(): string;
-  /** Kills its process group. */
-  stop(): void;
-}
-
-export interface GitRunResult {
-  stdout: string;
-  stderr: string;
-}
-
-/** Process groups of running git commands, killed if forgesync itself exits. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
+export type { GitProcess, GitRunResult };
 
 /**
  * The one hardened way forgesync runs git: an argument vector (never a shell), an
@@ -166,10 +136,7 @@ export class GitRunner {
       keyFile: options.sshKeyFile,
       agent: options.sshAgent ?? false,
     };
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      process.on('exit', () => liveGroups.forEach(killGroup));
-    }
+    killGitOnExit();
   }
 
   /**
@@ -245,84 +212,18 @@ export class GitRunner {
     const timeoutMs = positive(options.timeoutMs ?? this.defaultTimeoutMs, 'timeoutMs');
     if (signal?.aborted) throw new GitAbortedError(command, signal.reason);
     const env = this.#env(options, grant);
-
-    return await new Promise<GitRunResult>((resolve, reject) => {
-      let child: ChildProcess;
-      try {
-        child = this.#spawn(args, options.cwd, env, options.input === undefined ? 'ignore' : 'pipe');
-      } catch (error) {
-        reject(new GitError(`could not start ${this.gitBinary}: ${(error as Error).message}`, { cause: error }));
-        return;
-      }
-      const pid = child.pid;
-      if (pid !== undefined) liveGroups.add(pid);
-      const stdout: Buffer[] = [];
-      let stdoutBytes = 0;
-      const tail = new TailBuffer(STDERR_TAIL_CHARS);
-      const onLine = options.onStderrLine;
-      const lines = onLine ? new LineSplitter((line) => onLine(redact(line))) : undefined;
-      let killedWith: GitError | undefined;
-      let settled = false;
-      let exited = false;
-
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (pid !== undefined) liveGroups.delete(pid);
-      };
-      const settle = (error: Error | undefined, result?: GitRunResult): void => {
-        if (settled) return;
-        settled = true;
-        cleanup();
-        if (error) reject(error);
-        else resolve(result as GitRunResult);
-      };
-      const kill = (error: GitError): void => {
-        if (killedWith || settled) return;
-        killedWith = error;
-        if (pid !== undefined) killGroup(pid);
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        if (exited) finishKilled();
-      };
-      const finishKilled = (): void => {
-        const error = killedWith as GitError;
-        if (pid === undefined) settle(error);
-        else void waitGroupGone(pid).then(() => settle(error));
-      };
-      const onAbort = (): void => kill(new GitAbortedError(command, signal?.reason));
-      const timer = setTimeout(() => kill(new GitTimeoutError(command, timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
-      signal?.addEventListener('abort', onAbort, { once: true });
-
-      child.stdout?.on('data', (chunk: Buffer) => {
-        stdoutBytes += chunk.length;
-        if (stdoutBytes > this.maxStdoutBytes) kill(new GitOutputLimitError(command, this.maxStdoutBytes));
-        else stdout.push(chunk);
-      });
-      child.stderr?.setEncoding('utf8');
-      child.stderr?.on('data', (chunk: string) => {
-        tail.push(chunk);
-        lines?.push(chunk);
-      });
-      if (options.input !== undefined && child.stdin) {
-        child.stdin.on('error', () => undefined);
-        child.stdin.end(options.input);
-      }
-      child.on('error', (error) => {
-        if (pid !== undefined) killGroup(pid);
-        settle(new GitError(`could not run ${this.gitBinary}: ${error.message}`, { cause: error }));
-      });
-      child.on('exit', () => {
-        exited = true;
-        if (killedWith) finishKilled();
-      });
-      child.on('close', (code, exitSignal) => {
-        if (killedWith) return;
-        lines?.end();
-        const stderr = redact(tail.toString());
-        if (code === 0) settle(undefined, { stdout: Buffer.concat(stdout).toString('utf8'), stderr });
-        else settle(new GitCommandError(command, code, stderr, exitSignal));
-      });
+    return runGitProcess({
+      binary: this.gitBinary,
+      args,
+      cwd: options.cwd,
+      env,
+      command,
+      redact,
+      timeoutMs,
+      maxStdoutBytes: this.maxStdoutBytes,
+      ...(signal ? { signal } : {}),
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      ...(options.onStderrLine ? { onStderrLine: options.onStderrLine } : {}),
     });
   }
 
@@ -333,28 +234,7 @@ export class GitRunner {
    */
   start(args: string[], options: Pick<GitRunOptions, 'cwd'> = {}): GitProcess {
     checkArgs(args);
-    const child = this.#spawn(args, options.cwd, this.#env({}, undefined), 'pipe') as ChildProcessWithoutNullStreams;
-    const pid = child.pid;
-    if (pid !== undefined) liveGroups.add(pid);
-    const tail = new TailBuffer(STDERR_TAIL_CHARS);
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => tail.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('exit', () => {
-      if (pid !== undefined) liveGroups.delete(pid);
-    });
-    return {
-      child,
-      stderr: () => tail.toString(),
-      stop: () => {
-        if (pid !== undefined && liveGroups.delete(pid)) killGroup(pid);
-      },
-    };
-  }
-
-  /** git in its own process group (killed as a whole), never through a shell, never in the caller's cwd. */
-  #spawn(args: string[], cwd: string | undefined, env: NodeJS.ProcessEnv, stdin: 'ignore' | 'pipe'): ChildProcess {
-    return spawn(this.gitBinary, args, { cwd: cwd ?? tmpdir(), env, stdio: [stdin, 'pipe', 'pipe'], detached: true, shell: false, windowsHide: true });
+    return startGitProcess(this.gitBinary, args, options.cwd, this.#env({}, undefined));
   }
 
   /** Registers a remote this runner prepared (frozen: nothing about it changes after the checks). */
