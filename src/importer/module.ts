@@ -20,7 +20,7 @@ import { GitSources, type GitSourceOptions } from './run/sources.js';
 import type { importerSettings } from './settings.js';
 import { ImportRepository, type ImportRecord } from './store/imports.js';
 import { StageWaiter } from './store/jobs.js';
-import { importCounts, importStatus, type ImportStatusJson, type SourceStatus } from './status.js';
+import { importCounts, importStatus, type ImportStatusJson } from './status.js';
 import { exportImport, type ExportSummary } from './export/index.js';
 
 /** The job kinds of the importer: an import's coordination, and its per-object jobs. */
@@ -199,7 +199,7 @@ export class Importer implements ForgesyncModule {
   /** The status JSON of an import (a contract: see ImportStatusJson). */
   async status(nameOrRecord: string | ImportRecord): Promise<ImportStatusJson> {
     const record = typeof nameOrRecord === 'string' ? await this.imports.get(nameOrRecord) : nameOrRecord;
-    return importStatus(this.options.database.db, record, (name) => this.#sourceStatus(name));
+    return importStatus(this.options.database.db, record, (name) => this.options.sources.status(name));
   }
 
   /** Requests an incremental sync and nudges a worker. */
@@ -273,10 +273,6 @@ export class Importer implements ForgesyncModule {
       onAnswer: (result) => this.metrics.requests.inc({ result }),
       onRateLimitWait: (ms) => this.metrics.rateLimitWait.inc(ms / 1000),
     });
-  }
-
-  async #sourceStatus(name: string): Promise<SourceStatus | null> {
-    return this.options.sources.status(name);
   }
 
   /** The final log line of a run (the seed's shape), and the objects metric. */

@@ -7,9 +7,10 @@ const GITHUB_FILE_HOSTS = ['user-images.githubusercontent.com', 'private-user-im
 export class FileHosts {
   readonly #own: Set<string>;
 
-  /** The API's host and GitHub's file hosts; the web host joins once the repository is known ({@link addWebUrl}). */
-  constructor(apiUrl: string) {
+  /** The API's host, GitHub's file hosts, and the web host of the repository's `htmlUrl` when it is known (else see {@link addWebUrl}). */
+  constructor(apiUrl: string, htmlUrl?: unknown) {
     this.#own = new Set([new URL(apiUrl).host, ...GITHUB_FILE_HOSTS]);
+    if (typeof htmlUrl === 'string') this.addWebUrl(htmlUrl);
   }
 
   /** Adds the host of the repository's `html_url` (github.com, or a GitHub Enterprise server's web host). */

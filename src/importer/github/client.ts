@@ -75,9 +75,11 @@ export class GithubClient {
   readonly #slots: Slot[];
   /** Kept-alive connections to the API host, its addresses checked once (no handshake per request). */
   #agent: Promise<PinnedAgent> | undefined;
+  readonly #api: URL;
 
   constructor(private readonly options: GithubClientOptions) {
     this.#semaphore = new Semaphore(options.concurrency);
+    this.#api = new URL(options.apiUrl);
     const tokens: (ClientToken | null)[] = options.tokens.length > 0 ? [...options.tokens] : [null];
     this.#slots = tokens.map((token) => ({
       token,
@@ -97,7 +99,7 @@ export class GithubClient {
   }
 
   #agentFor(url: URL): Promise<PinnedAgent> | undefined {
-    const api = new URL(this.options.apiUrl);
+    const api = this.#api;
     if (url.host !== api.host || url.protocol !== api.protocol) return undefined;
     this.#agent ??= this.options.policy.resolve(api.hostname).then((target) => new PinnedAgent(api.protocol as 'http:' | 'https:', target, this.options.concurrency));
     // A failed lookup is not kept: the next request tries again.

@@ -3,6 +3,7 @@ import { logLeaseSkip } from '../../leases/skip.js';
 import { writeFenced } from '../../leases/fenced.js';
 import type { Lease } from '../../leases/lease.js';
 import { FileHosts } from '../attachments/scan.js';
+import { storedRepository } from '../store/objects.js';
 import { ImportStalledError } from '../errors.js';
 import { STAGE_RUNNERS, type StageEnv } from '../stages/index.js';
 import { listCursors } from '../store/cursors.js';
@@ -99,9 +100,7 @@ export class Coordinator {
     const stop = new AbortController();
     const signal = AbortSignal.any([leaseSignal, stop.signal]);
     const client = await this.options.openClient(record, record.concurrency, signal);
-    const hosts = new FileHosts(record.apiUrl);
-    const stored = await this.options.database.db.selectFrom('import_objects').select('data').where('import_id', '=', record.id).where('type', '=', 'repository').executeTakeFirst();
-    if (stored) hosts.addWebUrl(String((JSON.parse(stored.data) as { html_url?: unknown }).html_url ?? ''));
+    const hosts = new FileHosts(record.apiUrl, (await storedRepository(this.options.database.db, record.id))?.html_url);
     const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency);
     let stage: Stage = record.stage;
     const watchdog = this.#watch(ctx, () => stage, stop, stallTimeoutMs);

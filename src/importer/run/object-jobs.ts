@@ -3,6 +3,7 @@ import type { BoundToken } from '../../credentials/store.js';
 import type { EgressPolicy } from '../../egress/policy.js';
 import { writeFenced } from '../../leases/fenced.js';
 import { FileHosts } from '../attachments/scan.js';
+import { storedRepository } from '../store/objects.js';
 import { zeroCounts, type GithubClient, type RequestCounts } from '../github/client.js';
 import { failureSteps, objectWork } from '../stages/object-work.js';
 import { runGuarded } from '../store/guarded.js';
@@ -111,9 +112,7 @@ export class ObjectJobs {
       return cached.value;
     }
     const { database } = this.options;
-    const hosts = new FileHosts(record.apiUrl);
-    const repository = await database.db.selectFrom('import_objects').select('data').where('import_id', '=', record.id).where('type', '=', 'repository').executeTakeFirst();
-    if (repository) hosts.addWebUrl(String((JSON.parse(repository.data) as { html_url?: unknown }).html_url ?? ''));
+    const hosts = new FileHosts(record.apiUrl, (await storedRepository(database.db, record.id))?.html_url);
     // Requests of all of a run's jobs in this process go through one client: its concurrency bounds them together.
     const value: PreparedRun = {
       client: await this.options.openClient(record, record.concurrency, this.#closing.signal),

@@ -6,7 +6,7 @@ import { messageOf, walk, type Collection } from '../run/walk.js';
 import { filesToDownload } from '../store/attachments.js';
 import { getCursor, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep } from '../store/failures.js';
-import { numbersWritten } from '../store/objects.js';
+import { numbersWritten, storedRepository } from '../store/objects.js';
 import { loginsToFetch, USER_TTL_MS } from '../store/users.js';
 import type { Stage } from '../types.js';
 import {
@@ -51,8 +51,7 @@ const repository: StageRunner = async (ctx, env) => {
   const response = await ctx.client.get(ctx.repoPath, { etag: ctx.record.mode === 'sync' ? cursor.etag : null });
   let repo: any;
   if (response.status === 304) {
-    const stored = await ctx.db.selectFrom('import_objects').select('data').where('import_id', '=', ctx.importId).where('type', '=', 'repository').executeTakeFirst();
-    repo = stored ? JSON.parse(stored.data) : undefined;
+    repo = await storedRepository(ctx.db, ctx.importId);
   } else if (response.status === 404 || response.status === 403 || response.status === 451) {
     throw new GithubProjectNotFoundError(`${ctx.record.owner}/${ctx.record.repo}`, ctx.record.apiUrl);
   } else if (response.status !== 200) {

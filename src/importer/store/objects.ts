@@ -93,6 +93,12 @@ export function upsertObjectSteps(db: Kysely<Schema>, importId: number, run: num
   return steps;
 }
 
+/** The repository as GitHub last gave it (`GET /repos/{o}/{r}`), once the first stage stored it. */
+export async function storedRepository(db: Kysely<Schema>, importId: number): Promise<Record<string, unknown> | undefined> {
+  const row = await db.selectFrom('import_objects').select('data').where('import_id', '=', importId).where('type', '=', 'repository').where('key', '=', 'repository').executeTakeFirst();
+  return row ? (JSON.parse(row.data) as Record<string, unknown>) : undefined;
+}
+
 /** Stored objects per type (every type stored, internal ones included). */
 export async function countObjects(db: Kysely<Schema>, importId: number, run?: number): Promise<Map<string, number>> {
   let query = db.selectFrom('import_objects').select(['type', sql<number>`count(*)`.as('n')]).where('import_id', '=', importId);
