@@ -1,10 +1,11 @@
-// Copies non-TypeScript assets from src/ to dist/ after tsc: Lua scripts and SQL
+// Copies non-TypeScript assets from src/ to dist/ after tsc: Lua scripts, SQL and
+// plain CommonJS worker scripts
 // anywhere, and the dashboard's static files (HTML, plain browser JS, CSS) from
 // src/server/dashboard only, so no compiled or stray .js elsewhere is touched.
 import { cpSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, sep } from 'node:path';
 
-const ASSET_EXTENSIONS = new Set(['.lua', '.sql']);
+const ASSET_EXTENSIONS = new Set(['.lua', '.sql', '.cjs']);
 const DASHBOARD_DIR = join('src', 'server', 'dashboard');
 const DASHBOARD_EXTENSIONS = new Set(['.html', '.js', '.css']);
 

@@ -15,7 +15,7 @@ import { TokenBudgets } from './github/pacer.js';
 import { importerMetrics, type ImporterMetrics } from './metrics.js';
 import { DEFAULT_API_URL, parseProject, validateApiUrl, validateConcurrency, validateImportName } from './names.js';
 import { Coordinator, importLeaseKey, type CoordinatorOutcome } from './run/coordinator.js';
-import { ObjectJobs } from './run/object-jobs.js';
+import { jobsAtOnce, ObjectJobs } from './run/object-jobs.js';
 import { GitSources, type GitSourceOptions } from './run/sources.js';
 import type { importerSettings } from './settings.js';
 import { ImportRepository, type ImportRecord } from './store/imports.js';
@@ -116,7 +116,7 @@ export class Importer implements ForgesyncModule {
     });
     this.jobs = {
       [IMPORT_JOB]: { concurrency: 4, run: (job, signal) => this.#runImport(job, signal) },
-      [IMPORT_OBJECT_JOB]: { concurrency: settings.importConcurrency, run: (job, signal) => this.#objects.runJob(job.key, signal) },
+      [IMPORT_OBJECT_JOB]: { concurrency: jobsAtOnce(settings.importConcurrency), run: (job, signal) => this.#objects.runJob(job.key, signal) },
     };
   }
 

@@ -5,8 +5,8 @@ export const importerSettings = {
   importConcurrency: setting({
     key: 'importConcurrency',
     env: 'FORGESYNC_IMPORT_CONCURRENCY',
-    default: '10',
-    doc: 'Requests one import has in flight at once (GitHub\'s secondary limit asks for few); `import github --concurrency` overrides it per import.',
+    default: '20',
+    doc: 'Requests one import has in flight at once (GitHub\'s secondary limit allows 100); `import github --concurrency` overrides it per import.',
     parse: integer(1, 100),
   }),
   importSyncIntervalMs: setting({

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type QueryResult, type SqliteDatabase } from 'kysely';
-import pg from 'pg';
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
+import { SqliteWriter } from './sqlite-writer.js';
 import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
 import type { Schema } from './types.js';
 
@@ -19,6 +19,8 @@ export interface Connection {
    * PostgreSQL Kysely's own advisory lock does the job and this just runs fn.
    */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /** Closes the connection (or pool) and what runs beside it. */
+  close(): Promise<void>;
 }
 
 const MIGRATION_LOCK_WAIT_MS = 60_000;
@@ -40,15 +42,22 @@ export function connectSqlite(url: string): Connection {
   }
   const statements = cachingStatements(raw);
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: statements }) });
+  // An in-memory database is this connection's alone: no other thread can write it.
+  const writer = file === ':memory:' ? undefined : new SqliteWriter(file);
   sqliteHandles.set(db, {
     raw,
     prepare: (text) => statements.prepare(text) as BetterSqlite3.Statement,
     transaction: raw.transaction((run: () => unknown) => run()),
+    writer,
   });
   return {
     db,
     migrationSchema: undefined,
     exclusive: (fn) => withImmediateTransaction(raw, fn),
+    close: async () => {
+      await writer?.close();
+      await db.destroy();
+    },
   };
 }
 
@@ -62,6 +71,8 @@ export interface SqliteHandle {
   raw: BetterSqlite3.Database;
   prepare(text: string): BetterSqlite3.Statement;
   transaction: BetterSqlite3.Transaction<(run: () => unknown) => unknown>;
+  /** Runs large guarded batches off the event loop (a file database only). */
+  writer: SqliteWriter | undefined;
 }
 
 const sqliteHandles = new WeakMap<Kysely<Schema>, SqliteHandle>();
@@ -162,6 +173,8 @@ export async function connectPostgres(url: string, schema: string | undefined): 
   } catch {
     throw new UnsupportedDatabaseUrlError(`database URL ${redactUrl(url)} is not a valid postgres:// URL`);
   }
+  // Loaded only when a PostgreSQL registry is configured.
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString,
     max: 10,
@@ -186,5 +199,5 @@ export async function connectPostgres(url: string, schema: string | undefined): 
     await db.destroy().catch(() => {});
     throw new DatabaseUnavailableError('postgres', redactUrl(url), error);
   }
-  return { db, migrationSchema, exclusive: (fn) => fn() };
+  return { db, migrationSchema, exclusive: (fn) => fn(), close: () => db.destroy() };
 }

@@ -60,14 +60,14 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   try {
     await migrate(connection, dialect, redactUrl(url));
   } catch (error) {
-    await connection.db.destroy().catch(() => {});
+    await connection.close().catch(() => {});
     throw error;
   }
   let closing: Promise<void> | undefined;
   return {
     db: connection.db,
     dialect,
-    close: () => (closing ??= connection.db.destroy()),
+    close: () => (closing ??= connection.close()),
   };
 }
 

@@ -26,9 +26,9 @@ export const BUSY_TIMEOUT_MS = 5_000;
 export function openSqliteFile(file: string): BetterSqlite3.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
-  db.pragma('journal_mode = WAL');
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
+  for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
   return db;
 }
+
+/** What every connection to the file sets (the off-thread writer's too, see store/sqlite-writer.ts). */
+export const SQLITE_PRAGMAS: readonly string[] = ['journal_mode = WAL', `busy_timeout = ${BUSY_TIMEOUT_MS}`, 'synchronous = NORMAL', 'foreign_keys = ON'];

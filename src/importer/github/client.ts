@@ -1,4 +1,5 @@
 import { request as octokitRequest } from '@octokit/request';
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BoundToken } from '../../credentials/store.js';
 import { PinnedAgent, requestFollowingRedirects } from '../../egress/http.js';
@@ -55,6 +56,8 @@ export interface GithubResponse<T = unknown> {
   links: Links;
   /** The server's `date`, in epoch ms (the clock `since` watermarks are taken from). */
   date: number;
+  /** The size of a success body in bytes (0 for others). */
+  bytes: number;
 }
 
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -79,6 +82,8 @@ export class GithubClient {
 
   constructor(private readonly options: GithubClientOptions) {
     this.#semaphore = new Semaphore(options.concurrency);
+    // Every request in flight listens on the run's signal (and waits for a slot on it): that many listeners are expected, not a leak.
+    if (options.signal) setMaxListeners(Math.max(getMaxListeners(options.signal), 2 * options.concurrency + 10), options.signal);
     this.#api = new URL(options.apiUrl);
     const tokens: (ClientToken | null)[] = options.tokens.length > 0 ? [...options.tokens] : [null];
     this.#slots = tokens.map((token) => ({
@@ -206,7 +211,12 @@ export class GithubClient {
       const responseHeaders = response.headers as Record<string, string | undefined>;
       slot.budget.observe(responseHeaders);
       this.options.onAnswer?.('ok');
-      return { response: this.#answer<T>(response.status, await parseBody<T>(response.data, responseHeaders), responseHeaders) };
+      const { parse, bytes } = await bodyParser<T>(response.data, responseHeaders);
+      const answer = this.#answer<T>(response.status, undefined as T, responseHeaders, bytes);
+      // Parsed when first read: a page waiting its turn to be stored keeps its bytes, not the several times larger objects.
+      let parsed: { value: T } | undefined;
+      Object.defineProperty(answer, 'data', { enumerable: true, get: () => (parsed ??= { value: parse() }).value });
+      return { response: answer };
     } catch (thrown) {
       if (this.options.signal?.aborted) throw this.options.signal.reason;
       const error = httpErrorOf(thrown);
@@ -252,9 +262,9 @@ export class GithubClient {
     }
   }
 
-  #answer<T>(status: number, data: T, headers: Record<string, string | undefined>): GithubResponse<T> {
+  #answer<T>(status: number, data: T, headers: Record<string, string | undefined>, bytes = 0): GithubResponse<T> {
     const date = Date.parse(headers.date ?? '');
-    return { status, data, headers, etag: headers.etag, links: parseLinks(headers.link), date: Number.isFinite(date) ? date : Date.now() };
+    return { status, data, headers, etag: headers.etag, links: parseLinks(headers.link), date: Number.isFinite(date) ? date : Date.now(), bytes };
   }
 
   /**
@@ -283,7 +293,7 @@ export class GithubClient {
       }
       const empty = response.status === 204 || response.status === 304 || response.status === 205;
       const answer = new Response(empty ? null : response.body, { status: response.status, headers });
-      // The bytes are here already: parseBody takes them from this map rather than reading the stream again.
+      // The bytes are here already: bodyParser takes them from this map rather than reading the stream again.
       if (answer.body) RAW_BODIES.set(answer.body, response.body);
       Object.defineProperty(answer, 'url', { value: response.url.toString() });
       return answer;
@@ -314,13 +324,19 @@ function httpErrorOf(error: unknown): HttpError | undefined {
 /** The bytes behind each answer's body stream (see #fetchWith). */
 const RAW_BODIES = new WeakMap<object, Buffer>();
 
-/** A success body (a stream, with parsing left to us): JSON when it says so, else text. */
-async function parseBody<T>(body: unknown, headers: Record<string, string | undefined>): Promise<T> {
-  if (!body) return undefined as T;
+/** How to parse a success body (a stream, with parsing left to us: JSON when it says so, else text), and its size. */
+async function bodyParser<T>(body: unknown, headers: Record<string, string | undefined>): Promise<{ parse: () => T; bytes: number }> {
+  if (!body) return { parse: () => undefined as T, bytes: 0 };
   const raw = RAW_BODIES.get(body as object);
-  const text = raw ? raw.toString('utf8') : await new Response(body as ReadableStream).text();
-  if (!/json/i.test(headers['content-type'] ?? '') || text === '') return text as T;
-  return JSON.parse(text) as T;
+  const text = raw ? undefined : await new Response(body as ReadableStream).text();
+  const json = /json/i.test(headers['content-type'] ?? '');
+  return {
+    bytes: raw?.length ?? Buffer.byteLength(text!),
+    parse: () => {
+      const content = text ?? raw!.toString('utf8');
+      return (json && content !== '' ? JSON.parse(content) : content) as T;
+    },
+  };
 }
 
 function messageOf(data: unknown): string | undefined {

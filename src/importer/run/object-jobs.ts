@@ -43,6 +43,16 @@ interface PreparedRun {
   taken: RequestCounts;
 }
 
+/**
+ * Jobs one process runs at once for an import of `concurrency`: twice the
+ * requests it may have in flight (the run's client bounds those), so that
+ * while some jobs take their lease or store their answer, others keep
+ * every request slot busy.
+ */
+export function jobsAtOnce(concurrency: number): number {
+  return concurrency * 2;
+}
+
 /** How long a run's shared client outlives its last job. */
 const PREPARED_TTL_MS = 30_000;
 
@@ -90,7 +100,7 @@ export class ObjectJobs {
     const worker = async () => {
       while (index < keys.length && !ctx.signal.aborted) await this.run(ctx.importId, keys[index++]!, ctx.signal, ctx.record).catch(() => undefined);
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, keys.length)) }, worker));
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(jobsAtOnce(ctx.concurrency), keys.length)) }, worker));
   }
 
   /** A job from the transport: its key is `<import id>:<job key>`. */

@@ -65,6 +65,18 @@ async function commitPage(ctx: RunContext, collection: Collection, items: any[],
   await ctx.commit([...steps, writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
 }
 
+/** What the pages one walk has fetched or waiting to be stored may add up to (a page of pull requests is about 2 MB). */
+const WALK_BYTES = 16 * 2 ** 20;
+
+/**
+ * Pages a walk fetches at once: the import's concurrency, fewer where pages
+ * as large as its first would pass WALK_BYTES, so that the memory an import
+ * needs depends on its concurrency, not on how many large pages a list has.
+ */
+function pagesAtOnce(concurrency: number, firstPageBytes: number): number {
+  return Math.max(2, Math.min(concurrency, Math.floor(WALK_BYTES / Math.max(1, firstPageBytes))));
+}
+
 /**
  * By page number: page 1 tells the last page (Link), the rest go in
  * parallel (the client bounds requests in flight), each committed with its
@@ -75,8 +87,10 @@ async function commitPage(ctx: RunContext, collection: Collection, items: any[],
 async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor): Promise<Cursor> {
   let cursor = start;
   const query = { ...collection.fullQuery, per_page: String(PER_PAGE) };
+  let width = ctx.concurrency;
   if (cursor.lastPage === null) {
     const first = await fetchPage(ctx, collection, { ...query, page: '1' }, null);
+    width = pagesAtOnce(ctx.concurrency, first.bytes);
     const items = listOf(first);
     cursor = {
       ...cursor,
@@ -99,7 +113,10 @@ async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor):
   for (let page = 2; page <= lastPage; page++) if (!done.has(page)) todo.push(page);
   let capPage = Infinity;
   // Commits go one at a time, in arrival order: each writes the whole cursor as it then is.
+  // A worker fetches on while they catch up, as long as the pages in flight and those not yet stored stay within `width`.
   let chain: Promise<void> = Promise.resolve();
+  let unstored = 0;
+  let fetching = 0;
   let failure: unknown;
   const next = (() => {
     let index = 0;
@@ -108,23 +125,33 @@ async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor):
   const worker = async (): Promise<void> => {
     for (let page = next(); page !== undefined; page = next()) {
       try {
-        const response = await fetchPage(ctx, collection, { ...query, page: String(page) }, null, true);
+        fetching += 1;
+        const response = await fetchPage(ctx, collection, { ...query, page: String(page) }, null, true).finally(() => (fetching -= 1));
         if (response.status === 422) {
           capPage = Math.min(capPage, page);
           continue;
         }
-        const items = listOf(response);
+        unstored += 1;
         chain = chain.then(() => {
+          // Parsed only now (see the client): a page waiting here holds its bytes.
+          const items = listOf(response);
           cursor = { ...cursor, donePages: [...cursor.donePages, page].sort((a, b) => a - b), pages: cursor.pages + 1, items: cursor.items + items.length };
           return commitPage(ctx, collection, items, cursor);
         });
-        await chain;
+        chain.then(
+          () => (unstored -= 1),
+          (error: unknown) => {
+            unstored -= 1;
+            failure ??= error;
+          },
+        );
+        if (unstored + fetching >= width) await chain;
       } catch (error) {
         failure ??= error;
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, todo.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, todo.length)) }, worker));
   await chain.catch(() => undefined);
   if (failure !== undefined) throw failure;
   if (capPage !== Infinity) {

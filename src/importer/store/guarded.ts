@@ -1,6 +1,10 @@
 import type { Compilable, Kysely } from 'kysely';
 import { runAtomically, type Step } from '../../store/atomic.js';
+import { sqliteHandle } from '../../store/connect.js';
 import type { Schema } from '../../store/types.js';
+
+/** Parameters from which a batch goes to the writer thread: about ten stored objects. */
+const OFF_THREAD_PARAMETERS = 120;
 
 /** Raised inside a batch when a guard refused the write: the batch rolls back. */
 class GuardRefused extends Error {}
@@ -10,9 +14,20 @@ class GuardRefused extends Error {}
  * UPDATE … RETURNING that returns a row only when the write may apply (a
  * fence, a run, a state); if one returns none, nothing of the batch is
  * kept and the result is null (what writeFenced expects of a refused
- * write). Otherwise true.
+ * write). Otherwise true. On a SQLite file the batch runs on the
+ * database's writer thread (see store/sqlite-writer.ts): these are the
+ * import's page writes, most of what it costs.
  */
 export async function runGuarded(db: Kysely<Schema>, guards: readonly Compilable[], steps: readonly (Compilable | null)[]): Promise<true | null> {
+  const writer = sqliteHandle(db)?.writer;
+  if (writer) {
+    const compiled = steps.flatMap((step) => (step ? [step.compile()] : []));
+    // A small batch (a job's answer, a cursor) is cheaper to write here than to send.
+    if (compiled.reduce((sum, query) => sum + query.parameters.length, 0) >= OFF_THREAD_PARAMETERS) {
+      const outcome = await writer.write({ guards: guards.map((guard) => guard.compile()), steps: compiled });
+      return outcome === 'committed' ? true : null;
+    }
+  }
   const batch: Step[] = guards.map((guard, index) => (previous) => {
     if (index > 0 && previous[index - 1]!.length === 0) throw new GuardRefused();
     return guard;

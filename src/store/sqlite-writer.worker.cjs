@@ -1,0 +1,58 @@
+'use strict';
+// The thread behind SqliteWriter (sqlite-writer.ts): its own connection to
+// the registry's SQLite file, running guarded write batches one at a time.
+// Plain CommonJS so it runs as it is, from src/ (tests) or dist/ (copied).
+//
+// Receives: { id, guards: [{ sql, parameters }], steps: [{ sql, parameters }] }
+//   or { close: true } (closes the connection; the thread then exits).
+// Does: BEGIN IMMEDIATE; runs each guard, stopping at the first that returns
+//   no row (rolled back: refused); then each step; COMMIT.
+// Answers: { id, outcome: 'committed' | 'refused' } or { id, error: { message, code } }.
+
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require('better-sqlite3');
+
+const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
+for (const pragma of workerData.pragmas) db.pragma(pragma);
+
+/** Prepared statements by SQL text: a batch repeats a few dozen shapes. */
+const statements = new Map();
+const MAX_STATEMENTS = 256;
+function prepare(text) {
+  let statement = statements.get(text);
+  if (!statement) {
+    statement = db.prepare(text);
+    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value);
+    statements.set(text, statement);
+  }
+  return statement;
+}
+
+const REFUSED = Symbol('refused');
+const runBatch = db.transaction((guards, steps) => {
+  for (const guard of guards) {
+    const statement = prepare(guard.sql);
+    const rows = statement.reader ? statement.all(guard.parameters) : (statement.run(guard.parameters), []);
+    if (rows.length === 0) throw REFUSED;
+  }
+  for (const step of steps) {
+    const statement = prepare(step.sql);
+    if (statement.reader) statement.all(step.parameters);
+    else statement.run(step.parameters);
+  }
+});
+
+parentPort.on('message', (message) => {
+  if (message.close) {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    runBatch.immediate(message.guards, message.steps);
+    parentPort.postMessage({ id: message.id, outcome: 'committed' });
+  } catch (error) {
+    if (error === REFUSED) parentPort.postMessage({ id: message.id, outcome: 'refused' });
+    else parentPort.postMessage({ id: message.id, error: { message: String(error && error.message), code: error && error.code } });
+  }
+});
