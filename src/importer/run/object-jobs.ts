@@ -47,10 +47,10 @@ interface PreparedRun {
  * Jobs one process runs at once for an import of `concurrency`: twice the
  * requests it may have in flight (the run's client bounds those), so that
  * while some jobs take their lease or store their answer, others keep
- * every request slot busy.
+ * every request slot busy. At 1, one job at a time: the sequential importer.
  */
 export function jobsAtOnce(concurrency: number): number {
-  return concurrency * 2;
+  return concurrency === 1 ? 1 : concurrency * 2;
 }
 
 /** How long a run's shared client outlives its last job. */

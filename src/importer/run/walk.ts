@@ -74,7 +74,7 @@ const WALK_BYTES = 16 * 2 ** 20;
  * needs depends on its concurrency, not on how many large pages a list has.
  */
 function pagesAtOnce(concurrency: number, firstPageBytes: number): number {
-  return Math.max(2, Math.min(concurrency, Math.floor(WALK_BYTES / Math.max(1, firstPageBytes))));
+  return Math.min(concurrency, Math.max(2, Math.floor(WALK_BYTES / Math.max(1, firstPageBytes))));
 }
 
 /**
