@@ -1,7 +1,7 @@
 // Copies non-TypeScript assets from src/ to dist/ after tsc: Lua scripts, SQL and
-// plain CommonJS worker scripts
-// anywhere, and the dashboard's static files (HTML, plain browser JS, CSS) from
-// src/server/dashboard only, so no compiled or stray .js elsewhere is touched.
+// plain CommonJS worker scripts (.cjs) anywhere, and the dashboard's static files
+// (HTML, plain browser JS, CSS) from src/server/dashboard only, so no compiled or
+// stray .js elsewhere is touched.
 import { cpSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, sep } from 'node:path';
 

@@ -1,4 +1,4 @@
-import type { Compilable, Kysely } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 import { runAtomically, type Step } from '../../store/atomic.js';
 import { sqliteHandle } from '../../store/connect.js';
 import type { Schema } from '../../store/types.js';
@@ -19,24 +19,24 @@ class GuardRefused extends Error {}
  * import's page writes, most of what it costs.
  */
 export async function runGuarded(db: Kysely<Schema>, guards: readonly Compilable[], steps: readonly (Compilable | null)[]): Promise<true | null> {
+  // Compiled once, whichever connection runs them.
+  const guardQueries = guards.map((guard) => guard.compile());
+  const stepQueries = steps.flatMap((step) => (step ? [step.compile()] : []));
   const writer = sqliteHandle(db)?.writer;
-  if (writer) {
-    const compiled = steps.flatMap((step) => (step ? [step.compile()] : []));
-    // A small batch (a job's answer, a cursor) is cheaper to write here than to send.
-    if (compiled.reduce((sum, query) => sum + query.parameters.length, 0) >= OFF_THREAD_PARAMETERS) {
-      const outcome = await writer.write({ guards: guards.map((guard) => guard.compile()), steps: compiled });
-      return outcome === 'committed' ? true : null;
-    }
+  // A small batch (a job's answer, a cursor) is cheaper to write here than to send.
+  if (writer && stepQueries.reduce((sum, query) => sum + query.parameters.length, 0) >= OFF_THREAD_PARAMETERS) {
+    return (await writer.write({ guards: guardQueries, steps: stepQueries })) === 'committed' ? true : null;
   }
-  const batch: Step[] = guards.map((guard, index) => (previous) => {
+  const compiled = (query: CompiledQuery): Compilable => ({ compile: () => query });
+  const batch: Step[] = guardQueries.map((guard, index) => (previous) => {
     if (index > 0 && previous[index - 1]!.length === 0) throw new GuardRefused();
-    return guard;
+    return compiled(guard);
   });
   batch.push((previous) => {
     if (previous[guards.length - 1]!.length === 0) throw new GuardRefused();
     return null;
   });
-  for (const step of steps) if (step !== null) batch.push(() => step);
+  for (const step of stepQueries) batch.push(() => compiled(step));
   try {
     await runAtomically(db, batch);
     return true;
