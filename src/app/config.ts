@@ -6,6 +6,7 @@ import { replicationSettings } from '../replication/settings.js';
 import { serverSettings } from '../server/settings.js';
 import { snapshotSettings } from '../snapshots/settings.js';
 import { importerSettings } from '../importer/settings.js';
+import { feedSettings } from '../feeds/settings.js';
 
 /**
  * Every setting forgesync reads, in the order they are parsed (a default may
@@ -13,7 +14,7 @@ import { importerSettings } from '../importer/settings.js';
  * server's, then each module's. A new module adds its group here.
  */
 // (The settings files themselves, not the module definitions: those import the CLI, which imports this.)
-export const SETTINGS = { ...kernelSettings, ...serverSettings, ...replicationSettings, ...snapshotSettings, ...importerSettings };
+export const SETTINGS = { ...kernelSettings, ...serverSettings, ...replicationSettings, ...snapshotSettings, ...importerSettings, ...feedSettings };
 
 /** The validated configuration, every default filled in. */
 export type ForgesyncConfig = SettingValues<typeof SETTINGS> & {

@@ -11,6 +11,9 @@ import { replicationSettings } from '../replication/settings.js';
 import { Snapshots, type OpenSnapshotOptions } from '../snapshots/service.js';
 import { Importer, importFilesDir } from '../importer/module.js';
 import { importerSettings } from '../importer/settings.js';
+import { Feeds } from '../feeds/module.js';
+import { feedSettings } from '../feeds/settings.js';
+import { localRefs, readRefFiles } from '../git/refs.js';
 import type { Snapshot } from '../snapshots/snapshot.js';
 import type { SourceFilter } from '../store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
@@ -40,6 +43,7 @@ export class Forgesync {
     readonly replication: Replication,
     readonly snapshots: Snapshots,
     readonly importer: Importer,
+    readonly feeds: Feeds,
   ) {}
 
   /** Opens the registry database (running migrations), the lease backend, the job transport and every module. */
@@ -60,6 +64,7 @@ export class Forgesync {
       const credentials = new CredentialStore({ secretsFile: config.secretsFile, logger });
       const { database, leases, jobs, metrics } = kernel;
       let snapshots: Snapshots | undefined;
+      let feeds: Feeds | undefined;
       const replication = kernel.use(
         new Replication({
           database,
@@ -75,6 +80,7 @@ export class Forgesync {
           settings: pickSettings(replicationSettings, config),
           ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           onMirrorRemoved: (path) => snapshots?.objects.forget(path),
+          onChanges: () => feeds?.nudge(),
         }),
       );
       snapshots = kernel.use(
@@ -130,7 +136,21 @@ export class Forgesync {
           },
         }),
       );
-      return new Forgesync(config, kernel, runner, replication, snapshots, importer);
+      feeds = kernel.use(
+        new Feeds({
+          database,
+          leases,
+          jobs,
+          logger,
+          metrics,
+          policy: egress,
+          leaseTtlMs: config.leaseTtlMs,
+          settings: pickSettings(feedSettings, config),
+          runsJobs: () => kernel.started,
+          readRefs: async (mirrorPath) => readRefFiles(mirrorPath) ?? (await localRefs(runner, mirrorPath)),
+        }),
+      );
+      return new Forgesync(config, kernel, runner, replication, snapshots, importer, feeds);
     } catch (error) {
       await kernel.close();
       throw error;

@@ -2,6 +2,7 @@ import type { ModuleDefinition } from '../kernel/module.js';
 import { replicationDefinition } from '../replication/definition.js';
 import { snapshotsDefinition } from '../snapshots/definition.js';
 import { importerDefinition } from '../importer/definition.js';
+import { feedsDefinition } from '../feeds/definition.js';
 
 /**
  * The capability modules, in the order they are opened (see Forgesync.open,
@@ -9,4 +10,4 @@ import { importerDefinition } from '../importer/definition.js';
  * module adds its definition here, its settings to app/config.ts and its
  * wiring to app/forgesync.ts; no other module's files change.
  */
-export const MODULES: readonly ModuleDefinition[] = [replicationDefinition, snapshotsDefinition, importerDefinition];
+export const MODULES: readonly ModuleDefinition[] = [replicationDefinition, snapshotsDefinition, importerDefinition, feedsDefinition];

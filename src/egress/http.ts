@@ -16,6 +16,8 @@ export interface PinnedRequestOptions {
   policy: EgressPolicy;
   method?: string;
   headers?: Record<string, string>;
+  /** The request body, sent whole (Node sets its content-length); none by default. */
+  body?: string | Buffer;
   signal?: AbortSignal;
   /** Time limit of the whole exchange, the lookup included (default: none). */
   timeoutMs?: number;
@@ -126,11 +128,11 @@ function send(url: URL, target: ResolvedHost, options: PinnedRequestOptions, tim
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
     req.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? error.message, error));
-    req.end();
+    req.end(options.body);
   });
 }
 
-export interface RedirectingRequestOptions extends Omit<PinnedRequestOptions, 'headers' | 'target' | 'method'> {
+export interface RedirectingRequestOptions extends Omit<PinnedRequestOptions, 'headers' | 'target' | 'method' | 'body'> {
   // `agent` (inherited) is used for the hops to its own host only.
   method?: 'GET' | 'HEAD';
   /** The headers of the request to `url` (asked per hop: a credential must be given per origin). */

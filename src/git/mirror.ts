@@ -15,6 +15,8 @@ import {
   type RemoteListing,
 } from './refs.js';
 import { listRemote } from './remote-refs.js';
+import { refChanges } from './ref-changes.js';
+import type { RefChange } from '../store/change-log.js';
 import type { GitRunOptions, GitRunner, PreparedRemote } from './runner.js';
 import {
   discardDir,
@@ -64,6 +66,8 @@ export interface MirrorSyncResult {
   path: string;
   /** Refs added, removed or moved compared with the mirror before this sync. */
   refsChanged: number;
+  /** Those refs, by name, with their old and new commits (see ref-changes.ts). */
+  refChanges: RefChange[];
   /** {@link refsChecksum} of the mirror's refs after the sync. */
   checksum: string;
   /** {@link refsChecksum} of the upstream refs listed at the start of the sync. */
@@ -124,7 +128,7 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     // Same refs, compared as maps: the checksums are computed once, in result().
     const unchanged = countRefChanges(before, upstream.refs) === 0;
     if (unchanged && (upstream.head === undefined || upstream.head === inspection.head)) {
-      return result('noop', path, 0, before, upstream, inspection.head);
+      return result('noop', path, [], before, upstream, inspection.head);
     }
     try {
       await runner.run(
@@ -171,13 +175,14 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     head = upstream.head;
   }
   const after = readRefFiles(path) ?? (await localRefs(runner, path, { signal }));
-  return { ...result(action, path, countRefChanges(before, after), after, upstream, head), ...(reason ? { reason } : {}) };
+  const changes = await refChanges(runner, path, before, after, signal);
+  return { ...result(action, path, changes, after, upstream, head), ...(reason ? { reason } : {}) };
 }
 
 function result(
   action: MirrorSyncResult['action'],
   path: string,
-  refsChanged: number,
+  changes: RefChange[],
   refs: RefMap,
   upstream: RemoteListing,
   head: string | undefined,
@@ -187,7 +192,8 @@ function result(
   return {
     action,
     path,
-    refsChanged,
+    refsChanged: changes.length,
+    refChanges: changes,
     checksum,
     upstreamChecksum,
     verified: checksum === upstreamChecksum,

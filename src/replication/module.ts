@@ -76,6 +76,8 @@ export interface ReplicationOptions {
   onProgress?: (source: Source, line: string) => void;
   /** Told once a source's mirror is deleted, so that readers of it can let go. */
   onMirrorRemoved?: (mirrorPath: string) => void;
+  /** Told when a sync appended changes to the change log (the feeds then deliver them). */
+  onChanges?: () => void;
 }
 
 /** The job kinds of the replication module. */
@@ -120,6 +122,7 @@ export class Replication implements ForgesyncModule {
       leaseTtlMs: options.leaseTtlMs,
       backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs },
       onPending: (source) => void this.#nudge(source, 'retry').catch(() => undefined),
+      ...(options.onChanges ? { onChanges: options.onChanges } : {}),
       onAttempt: ({ trigger, result, durationMs }) => {
         this.metrics.syncs.inc({ result, trigger });
         this.metrics.syncDuration.observe(durationMs / 1000);

@@ -10,7 +10,8 @@ import { syncMirror, type MirrorSyncResult } from '../git/mirror.js';
 import type { Logger } from '../logging/logger.js';
 import type { RegistryRepository } from '../store/registry.js';
 import type { SourceRepository } from '../store/sources.js';
-import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
+import { refChange, sourceStateChange, type ChangeInput } from '../store/change-log.js';
+import type { RegistryRow, Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import type { BoundToken } from '../credentials/store.js';
@@ -43,6 +44,8 @@ export interface SyncServiceOptions {
   onProgress?: (source: Source, line: string) => void;
   /** Called when work is left pending after the lease is released, to nudge a worker. */
   onPending?: (source: Source) => void;
+  /** Called after changes were appended to the change log (the feeds deliver them). */
+  onChanges?: () => void;
 }
 
 /** The lease key of one source's mirror. */
@@ -50,6 +53,21 @@ export const syncLeaseKey = (sourceId: number) => `sync:repository:${sourceId}`;
 
 /** The error recorded on an attempt that lost its lease (the fence rejected its write, or the lease signal aborted it). */
 const leaseLostError = (error?: string) => `lease lost: ${error ?? 'another holder took over'}`;
+
+/** How the source's last finished sync ended, as the change log names it: `synced`, `failed`, or null before any. */
+function settledState(row: RegistryRow): 'synced' | 'failed' | null {
+  const synced = row.lastSyncedAt?.getTime() ?? null;
+  const failed = row.lastFailureAt?.getTime() ?? null;
+  if (failed !== null && (synced === null || failed > synced)) return 'failed';
+  return synced === null ? null : 'synced';
+}
+
+/** The changes a successful sync records: its ref changes, and the source's state when it was not synced before. */
+function syncChanges(source: string, previous: 'synced' | 'failed' | null, synced: MirrorSyncResult): ChangeInput[] {
+  const changes = synced.refChanges.map((change) => refChange(source, change));
+  if (previous !== 'synced') changes.push(sourceStateChange(source, 'synced', previous, null));
+  return changes;
+}
 
 /** Rounds a holder can chain without giving others a turn (requests arriving mid-sync). */
 const MAX_ROUNDS = 5;
@@ -139,6 +157,7 @@ export class SyncService {
     });
     if (!started) return { outcome: 'lost', requestPending: false };
     const { row, attemptId } = started;
+    const previous = settledState(row);
     // Whatever the requests up to targetSeq asked for (a URL change records one, in the same
     // transaction) must be seen by this pass: the source read before the lease still shows
     // it when no request came after that read, otherwise the source is read again.
@@ -181,9 +200,11 @@ export class SyncService {
           refsChanged: synced.refsChanged,
           now,
         }),
+        syncChanges(source.name, previous, synced),
       );
       attemptFinished = true;
       outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
+      if (counters && (synced.refChanges.length > 0 || previous !== 'synced')) this.options.onChanges?.();
       requestPending = counters !== null && counters.requestedSeq > counters.completedSeq;
     } catch (caught) {
       error = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
@@ -191,7 +212,10 @@ export class SyncService {
       else {
         const missing = caught instanceof RemoteNotFoundError;
         const delay = missing ? this.options.backoff.maxMs : backoffDelay(row.retryCount + 1, this.options.backoff);
-        await registry.finishFailed(sourceId, lease.fence, { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date() });
+        const changes = previous === 'failed' ? [] : [sourceStateChange(source.name, 'failed', previous, error)];
+        if (await registry.finishFailed(sourceId, lease.fence, { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date() }, changes)) {
+          if (changes.length > 0) this.options.onChanges?.();
+        }
         outcome = missing ? 'missing' : 'failed';
       }
     }

@@ -1,5 +1,7 @@
 import { InvalidInputError } from '../errors.js';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
+import { runAtomically } from './atomic.js';
+import { appendChanges, appendChangeSteps, type ChangeInput } from './change-log.js';
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from './database.js';
 import { SourceNotFoundError } from './errors.js';
@@ -38,6 +40,9 @@ export interface SyncedOutcome {
   mirrorPath?: string | null;
   now: Date;
 }
+
+/** Thrown inside a transaction whose fence guard refused the write: it rolls back. */
+class GuardRefused extends Error {}
 
 /** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id. */
 type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number];
@@ -214,14 +219,22 @@ export class RegistryRepository {
     outcome: SyncedOutcome,
     attemptId: number,
     attempt: (written: boolean) => AttemptOutcome,
+    changes: readonly ChangeInput[] = [],
   ): Promise<RequestCounters | null> {
     const attempts = this.#attempts;
     const { query, args } = this.#finishSyncedQuery(sourceId, fence, outcome);
-    return runBatch(this.#db, function* () {
-      const counters = countersOf((yield* run(query, ...args)).rows);
-      yield* completeAttempt(attempts, attemptId, attempt(counters !== null));
-      return counters;
-    });
+    const appends = appendChanges(this.#db, changes, outcome.now.getTime());
+    return runBatch(
+      this.#db,
+      function* () {
+        const counters = countersOf((yield* run(query, ...args)).rows);
+        yield* completeAttempt(attempts, attemptId, attempt(counters !== null));
+        // The changes this sync made are recorded only with the write that makes them.
+        if (counters !== null) for (const append of appends) yield append;
+        return counters;
+      },
+      { atomic: appends.length > 0 },
+    );
   }
 
   /**
@@ -234,9 +247,10 @@ export class RegistryRepository {
     sourceId: number,
     fence: bigint,
     outcome: { error: string; nextRetryAt: Date | null; missing: boolean; now: Date },
+    changes: readonly ChangeInput[] = [],
   ): Promise<boolean> {
     const nowMs = outcome.now.getTime();
-    return this.#fencedUpdate(sourceId, fence, nowMs, {
+    const update = this.#fencedUpdateQuery(sourceId, fence, nowMs, {
       state: sql<RegistryState>`case when requested_seq > target_seq then 'pending' else 'failed' end`,
       retry_count: sql<number>`retry_count + 1`,
       next_retry_at: outcome.nextRetryAt?.getTime() ?? null,
@@ -244,6 +258,21 @@ export class RegistryRepository {
       last_failure_at: nowMs,
       missing_on_primary: outcome.missing ? 1 : 0,
     });
+    if (changes.length === 0) return Number((await update.executeTakeFirst()).numUpdatedRows) > 0;
+    return (
+      (await runAtomically(this.#db, [
+        () => update.returning('source_id'),
+        (previous) => {
+          // The guard refused: nothing happened, so nothing is recorded.
+          if (previous[0]!.length === 0) throw new GuardRefused();
+          return null;
+        },
+        ...appendChangeSteps(this.#db, changes, nowMs).map((step) => () => step),
+      ]).catch((error: unknown) => {
+        if (error instanceof GuardRefused) return null;
+        throw error;
+      })) !== null
+    );
   }
 
   /** Guarded: puts a started row back to pending (clean shutdown or abort; the request is kept). */
@@ -330,13 +359,16 @@ export class RegistryRepository {
 
   /** One fence-guarded UPDATE of a registry row; false when the guard (or a missing row) stopped it. */
   async #fencedUpdate(sourceId: number, fence: bigint, nowMs: number, values: UpdateObject<Schema, 'registry'>): Promise<boolean> {
-    const result = await this.#db
+    const result = await this.#fencedUpdateQuery(sourceId, fence, nowMs, values).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  #fencedUpdateQuery(sourceId: number, fence: bigint, nowMs: number, values: UpdateObject<Schema, 'registry'>) {
+    return this.#db
       .updateTable('registry')
       .set({ ...values, fence, updated_at: nowMs })
       .where('source_id', '=', sourceId)
-      .where(fenceGuard(fence))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+      .where(fenceGuard(fence));
   }
 
   /** The registry row of a source, or null. */

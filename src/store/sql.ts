@@ -154,10 +154,11 @@ export function* run<A extends readonly unknown[], O>(query: PreparedQuery<A, O>
  * `await` inside, so the lock is never held across a yield: see atomic.ts).
  * On PostgreSQL (or while a Kysely transaction holds the SQLite connection)
  * they run in turn through Kysely, each atomic on its own, as separate
- * calls would (a transaction would cost two more round trips); statements
- * that must hold together need runAtomically instead.
+ * calls would (a transaction would cost two more round trips), unless
+ * `atomic` asks for one transaction there too (a write and the changes it
+ * appends to the change log must commit together).
  */
-export async function runBatch<T>(db: Kysely<Schema>, batch: () => Batch<T>): Promise<T> {
+export async function runBatch<T>(db: Kysely<Schema>, batch: () => Batch<T>, options: { atomic?: boolean } = {}): Promise<T> {
   const sqlite = sqliteHandle(db);
   if (sqlite && !sqlite.raw.inTransaction) {
     return sqlite.transaction.immediate(() => {
@@ -167,6 +168,16 @@ export async function runBatch<T>(db: Kysely<Schema>, batch: () => Batch<T>): Pr
         step = steps.next(step.value.query.runSqlite(sqlite, step.value.args));
       }
     }) as T;
+  }
+  if (options.atomic && !sqlite) {
+    return db.transaction().execute(async (trx) => {
+      const steps = batch();
+      for (let step = steps.next(); ; ) {
+        if (step.done) return step.value;
+        const { query, args } = step.value;
+        step = steps.next(await trx.executeQuery(query.bind(...args).compile()));
+      }
+    });
   }
   const steps = batch();
   for (let step = steps.next(); ; ) {

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { FeedSchema } from './feed-tables.js';
 import type { ImportSchema } from './import-tables.js';
 
 /** Where a registry row stands: `pending → started → synced | failed`. */
@@ -85,7 +86,7 @@ export interface WebhookDeliveriesTable {
 }
 
 /** The Kysely database interface of the registry store. */
-export interface Schema extends ImportSchema {
+export interface Schema extends ImportSchema, FeedSchema {
   sources: SourcesTable;
   registry: RegistryTable;
   sync_attempts: SyncAttemptsTable;

@@ -1,7 +1,8 @@
 import type { Compilable } from 'kysely';
 import { filesIn, loginsIn } from '../attachments/scan.js';
 import { addFilesStep, type FoundFile } from '../store/attachments.js';
-import { upsertObjectSteps, type ObjectRow } from '../store/objects.js';
+import { appendChangeSteps } from '../../store/change-log.js';
+import { objectChanges, upsertObjectSteps, type ObjectRow } from '../store/objects.js';
 import { addLoginsStep } from '../store/users.js';
 import type { RunContext } from './context.js';
 
@@ -16,7 +17,7 @@ export class PageBatch {
   readonly files: FoundFile[] = [];
   readonly extra: (Compilable | null)[] = [];
 
-  constructor(private readonly ctx: Pick<RunContext, 'db' | 'importId' | 'run' | 'hosts'>) {}
+  constructor(private readonly ctx: Pick<RunContext, 'db' | 'importId' | 'run' | 'hosts' | 'importName'>) {}
 
   /** Adds an object, and the logins and linked files in its JSON. */
   add(row: ObjectRow): this {
@@ -28,10 +29,19 @@ export class PageBatch {
     return this;
   }
 
-  steps(): (Compilable | null)[] {
+  /** The batch's statements, with the change log entries of the objects that changed (see change-log.ts). */
+  async steps(): Promise<(Compilable | null)[]> {
     const { db, importId, run } = this.ctx;
+    const changes = await objectChanges(db, importId, this.ctx.importName, this.objects);
     const now = Date.now();
-    return [...upsertObjectSteps(db, importId, run, this.objects), addLoginsStep(db, importId, run, this.logins), addFilesStep(db, importId, run, this.files, now), ...this.extra];
+    return [
+      ...upsertObjectSteps(db, importId, run, this.objects),
+      addLoginsStep(db, importId, run, this.logins),
+      addFilesStep(db, importId, run, this.files, now),
+      ...appendChangeSteps(db, changes, now),
+      // Last: a stage may take its extra statements back off the end (see collections.ts).
+      ...this.extra,
+    ];
   }
 }
 

@@ -73,6 +73,10 @@ export class RunContext {
     return this.record.run;
   }
 
+  get importName(): string {
+    return this.record.name;
+  }
+
   /** `/repos/{owner}/{repo}`, URL-escaped. */
   get repoPath(): string {
     return `/repos/${encodeURIComponent(this.record.owner)}/${encodeURIComponent(this.record.repo)}`;

@@ -159,6 +159,7 @@ export class ObjectJobs {
       const work = {
         db: database.db,
         importId,
+        importName: record.name,
         run: record.run,
         mode: record.mode,
         apiUrl: record.apiUrl,

@@ -135,7 +135,7 @@ export function pullsCollection(ctx: RunContext): Collection {
         }
       }
       // Delete first, then the upserts: PageBatch puts its own statements before `extra`.
-      const steps = batch.steps();
+      const steps = await batch.steps();
       const deletes = batch.extra.length > 0 ? [steps.pop()!] : [];
       return [...deletes, ...steps];
     },

@@ -62,7 +62,7 @@ const repository: StageRunner = async (ctx, env) => {
   const batch = new PageBatch(ctx);
   if (response.status === 200) batch.add({ type: 'repository', key: 'repository', createdAt: repo.created_at, updatedAt: repo.updated_at, data: repo });
   await ctx.commit([
-    ...batch.steps(),
+    ...(await batch.steps()),
     ctx.imports.setSourcesStep(ctx.importId, sources.repository, sources.wiki),
     writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag: response.etag ?? cursor.etag, pages: cursor.pages + 1 }, Date.now()),
   ]);
@@ -156,7 +156,7 @@ const protectedBranches: StageRunner = async (ctx) => {
     } else if (response.status !== 304) {
       batch.extra.push(recordFailureStep(ctx.db, ctx.importId, ctx.run, { type: 'protected_branch', id: name, error: `HTTP ${response.status}: ${messageOf(response.data)}` }, Date.now()));
     }
-    await ctx.commit([...batch.steps(), writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag: response.etag ?? cursor.etag, pages: cursor.pages + 1 }, Date.now())]);
+    await ctx.commit([...(await batch.steps()), writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag: response.etag ?? cursor.etag, pages: cursor.pages + 1 }, Date.now())]);
   });
 };
 

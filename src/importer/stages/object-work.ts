@@ -20,6 +20,7 @@ import { readUser, writeUserStep } from '../store/users.js';
 export interface ObjectWorkContext {
   db: Kysely<Schema>;
   importId: number;
+  importName: string;
   run: number;
   mode: 'full' | 'sync';
   apiUrl: string;
@@ -75,7 +76,7 @@ async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOu
     }
     url = response.links.next;
   }
-  return { steps: [...batch.steps(), writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag, pages: cursor.pages + 1 }, Date.now()), clearFailureStep(ctx.db, ctx.importId, 'pull_request_review', `#${number}`)] };
+  return { steps: [...(await batch.steps()), writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag, pages: cursor.pages + 1 }, Date.now()), clearFailureStep(ctx.db, ctx.importId, 'pull_request_review', `#${number}`)] };
 }
 
 /**
@@ -130,7 +131,7 @@ async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome>
   if (row.kind === 'attachment') {
     const batch = new PageBatch(ctx);
     batch.objects.push({ type: 'attachment', key, data: { url: row.url, sha256, size: response.body.length, content_type: contentType, filename } });
-    steps.push(...batch.steps(), clearFailureStep(ctx.db, ctx.importId, 'attachment', row.url));
+    steps.push(...(await batch.steps()), clearFailureStep(ctx.db, ctx.importId, 'attachment', row.url));
   }
   return { steps };
 }

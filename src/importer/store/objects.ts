@@ -1,4 +1,5 @@
 import { sql, type Compilable, type Kysely } from 'kysely';
+import type { ChangeInput } from '../../store/change-log.js';
 import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 import type { StoredType } from '../types.js';
@@ -126,4 +127,56 @@ export async function numbersWritten(db: Kysely<Schema>, importId: number, type:
   if (run !== null) query = query.where('run', '=', run);
   const rows = await query.orderBy('number').execute();
   return rows.map((row) => Number(row.number));
+}
+
+/** Internal rows are the importer's own bookkeeping: they are not changes anyone else sees. */
+const UNPUBLISHED: ReadonlySet<StoredType> = new Set(['repository', 'pull_request_issue']);
+
+/**
+ * The change log entries for storing `rows` in import `importName`: one
+ * per object that is new (`created`) or differs from its stored copy
+ * (`updated`: another `updated_at`, or for types without one, other JSON).
+ * An object written again unchanged (a re-fetched page, a sync that lists
+ * it again) records nothing. Read before the batch that stores the rows;
+ * the import's lease keeps anyone else from writing them meanwhile.
+ */
+export async function objectChanges(db: Kysely<Schema>, importId: number, importName: string, rows: readonly ObjectRow[]): Promise<ChangeInput[]> {
+  const byType = new Map<StoredType, Map<string, ObjectRow>>();
+  for (const row of rows) {
+    if (UNPUBLISHED.has(row.type)) continue;
+    let keys = byType.get(row.type);
+    if (!keys) byType.set(row.type, (keys = new Map()));
+    keys.set(row.key, row);
+  }
+  const changes: ChangeInput[] = [];
+  for (const [type, keys] of byType) {
+    const stored = new Map<string, { updated_at: string | null; data: string | null }>();
+    const wanted = [...keys.keys()];
+    for (let start = 0; start < wanted.length; start += 500) {
+      const found = await db
+        .selectFrom('import_objects')
+        .select(['key', 'updated_at', sql<string | null>`case when updated_at is null then data end`.as('data')])
+        .where('import_id', '=', importId)
+        .where('type', '=', type)
+        .where('key', 'in', wanted.slice(start, start + 500))
+        .execute();
+      for (const row of found) stored.set(row.key, row);
+    }
+    for (const [key, row] of keys) {
+      const old = stored.get(key);
+      const updatedAt = row.updatedAt ?? null;
+      const same = old !== undefined && (updatedAt !== null ? old.updated_at === updatedAt : old.updated_at === null && old.data === JSON.stringify(row.data));
+      if (same) continue;
+      changes.push({
+        type: `dev.forgesync.import.${type}`,
+        module: 'importer',
+        scope: importName,
+        key: `${importName} ${type} ${key}`,
+        subject: row.number !== null && row.number !== undefined ? `${type}/${row.number}` : `${type}/${key}`,
+        data: { action: old === undefined ? 'created' : 'updated', number: row.number ?? null },
+        object: { importId, type, key },
+      });
+    }
+  }
+  return changes;
 }

@@ -6,6 +6,7 @@ import { sourceMatchKey } from './003_source_match_key.js';
 import { sourceNameNocase } from './004_source_name_nocase.js';
 import { webhookDeliveries } from './005_webhook_deliveries.js';
 import { githubImports } from './006_github_imports.js';
+import { changeFeeds } from './007_change_feeds.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -20,6 +21,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '004_source_name_nocase': sourceNameNocase(),
     '005_webhook_deliveries': webhookDeliveries(dialect),
     '006_github_imports': githubImports(dialect),
+    '007_change_feeds': changeFeeds(dialect),
   };
 }
 

@@ -1,0 +1,53 @@
+import type { OutgoingEvent } from './events.js';
+import type { DeliveryOutcome, FeedSink } from './sinks/types.js';
+
+/** One event to deliver, with what the caller needs back. */
+export interface Planned<T> {
+  item: T;
+  key: string;
+  event: OutgoingEvent;
+}
+
+/** What became of the planned events: acknowledged, failed (with the outcome), or held back behind a failure of their key. */
+export interface DeliveryResult<T> {
+  acked: T[];
+  failed: { item: T; outcome: Extract<DeliveryOutcome, { ok: false }> }[];
+  heldBack: T[];
+}
+
+/**
+ * Delivers `planned` (in the order given) keeping per-key order: in rounds,
+ * each round handing the sink the next event of every key still going (so
+ * no call carries two events of one key, and different keys travel
+ * together). When an event of a key fails, that key's later events are not
+ * sent: they are held back, and the other keys keep flowing.
+ */
+export async function deliverInOrder<T>(sink: FeedSink, planned: readonly Planned<T>[], signal: AbortSignal): Promise<DeliveryResult<T>> {
+  const queues = new Map<string, Planned<T>[]>();
+  for (const entry of planned) {
+    const queue = queues.get(entry.key);
+    if (queue) queue.push(entry);
+    else queues.set(entry.key, [entry]);
+  }
+  const result: DeliveryResult<T> = { acked: [], failed: [], heldBack: [] };
+  while (queues.size > 0 && !signal.aborted) {
+    const round = [...queues.values()].map((queue) => queue.shift()!);
+    const outcomes = await sink.deliver(
+      round.map((entry) => entry.event),
+      signal,
+    );
+    round.forEach((entry, index) => {
+      const outcome = outcomes[index] ?? { ok: false as const, error: 'the sink gave no outcome for this event' };
+      const queue = queues.get(entry.key)!;
+      if (outcome.ok) result.acked.push(entry.item);
+      else {
+        result.failed.push({ item: entry.item, outcome });
+        result.heldBack.push(...queue.map((held) => held.item));
+        queue.length = 0;
+      }
+      if (queue.length === 0) queues.delete(entry.key);
+    });
+  }
+  // Stopped early: whatever was not sent stays where it was (not acknowledged, not held back).
+  return result;
+}

@@ -1,0 +1,208 @@
+import { createHash } from 'node:crypto';
+import { sql, type Compilable, type Kysely } from 'kysely';
+import type { Schema } from '../store/types.js';
+import { changeEvent, eventSource, latestChanges, type ChangeRow } from './changes.js';
+import { outgoing, sequenceText, type OutgoingEvent } from './events.js';
+import type { FeedRecord } from './store.js';
+import type { FeedSink } from './sinks/types.js';
+
+/** Where a full sync stands: the sources phase by source name, then imported objects by (import, type, key). */
+type Position = { phase: 'sources'; after: string | null } | { phase: 'imports'; after: [importId: number, type: string, key: string] | null };
+
+/** What a chunk of a full sync needs. */
+export interface ChunkContext {
+  db: Kysely<Schema>;
+  feed: FeedRecord;
+  sink: FeedSink;
+  instance: string;
+  matches: (type: string, scope: string) => boolean;
+  /** Events per chunk (a source's refs are never split across chunks). */
+  chunk: number;
+  /** The refs of a mirror, by name. */
+  readRefs: (mirrorPath: string) => Promise<Map<string, string>>;
+  signal: AbortSignal;
+}
+
+export interface ChunkResult {
+  /** Null when the chunk could not be delivered whole (it is sent again next time). */
+  steps: Compilable[] | null;
+  exported: number;
+  done: boolean;
+  error: string | null;
+  gone: string | null;
+}
+
+/** Item types the importer keeps for itself (never exported). */
+const INTERNAL = ['repository', 'pull_request_issue'];
+
+/** An id for a state no retained change produced (e.g. one recorded before the change log existed): stable for the same state. */
+function stateId(instance: string, key: string, state: string): string {
+  return `${instance}:state:${createHash('sha256').update(`${key}\u0000${state}`).digest('hex').slice(0, 32)}`;
+}
+
+/** The state event of `key`: the change that made it when the log still has it, else one made up from the state itself. */
+function stateEvent(ctx: ChunkContext, key: string, latest: ChangeRow | undefined, current: (change: ChangeRow) => boolean, made: Omit<OutgoingEvent['event'], 'specversion' | 'id' | 'time' | 'datacontenttype' | 'sequence'>, state: string): OutgoingEvent {
+  if (latest && current(latest)) return changeEvent(ctx.instance, latest);
+  const seq = ctx.feed.fullHead ?? 0;
+  return outgoing({ specversion: '1.0', id: stateId(ctx.instance, key, state), time: new Date().toISOString(), datacontenttype: 'application/json', sequence: sequenceText(seq), ...made }, key);
+}
+
+async function sourcesChunk(ctx: ChunkContext, after: string | null): Promise<{ events: OutgoingEvent[]; next: Position | null }> {
+  const { db } = ctx;
+  const events: OutgoingEvent[] = [];
+  let last = after;
+  for (;;) {
+    let query = db
+      .selectFrom('sources as s')
+      .innerJoin('registry as r', 'r.source_id', 's.id')
+      .select(['s.name', 'r.mirror_path', 'r.last_synced_at', 'r.last_failure_at', 'r.last_failure'])
+      .orderBy('s.name')
+      .limit(50);
+    if (last !== null) query = query.where('s.name', '>', last);
+    const rows = await query.execute();
+    if (rows.length === 0) return { events, next: { phase: 'imports', after: null } };
+    for (const row of rows) {
+      last = row.name;
+      const name = row.name;
+      const synced = row.last_synced_at === null ? null : Number(row.last_synced_at);
+      const failed = row.last_failure_at === null ? null : Number(row.last_failure_at);
+      const state = failed !== null && (synced === null || failed > synced) ? 'failed' : synced !== null ? 'synced' : null;
+      const items: { key: string; build: (latest: ChangeRow | undefined) => OutgoingEvent }[] = [];
+      if (state !== null && ctx.matches('dev.forgesync.source.state', name)) {
+        const error = state === 'failed' ? row.last_failure : null;
+        items.push({
+          key: name,
+          build: (latest) =>
+            stateEvent(ctx, name, latest, (change) => change.data?.state === state, { source: eventSource(ctx.instance, 'replication', name), type: 'dev.forgesync.source.state', data: { source: name, state, previous: null, error } }, state),
+        });
+      }
+      if (row.mirror_path && (ctx.matches('dev.forgesync.ref.created', name) || ctx.matches('dev.forgesync.ref.updated', name))) {
+        const refs = await ctx.readRefs(row.mirror_path).catch(() => new Map<string, string>());
+        for (const [ref, sha] of [...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+          const key = `${name} ${ref}`;
+          items.push({
+            key,
+            build: (latest) =>
+              stateEvent(
+                ctx,
+                key,
+                latest,
+                (change) => change.data?.after === sha,
+                { source: eventSource(ctx.instance, 'replication', name), type: 'dev.forgesync.ref.created', subject: ref, data: { source: name, ref, before: null, after: sha, forced: false } },
+                sha,
+              ),
+          });
+        }
+      }
+      const latest = await latestChanges(
+        db,
+        items.map((item) => item.key),
+      );
+      for (const item of items) events.push(item.build(latest.get(item.key)));
+      if (events.length >= ctx.chunk) return { events, next: { phase: 'sources', after: last } };
+    }
+  }
+}
+
+async function importsChunk(ctx: ChunkContext, after: [number, string, string] | null): Promise<{ events: OutgoingEvent[]; next: Position | null }> {
+  const { db } = ctx;
+  const events: OutgoingEvent[] = [];
+  let position = after;
+  for (;;) {
+    let query = db
+      .selectFrom('import_objects as o')
+      .innerJoin('imports as i', 'i.id', 'o.import_id')
+      .select(['o.import_id', 'o.type', 'o.key', 'o.number', 'o.data', 'i.name'])
+      .where('o.type', 'not in', INTERNAL)
+      .orderBy('o.import_id')
+      .orderBy('o.type')
+      .orderBy('o.key')
+      .limit(ctx.chunk);
+    if (position) {
+      const [id, type, key] = position;
+      query = query.where(sql<boolean>`(o.import_id, o.type, o.key) > (${id}, ${type}, ${key})`);
+    }
+    const rows = await query.execute();
+    if (rows.length === 0) return { events, next: null };
+    const last = rows[rows.length - 1]!;
+    position = [Number(last.import_id), last.type, last.key];
+    const wanted = rows.filter((row) => ctx.matches(`dev.forgesync.import.${row.type}`, row.name));
+    const keyOf = (row: (typeof rows)[number]) => `${row.name} ${row.type} ${row.key}`;
+    const latest = await latestChanges(db, wanted.map(keyOf));
+    for (const row of wanted) {
+      const key = keyOf(row);
+      const change = latest.get(key);
+      const number = row.number === null ? undefined : Number(row.number);
+      events.push(
+        stateEvent(
+          ctx,
+          key,
+          change,
+          () => true,
+          {
+            source: eventSource(ctx.instance, 'importer', row.name),
+            type: `dev.forgesync.import.${row.type}`,
+            subject: `${row.type}/${number ?? row.key}`,
+            data: { import: row.name, id: row.key, ...(number !== undefined ? { number } : {}), action: 'created', object: JSON.parse(row.data) as unknown },
+          },
+          row.data,
+        ),
+      );
+    }
+    if (events.length >= ctx.chunk || rows.length < ctx.chunk) return { events, next: rows.length < ctx.chunk ? null : { phase: 'imports', after: position } };
+  }
+}
+
+/**
+ * One chunk of a full sync: the current state of the next items in scope,
+ * in key order (each source's state and refs, then each imported object),
+ * each event carrying the id of the change that made that state, so a
+ * receiver that has it already can tell. Delivered whole or not at all;
+ * returns the statements that move the chunk cursor.
+ */
+export async function fullChunk(ctx: ChunkContext): Promise<ChunkResult> {
+  const { db, feed } = ctx;
+  const position: Position = feed.fullChunk ? (JSON.parse(feed.fullChunk) as Position) : { phase: 'sources', after: null };
+  const { events, next } = position.phase === 'sources' ? await sourcesChunk(ctx, position.after) : await importsChunk(ctx, position.after);
+  const outcomes = events.length > 0 ? await ctx.sink.deliver(events, ctx.signal) : [];
+  const failed = outcomes.find((outcome) => !outcome.ok);
+  if (failed && !failed.ok) return { steps: null, exported: 0, done: false, error: failed.error, gone: failed.gone ? failed.error : null };
+  const done = next === null;
+  const now = Date.now();
+  const update = db
+    .updateTable('feeds')
+    .set({
+      full_chunk: done ? null : JSON.stringify(next),
+      full_done: sql`full_done + ${events.length}`,
+      delivered: sql`delivered + ${events.length}`,
+      failures: 0,
+      retry_at: null,
+      ...(done
+        ? {
+            full_started_at: null,
+            full_head: null,
+            // A request made after this full sync began asks for another one.
+            full_requested_at: sql`case when full_requested_at <= full_started_at then null else full_requested_at end`,
+          }
+        : {}),
+      updated_at: now,
+    })
+    .where('id', '=', feed.id);
+  return { steps: [update], exported: events.length, done, error: null, gone: null };
+}
+
+/**
+ * The statements that begin a full sync: it exports the state as of now,
+ * so the cursor moves up to the head (the changes below it are in that
+ * state) and what was held back below the head is dropped; changes after
+ * the head are delivered by partial syncs as usual.
+ */
+export function fullStartSteps(db: Kysely<Schema>, feed: FeedRecord, head: number, now: Date): Compilable[] {
+  return [
+    db.deleteFrom('feed_pending').where('feed_id', '=', feed.id).where('seq', '<=', head),
+    db
+      .updateTable('feeds')
+      .set({ full_started_at: now.getTime(), full_head: head, full_chunk: null, full_done: 0, cursor: Math.max(feed.cursor, head), pending_at: null })
+      .where('id', '=', feed.id),
+  ];
+}

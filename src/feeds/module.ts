@@ -1,0 +1,339 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Registry } from 'prom-client';
+import type { SettingValues } from '../config/setting.js';
+import type { EgressPolicy } from '../egress/policy.js';
+import type { JobTransport } from '../jobs/types.js';
+import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import type { LeaseManager } from '../leases/manager.js';
+import type { Logger } from '../logging/logger.js';
+import type { ForgesyncServer } from '../server/app.js';
+import type { Database } from '../store/database.js';
+import { headSeq } from '../store/change-log.js';
+import { changesNumbered } from './changes.js';
+import { FeedNotFoundError, InvalidFeedInputError } from './errors.js';
+import { feedMetrics, type FeedMetrics } from './metrics.js';
+import { FeedRunner, feedLeaseKey, type FeedOperation, type RunResult } from './runner.js';
+import { parseSourcesGlob, parseTypes } from './scope.js';
+import type { feedSettings } from './settings.js';
+import { openSink, validateSinkUrl } from './sinks/open.js';
+import type { FeedSink } from './sinks/types.js';
+import { feedStatus, type FeedStatus } from './status.js';
+import { FeedRepository, type FeedRecord } from './store.js';
+import { pruneChangeLog } from './prune.js';
+
+/** The job kind of the feeds: "look at feed <key>", run whatever is due (a full sync's next chunk, a partial sync). */
+export const FEED_JOB = 'feed';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** How often the change log is pruned by a serving process. */
+const PRUNE_MS = 60_000;
+
+export interface FeedsOptions {
+  database: Pick<Database, 'db'>;
+  leases: LeaseManager;
+  jobs: Pick<JobTransport, 'enqueue' | 'name'>;
+  logger: Logger;
+  metrics: Registry;
+  /** Every sink's connections are checked against it. */
+  policy: EgressPolicy;
+  leaseTtlMs: number;
+  settings: SettingValues<typeof feedSettings>;
+  /** Whether this process runs jobs (a CLI process only records requests). */
+  runsJobs: () => boolean;
+  /** The refs of a mirror (a full sync exports them). */
+  readRefs(mirrorPath: string): Promise<Map<string, string>>;
+  /** The environment secrets are read from (default: the process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface AddFeedInput {
+  name: string;
+  sink: string;
+  types?: string | readonly string[] | null;
+  sources?: string | null;
+  secretEnv?: string | null;
+  batch?: number;
+}
+
+/** A dead letter as listed. */
+export interface DeadLetter {
+  seq: number;
+  key: string;
+  type: string | null;
+  subject: string | null;
+  attempts: number;
+  lastError: string | null;
+}
+
+/**
+ * The change feeds: export what the other modules record in the change log
+ * to HTTP endpoints, NATS JetStream and files, each feed under its own lease.
+ */
+export class Feeds implements ForgesyncModule {
+  readonly name = 'feeds';
+  readonly jobs;
+  readonly repo: FeedRepository;
+  readonly #runner: FeedRunner;
+  readonly #metrics: FeedMetrics;
+  readonly #sinks = new Map<string, { signature: string; sink: Promise<FeedSink> }>();
+  #timer: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | undefined;
+  #prunedAt = 0;
+  /** Feed names the last poll saw active: what a nudge enqueues. */
+  #active: string[] = [];
+
+  constructor(private readonly options: FeedsOptions) {
+    const { settings } = options;
+    this.repo = new FeedRepository(options.database.db);
+    this.#metrics = feedMetrics(options.metrics, { lag: () => this.#lag() });
+    this.#runner = new FeedRunner({
+      db: options.database.db,
+      repo: this.repo,
+      leases: options.leases,
+      logger: options.logger,
+      metrics: this.#metrics,
+      leaseTtlMs: options.leaseTtlMs,
+      instance: settings.instanceName,
+      maxAttempts: settings.feedMaxAttempts,
+      backoff: { baseMs: settings.feedRetryBaseMs, maxMs: settings.feedRetryMaxMs },
+      chunk: settings.feedChunk,
+      window: 500,
+      sinkFor: (feed) => this.#sinkFor(feed),
+      readRefs: options.readRefs,
+    });
+    this.jobs = { [FEED_JOB]: { concurrency: 4, run: (job: { key: string }, signal: AbortSignal) => this.#runDue(job.key, signal) } };
+  }
+
+  /** Adds a feed; its first run is a full sync of everything in scope, then the changes from now on. */
+  async add(input: AddFeedInput): Promise<FeedStatus> {
+    const name = typeof input.name === 'string' ? input.name.trim() : '';
+    if (!NAME.test(name)) throw new InvalidFeedInputError('a feed name is 1 to 100 letters, digits, dots, dashes or underscores, starting with a letter or digit');
+    const url = validateSinkUrl(input.sink);
+    const secretEnv = input.secretEnv ?? null;
+    if (secretEnv !== null && !ENV_NAME.test(secretEnv)) throw new InvalidFeedInputError(`--secret-env takes the name of an environment variable (letters, digits, _), not "${secretEnv.slice(0, 3)}…"`);
+    const batch = input.batch ?? (url.protocol === 'http:' || url.protocol === 'https:' ? 1 : 100);
+    if (!Number.isInteger(batch) || batch < 1 || batch > 1000) throw new InvalidFeedInputError(`--batch must be a whole number from 1 to 1000, not ${String(input.batch)}`);
+    const record = await this.repo.create(
+      { name, sink: url.href, types: parseTypes(input.types ?? null), sources: parseSourcesGlob(input.sources ?? null), secretEnv, batch },
+      await headSeq(this.options.database.db),
+      new Date(),
+    );
+    await this.#enqueue(record.name);
+    return this.status(record);
+  }
+
+  async list(): Promise<FeedStatus[]> {
+    return Promise.all((await this.repo.list()).map((feed) => this.status(feed)));
+  }
+
+  /** @throws FeedNotFoundError */
+  async status(feed: string | FeedRecord): Promise<FeedStatus> {
+    const record = typeof feed === 'string' ? await this.repo.get(feed) : feed;
+    const holder = await this.options.leases.inspect(feedLeaseKey(record.name));
+    return feedStatus(this.options.database.db, this.repo, record, holder ? `${holder.owner.name}(${holder.owner.pid})` : null);
+  }
+
+  /** Requests a partial sync (the changes since the cursor); with `wait`, runs it here (or waits for the holder) and returns the status after it. */
+  async sync(name: string, options: { wait?: boolean; timeoutMs?: number } = {}): Promise<FeedStatus> {
+    await this.repo.request(name, { partial: true }, new Date());
+    if (!options.wait) {
+      await this.#enqueue(name);
+      return this.status(name);
+    }
+    await this.#runHere(name, 'partial sync', options.timeoutMs ?? 5 * 60_000);
+    return this.status(name);
+  }
+
+  /** Requests a full sync (the current state of everything in scope); with `wait`, runs it here chunk by chunk. */
+  async resync(name: string, options: { wait?: boolean; timeoutMs?: number } = {}): Promise<FeedStatus> {
+    await this.repo.request(name, { full: true }, new Date());
+    if (!options.wait) {
+      await this.#enqueue(name);
+      return this.status(name);
+    }
+    await this.#runHere(name, 'full sync', options.timeoutMs ?? 30 * 60_000);
+    return this.status(name);
+  }
+
+  async pause(name: string): Promise<FeedStatus> {
+    return this.status(await this.repo.request(name, { paused: true }, new Date()));
+  }
+
+  async resume(name: string): Promise<FeedStatus> {
+    const record = await this.repo.request(name, { paused: false, partial: true }, new Date());
+    await this.#enqueue(name);
+    return this.status(record);
+  }
+
+  /** Delivers again every change in scope from `fromSeq` on (the next partial sync moves the cursor back). */
+  async replay(name: string, fromSeq: number): Promise<FeedStatus> {
+    if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) throw new InvalidFeedInputError(`--from-seq must be a change number of at least 1, not ${String(fromSeq)}`);
+    const head = await headSeq(this.options.database.db);
+    if (fromSeq > head + 1) throw new InvalidFeedInputError(`--from-seq ${fromSeq} is beyond the last change (${head})`);
+    const record = await this.repo.request(name, { replayFrom: fromSeq, partial: true }, new Date());
+    await this.#enqueue(name);
+    return this.status(record);
+  }
+
+  async deadLetters(name: string): Promise<DeadLetter[]> {
+    const feed = await this.repo.get(name);
+    const rows = await this.repo.db.selectFrom('feed_dead_letters').selectAll().where('feed_id', '=', feed.id).orderBy('seq').execute();
+    const changes = new Map((await changesNumbered(this.repo.db, rows.map((row) => Number(row.seq)))).map((change) => [change.seq, change]));
+    return rows.map((row) => {
+      const change = changes.get(Number(row.seq));
+      return { seq: Number(row.seq), key: row.change_key, type: change?.type ?? null, subject: change?.subject ?? null, attempts: row.attempts, lastError: row.last_error };
+    });
+  }
+
+  /** Sends the dead letters again (in order, first try at once); returns how many. */
+  async retryDeadLetters(name: string): Promise<number> {
+    const feed = await this.repo.get(name);
+    const moved = await this.repo.retryDeadLetters(feed.id, new Date());
+    await this.#enqueue(name);
+    return moved;
+  }
+
+  async remove(name: string): Promise<void> {
+    await this.repo.remove(name);
+    await this.#closeSink(name);
+  }
+
+  /** Told by a writer that changes were recorded: every active feed looks at once. */
+  nudge(): void {
+    for (const name of this.#active) void this.#enqueue(name).catch(() => undefined);
+  }
+
+  async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    const { feedRoutes } = await import('./http/routes.js');
+    await server.register(feedRoutes(this, context.tokens), { prefix: '/api' });
+  }
+
+  /** The backstop: looks for feeds with something due every `feedPollInterval`. */
+  start(): void {
+    void this.poll();
+    this.#timer ??= setInterval(() => void this.poll(), this.options.settings.feedPollMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#polling;
+    for (const name of [...this.#sinks.keys()]) await this.#closeSink(name);
+  }
+
+  /** One look at every feed: enqueues those with something due, and now and then prunes the change log. */
+  poll(): Promise<void> {
+    this.#polling ??= (async () => {
+      try {
+        const now = Date.now();
+        const [feeds, head] = await Promise.all([this.repo.list(), headSeq(this.options.database.db)]);
+        this.#active = feeds.filter((feed) => !feed.paused && !feed.disabled).map((feed) => feed.name);
+        for (const feed of feeds) if (due(feed, head, now)) await this.#enqueue(feed.name);
+        if (now - this.#prunedAt >= PRUNE_MS) {
+          this.#prunedAt = now;
+          await pruneChangeLog(this.options.database.db, now - this.options.settings.changeLogRetentionMs);
+        }
+      } catch (error) {
+        this.options.logger.warn({ event: 'feed_poll_failed', err: String(error) }, 'looking for due feeds failed; retrying');
+      } finally {
+        this.#polling = undefined;
+      }
+    })();
+    return this.#polling;
+  }
+
+  /** Runs what is due of feed `name`: a full sync's next chunk first, then a partial sync; queues itself again while more is due. */
+  async #runDue(name: string, signal: AbortSignal): Promise<void> {
+    const feed = await this.repo.find(name);
+    if (!feed || feed.paused || feed.disabled) return;
+    const now = Date.now();
+    let more = false;
+    try {
+      if ((feed.fullRequestedAt !== null || feed.fullStartedAt !== null) && !backingOff(feed, now)) {
+        const result = await this.#runner.run(name, 'full sync', signal);
+        more ||= result.ran && result.more;
+      }
+      const after = await this.repo.find(name);
+      if (after && due(after, await headSeq(this.options.database.db), Date.now(), true)) {
+        const result = await this.#runner.run(name, 'partial sync', signal);
+        more ||= result.ran && result.more;
+      }
+    } catch (error) {
+      await this.#recordError(name, error);
+      return;
+    }
+    if (more && !signal.aborted) await this.#enqueue(name);
+  }
+
+  /** `--wait`: runs `operation` here until nothing of it is left; a taken lease is waited out (the holder serves the request). */
+  async #runHere(name: string, operation: FeedOperation, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      let result: RunResult;
+      try {
+        result = await this.#runner.run(name, operation);
+      } catch (error) {
+        await this.#recordError(name, error);
+        throw error;
+      }
+      if (result.ran && !result.more) {
+        const feed = await this.repo.get(name);
+        if (operation === 'partial sync' || (feed.fullRequestedAt === null && feed.fullStartedAt === null)) return;
+        if (feed.paused || feed.disabled || result.outcome === 'failed') return;
+      }
+      if (!result.ran) await sleep(100);
+    }
+  }
+
+  async #recordError(name: string, error: unknown): Promise<void> {
+    const message = String((error as Error)?.message ?? error).slice(0, 2000);
+    this.options.logger.warn({ event: 'feed_run_failed', feed: name, err: message }, `feed ${name}: ${message}`);
+    await this.repo.db.updateTable('feeds').set({ last_error: message, updated_at: Date.now() }).where('name', '=', name).execute().catch(() => undefined);
+  }
+
+  async #enqueue(name: string): Promise<void> {
+    // A process that runs no jobs only records: its in-process queue would never be served.
+    if (!this.options.runsJobs() && this.options.jobs.name === 'in-process') return;
+    await this.options.jobs.enqueue({ kind: FEED_JOB, key: name });
+  }
+
+  async #sinkFor(feed: FeedRecord): Promise<FeedSink> {
+    const signature = `${feed.sink}\u0000${feed.secretEnv ?? ''}\u0000${feed.batch}`;
+    const cached = this.#sinks.get(feed.name);
+    if (cached?.signature === signature) return cached.sink;
+    if (cached) await this.#closeSink(feed.name);
+    const env = this.options.env ?? process.env;
+    const secret = feed.secretEnv === null ? undefined : env[feed.secretEnv];
+    if (feed.secretEnv !== null && !secret) throw new InvalidFeedInputError(`feed ${feed.name} reads its secret from $${feed.secretEnv}, which is not set in this process`);
+    const sink = openSink(feed.sink, { ...(secret ? { secret } : {}), batch: feed.batch, timeoutMs: this.options.settings.feedTimeoutMs, policy: this.options.policy });
+    this.#sinks.set(feed.name, { signature, sink });
+    sink.catch(() => this.#sinks.get(feed.name)?.sink === sink && this.#sinks.delete(feed.name));
+    return sink;
+  }
+
+  async #closeSink(name: string): Promise<void> {
+    const cached = this.#sinks.get(name);
+    this.#sinks.delete(name);
+    if (cached) await (await cached.sink.catch(() => null))?.close().catch(() => undefined);
+  }
+
+  async #lag(): Promise<{ feed: string; changes: number; deadLetters: number }[]> {
+    const statuses = await this.list();
+    return statuses.map((status) => ({ feed: status.name, changes: status.lag.changes, deadLetters: status.deadLetters }));
+  }
+}
+
+function backingOff(feed: FeedRecord, now: number): boolean {
+  return feed.retryAt !== null && feed.retryAt.getTime() > now;
+}
+
+/** Whether a feed has something a run should look at now. */
+function due(feed: FeedRecord, head: number, now: number, partialOnly = false): boolean {
+  if (feed.paused || feed.disabled || backingOff(feed, now)) return false;
+  const partial = feed.partialRequested || feed.replayFrom !== null || head > feed.cursor || (feed.pendingAt !== null && feed.pendingAt.getTime() <= now);
+  return partial || (!partialOnly && (feed.fullRequestedAt !== null || feed.fullStartedAt !== null));
+}
+
+export { FeedNotFoundError };

@@ -1,0 +1,166 @@
+import { sql, type Compilable, type Kysely } from 'kysely';
+import { backoffDelay, type BackoffPolicy } from '../replication/backoff.js';
+import type { Schema } from '../store/types.js';
+import { changeEvent, changesAfter, changesNumbered, type ChangeRow } from './changes.js';
+import { deliverInOrder, type Planned } from './delivery.js';
+import type { FeedRecord } from './store.js';
+import type { DeliveryOutcome, FeedSink } from './sinks/types.js';
+
+/** What one pass of a partial sync needs. */
+export interface PassContext {
+  db: Kysely<Schema>;
+  feed: FeedRecord;
+  sink: FeedSink;
+  instance: string;
+  matches: (type: string, scope: string) => boolean;
+  /** Changes read (and held-back changes retried) per pass. */
+  window: number;
+  /** Failures after which a change goes to the dead letters. */
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  signal: AbortSignal;
+}
+
+/** A pass's result: the statements that record it (to run behind the feed's fence) and what it did. */
+export interface PassResult {
+  steps: Compilable[];
+  delivered: number;
+  failed: number;
+  deadLettered: number;
+  /** The sink answered 410 Gone: the feed is to be disabled. */
+  gone: string | null;
+  /** More may be due at once (a full window was read, or held-back changes became due). */
+  more: boolean;
+  cursor: number;
+}
+
+interface Item {
+  change: ChangeRow;
+  /** Failures so far, for a held-back change; null for a change read after the cursor. */
+  attempts: number | null;
+}
+
+type Failure = Extract<DeliveryOutcome, { ok: false }>;
+
+/** Held-back changes due now that head their key (the lowest number of the key still held). */
+async function dueHeads(db: Kysely<Schema>, feedId: number, now: number, limit: number): Promise<{ seq: number; attempts: number }[]> {
+  const rows = await db
+    .selectFrom('feed_pending as p')
+    .select(['p.seq', 'p.attempts'])
+    .where('p.feed_id', '=', feedId)
+    .where('p.next_at', '<=', now)
+    .where('p.seq', '=', (eb) => eb.selectFrom('feed_pending as q').select(sql<number>`min(q.seq)`.as('m')).whereRef('q.feed_id', '=', 'p.feed_id').whereRef('q.change_key', '=', 'p.change_key'))
+    .orderBy('p.seq')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ seq: Number(row.seq), attempts: row.attempts }));
+}
+
+async function heldKeys(db: Kysely<Schema>, feedId: number): Promise<Set<string>> {
+  const rows = await db.selectFrom('feed_pending').select('change_key').distinct().where('feed_id', '=', feedId).execute();
+  return new Set(rows.map((row) => row.change_key));
+}
+
+/**
+ * One pass of a partial sync: retries the held-back changes that are due,
+ * then delivers the changes after the cursor, per key in order, and says how
+ * to record it. A change that fails is held back (with its key's later
+ * changes) and retried with backoff; after `maxAttempts` it is dead. When
+ * nothing at all got through (the sink is down), only the first failed
+ * change is held back and the cursor stops there, so an outage costs one
+ * row per pass rather than a copy of the log.
+ */
+export async function partialPass(ctx: PassContext): Promise<PassResult> {
+  const { db, feed, signal } = ctx;
+  const now = Date.now();
+  const heads = await dueHeads(db, feed.id, now, ctx.window);
+  const headRows = await changesNumbered(
+    db,
+    heads.map((head) => head.seq),
+  );
+  const attemptsBySeq = new Map(heads.map((head) => [head.seq, head.attempts]));
+  const window = await changesAfter(db, feed.cursor, ctx.window);
+  const held = await heldKeys(db, feed.id);
+
+  const planned: Planned<Item>[] = [];
+  const parked: ChangeRow[] = [];
+  // A change of a retried or held-back key waits behind that key's head: not delivered this pass.
+  for (const change of headRows) planned.push({ item: { change, attempts: attemptsBySeq.get(change.seq) ?? 0 }, key: change.key, event: changeEvent(ctx.instance, change) });
+  const headKeys = new Set(headRows.map((change) => change.key));
+  const fresh: ChangeRow[] = [];
+  for (const change of window) {
+    if (!ctx.matches(change.type, change.scope)) continue;
+    if (held.has(change.key) || headKeys.has(change.key)) parked.push(change);
+    else fresh.push(change);
+  }
+  for (const change of fresh) planned.push({ item: { change, attempts: null }, key: change.key, event: changeEvent(ctx.instance, change) });
+  const result = await deliverInOrder(ctx.sink, planned, signal);
+
+  let cursor = window.length > 0 ? window[window.length - 1]!.seq : feed.cursor;
+  const gone = result.failed.find((failure) => failure.outcome.gone)?.outcome.error ?? null;
+  const sent = new Set([...result.acked, ...result.failed.map((failure) => failure.item), ...result.heldBack].map((item) => item.change.seq));
+  const freshUnsent = fresh.filter((change) => !sent.has(change.seq));
+  if (freshUnsent.length > 0) cursor = Math.min(cursor, freshUnsent[0]!.seq - 1);
+  const freshFailures = result.failed.filter((failure) => failure.item.attempts === null);
+  const freshHeld = result.heldBack.filter((item) => item.attempts === null).map((item) => item.change);
+  let failedFresh = freshFailures;
+  let keptFresh = freshHeld;
+  if ((result.acked.length === 0 && result.failed.length > 0) || gone) {
+    // Nothing got through: hold back only the first change that failed and stop the cursor there.
+    const first = freshFailures.reduce<(typeof freshFailures)[number] | undefined>((lowest, failure) => (!lowest || failure.item.change.seq < lowest.item.change.seq ? failure : lowest), undefined);
+    failedFresh = first ? [first] : [];
+    const stop = first ? first.item.change.seq : cursor;
+    keptFresh = [];
+    cursor = Math.min(cursor, stop);
+  }
+  // Everything held back lies at or below the cursor; what lies above it is read again next pass.
+  const heldBack = [...parked, ...keptFresh].filter((change) => change.seq <= cursor);
+
+  const steps: Compilable[] = [];
+  const feedId = feed.id;
+  const acked = result.acked.filter((item) => item.attempts !== null).map((item) => item.change.seq);
+  if (acked.length > 0) steps.push(db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', 'in', acked));
+  let deadLettered = 0;
+  const pendingRows: { seq: number; key: string; attempts: number; nextAt: number; error: string | null }[] = [];
+  const deadRows: typeof pendingRows = [];
+  const retryAt = (attempts: number, failure: Failure) => now + Math.max(backoffDelay(attempts, ctx.backoff), failure.retryAfterMs ?? 0);
+  for (const failure of result.failed) {
+    if (failure.item.attempts === null && !failedFresh.includes(failure)) continue;
+    const attempts = (failure.item.attempts ?? 0) + 1;
+    const row = { seq: failure.item.change.seq, key: failure.item.change.key, attempts, nextAt: retryAt(attempts, failure.outcome), error: failure.outcome.error.slice(0, 2000) };
+    if (attempts >= ctx.maxAttempts && !failure.outcome.gone) deadRows.push(row);
+    else pendingRows.push(row);
+  }
+  for (const change of heldBack) pendingRows.push({ seq: change.seq, key: change.key, attempts: 0, nextAt: 0, error: null });
+  // Held-back rows that failed again are replaced (their attempts go up); new ones inserted.
+  const retried = result.failed.filter((failure) => failure.item.attempts !== null).map((failure) => failure.item.change.seq);
+  if (retried.length > 0) steps.push(db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', 'in', retried));
+  for (const [table, rows] of [['feed_pending', pendingRows], ['feed_dead_letters', deadRows]] as const) {
+    for (let start = 0; start < rows.length; start += 200) {
+      const chunk = rows.slice(start, start + 200).map((row) => ({ feed_id: feedId, seq: row.seq, change_key: row.key, attempts: row.attempts, next_at: row.nextAt, last_error: row.error }));
+      steps.push(db.insertInto(table).values(chunk).onConflict((oc) => oc.columns(['feed_id', 'seq']).doNothing()));
+    }
+  }
+  deadLettered = deadRows.length;
+  const nothingThrough = result.acked.length === 0 && result.failed.length > 0;
+  const failures = nothingThrough ? feed.failures + 1 : 0;
+  const lastError = result.failed[0]?.outcome.error.slice(0, 2000) ?? null;
+  const retryAfter = Math.max(0, ...result.failed.map((failure) => failure.outcome.retryAfterMs ?? 0));
+  steps.push(
+    db
+      .updateTable('feeds')
+      .set({
+        cursor,
+        delivered: sql`delivered + ${result.acked.length}`,
+        failures,
+        retry_at: nothingThrough ? now + Math.max(backoffDelay(failures, ctx.backoff), retryAfter) : null,
+        ...(lastError !== null ? { last_error: lastError } : result.acked.length > 0 ? { last_error: null } : {}),
+        ...(gone ? { disabled: `the sink answered 410 Gone (${gone}); \`forgesync feed resume ${feed.name}\` enables it again` } : {}),
+        pending_at: sql`(select min(p.next_at) from feed_pending p where p.feed_id = ${feedId}
+          and p.seq = (select min(q.seq) from feed_pending q where q.feed_id = p.feed_id and q.change_key = p.change_key))`,
+      })
+      .where('id', '=', feedId),
+  );
+  const more = !nothingThrough && !gone && (window.length >= ctx.window || heads.length >= ctx.window || result.acked.some((item) => item.attempts !== null));
+  return { steps, delivered: result.acked.length, failed: result.failed.length, deadLettered, gone, more, cursor };
+}

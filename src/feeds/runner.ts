@@ -1,0 +1,167 @@
+import type { Kysely } from 'kysely';
+import { writeFenced } from '../leases/fenced.js';
+import { skipMessage } from '../leases/errors.js';
+import type { Lease } from '../leases/lease.js';
+import type { LeaseManager } from '../leases/manager.js';
+import type { Logger } from '../logging/logger.js';
+import type { BackoffPolicy } from '../replication/backoff.js';
+import { backoffDelay } from '../replication/backoff.js';
+import { headSeq } from '../store/change-log.js';
+import type { Schema } from '../store/types.js';
+import { fullChunk, fullStartSteps } from './full-sync.js';
+import type { FeedMetrics } from './metrics.js';
+import { partialPass } from './partial-sync.js';
+import { scopeMatcher } from './scope.js';
+import type { FeedSink } from './sinks/types.js';
+import type { FeedRecord, FeedRepository, FeedRun } from './store.js';
+
+export type FeedOperation = 'partial sync' | 'full sync';
+
+/** The lease every run of feed `name` holds. */
+export const feedLeaseKey = (name: string) => `feed:${name}`;
+
+export interface FeedRunnerOptions {
+  db: Kysely<Schema>;
+  repo: FeedRepository;
+  leases: LeaseManager;
+  logger: Logger;
+  metrics: FeedMetrics;
+  leaseTtlMs: number;
+  instance: string;
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  /** Events per full-sync chunk. */
+  chunk: number;
+  /** Changes per partial-sync pass. */
+  window: number;
+  /** The (cached) sink of a feed. */
+  sinkFor(feed: FeedRecord): Promise<FeedSink>;
+  readRefs(mirrorPath: string): Promise<Map<string, string>>;
+}
+
+/** What a run did; `ran: false` when the lease was taken (the run was skipped and its request kept). */
+export type RunResult = { ran: false; holder: string | null } | { ran: true; outcome: string; delivered: number; more: boolean };
+
+/** Passes one partial sync makes before it lets go of the lease (other feeds, a full sync's next chunk). */
+const MAX_PASSES = 20;
+
+/**
+ * Runs a feed's operations, each under the feed's lease `feed:<name>`,
+ * taken without waiting: a run that finds it taken logs the skip line
+ * (naming the holder), counts the skip and leaves its request recorded, so
+ * nothing is lost and the holder's release lets it run. Every write a run
+ * makes is fenced by the lease, so a holder that lost it moves nothing.
+ */
+export class FeedRunner {
+  constructor(private readonly options: FeedRunnerOptions) {}
+
+  async run(name: string, operation: FeedOperation, shutdown?: AbortSignal): Promise<RunResult> {
+    const { leases, logger, repo, leaseTtlMs } = this.options;
+    const feed = await repo.find(name);
+    if (!feed) return { ran: true, outcome: 'gone', delivered: 0, more: false };
+    const key = feedLeaseKey(name);
+    const startedAt = new Date();
+    const attempt = await leases.tryWithLease(key, { ttlMs: leaseTtlMs, owner: operation, ...(shutdown ? { signal: shutdown } : {}) }, async (lease, signal) => {
+      const result = operation === 'full sync' ? await this.#fullChunk(feed.id, lease, signal) : await this.#partial(feed.id, lease, signal);
+      const run: FeedRun = { operation, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), outcome: result.outcome, delivered: result.delivered };
+      if (result.outcome !== 'idle') await this.#write(feed.id, lease, [repo.db.updateTable('feeds').set({ last_run: JSON.stringify(run) }).where('id', '=', feed.id)]);
+      return result;
+    });
+    if (attempt.ran) return { ran: true, ...attempt.value };
+    const holder = attempt.holder ? `${attempt.holder.owner.name}(${attempt.holder.owner.pid})` : null;
+    // The seed's line, word for word: feed, operation, status.
+    const status = skipMessage(attempt.holder);
+    logger.info({ feed: name, operation, status, event: 'feed_skip', lease_key: key }, status);
+    this.options.metrics.skips.inc({ feed: name, operation });
+    await repo.recordSkip(feed.id, operation, new Date());
+    return { ran: false, holder };
+  }
+
+  /** A fenced write of `steps` (see writeFenced); false when the lease was lost. */
+  async #write(feedId: number, lease: Lease, steps: Parameters<FeedRepository['fenced']>[2]): Promise<boolean> {
+    const { repo } = this.options;
+    return (await writeFenced(lease, async (fence) => ((await repo.fenced(feedId, fence, steps)) ? true : null), () => repo.storedFence(feedId))) === true;
+  }
+
+  async #partial(feedId: number, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {
+    const { repo, db } = this.options;
+    let feed = await repo.db.selectFrom('feeds').select(['name', 'replay_from', 'cursor']).where('id', '=', feedId).executeTakeFirst();
+    if (!feed) return { outcome: 'gone', delivered: 0, more: false };
+    // The requests this run serves are taken first: one made from now on gets a run of its own.
+    const replayFrom = feed.replay_from === null ? null : Number(feed.replay_from);
+    const taken = await this.#write(feedId, lease, [
+      db.updateTable('feeds').set({ partial_requested: 0, replay_from: null, ...(replayFrom !== null ? { cursor: Math.min(Number(feed.cursor), replayFrom - 1) } : {}) }).where('id', '=', feedId),
+      ...(replayFrom !== null ? [db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', '>=', replayFrom)] : []),
+    ]);
+    if (!taken) return { outcome: 'lost', delivered: 0, more: false };
+    let delivered = 0;
+    let outcome = 'idle';
+    for (let pass = 0; pass < MAX_PASSES; pass++) {
+      const record = await repo.find(feed.name);
+      if (!record) return { outcome: 'gone', delivered, more: false };
+      if (record.paused) return { outcome: 'paused', delivered, more: false };
+      if (record.disabled) return { outcome: 'disabled', delivered, more: false };
+      if (signal.aborted) return { outcome: 'lost', delivered, more: false };
+      const result = await partialPass({
+        db,
+        feed: record,
+        sink: await this.options.sinkFor(record),
+        instance: this.options.instance,
+        matches: scopeMatcher(record),
+        window: this.options.window,
+        maxAttempts: this.options.maxAttempts,
+        backoff: this.options.backoff,
+        signal,
+      });
+      if (!(await this.#write(feedId, lease, result.steps))) return { outcome: 'lost', delivered, more: false };
+      delivered += result.delivered;
+      if (result.delivered > 0) this.options.metrics.delivered.inc({ feed: record.name, operation: 'partial sync' }, result.delivered);
+      if (result.gone) return { outcome: 'disabled', delivered, more: false };
+      outcome = result.failed > 0 ? (result.delivered > 0 ? 'retrying' : 'failed') : delivered > 0 || outcome !== 'idle' ? 'delivered' : 'idle';
+      if (!result.more) return { outcome, delivered, more: false };
+      feed = { ...feed, cursor: result.cursor };
+    }
+    return { outcome, delivered, more: true };
+  }
+
+  async #fullChunk(feedId: number, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {
+    const { repo, db } = this.options;
+    let feed = await repo.db.selectFrom('feeds').select('name').where('id', '=', feedId).executeTakeFirst().then((row) => (row ? repo.find(row.name) : null));
+    if (!feed) return { outcome: 'gone', delivered: 0, more: false };
+    if (feed.fullRequestedAt === null && feed.fullStartedAt === null) return { outcome: 'idle', delivered: 0, more: false };
+    if (feed.paused) return { outcome: 'paused', delivered: 0, more: false };
+    if (feed.disabled) return { outcome: 'disabled', delivered: 0, more: false };
+    if (feed.fullStartedAt === null) {
+      if (!(await this.#write(feedId, lease, fullStartSteps(db, feed, await headSeq(db), new Date())))) return { outcome: 'lost', delivered: 0, more: false };
+      feed = await repo.get(feed.name);
+    }
+    const result = await fullChunk({
+      db,
+      feed,
+      sink: await this.options.sinkFor(feed),
+      instance: this.options.instance,
+      matches: scopeMatcher(feed),
+      chunk: this.options.chunk,
+      readRefs: this.options.readRefs,
+      signal,
+    });
+    if (result.steps === null) {
+      const failures = feed.failures + 1;
+      const written = await this.#write(feedId, lease, [
+        db
+          .updateTable('feeds')
+          .set({
+            failures,
+            retry_at: Date.now() + backoffDelay(failures, this.options.backoff),
+            last_error: result.error?.slice(0, 2000) ?? null,
+            ...(result.gone ? { disabled: `the sink answered 410 Gone (${result.gone}); \`forgesync feed resume ${feed.name}\` enables it again` } : {}),
+          })
+          .where('id', '=', feedId),
+      ]);
+      return { outcome: written ? (result.gone ? 'disabled' : 'failed') : 'lost', delivered: 0, more: false };
+    }
+    if (!(await this.#write(feedId, lease, result.steps))) return { outcome: 'lost', delivered: 0, more: false };
+    if (result.exported > 0) this.options.metrics.delivered.inc({ feed: feed.name, operation: 'full sync' }, result.exported);
+    return { outcome: result.done ? 'delivered' : 'running', delivered: result.exported, more: !result.done };
+  }
+}

@@ -1,0 +1,180 @@
+import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { connect, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
+import type { OutgoingEvent } from '../events.js';
+import { abortedOutcome, delivered, errorText, failed, outcomeOfError } from './outcomes.js';
+import type { DeliveryOutcome, FeedSink, SinkOptions } from './types.js';
+import { natsSubjectOf } from './url.js';
+
+const DEFAULT_PORT = 4222;
+
+interface Connection {
+  nc: NatsConnection;
+  js: JetStreamClient;
+}
+
+/**
+ * JetStream publishes to the subject of `nats://host[:port]/<subject>`: the
+ * message data is the event's structured JSON, its `Nats-Msg-Id` the event
+ * id (the stream drops a redelivery within its duplicate window, default
+ * 2 minutes). An event is acknowledged once its PubAck arrived (a duplicate
+ * ack too: the stream has it). The stream is not created here: its
+ * retention, limits and replicas are the operator's decision, and a sink
+ * that made one would hide a misnamed subject; a missing stream fails each
+ * delivery with a message saying so.
+ */
+export function createNatsSink(url: URL, options: SinkOptions): FeedSink {
+  return new NatsSink(url, options);
+}
+
+class NatsSink implements FeedSink {
+  readonly kind = 'nats';
+  readonly #host: string;
+  readonly #port: number;
+  readonly #subject: string;
+  readonly #options: SinkOptions;
+  #connection: Promise<Connection> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(url: URL, options: SinkOptions) {
+    this.#host = url.hostname;
+    this.#port = url.port === '' ? DEFAULT_PORT : Number(url.port);
+    this.#subject = natsSubjectOf(url);
+    this.#options = options;
+  }
+
+  async deliver(events: readonly OutgoingEvent[], signal: AbortSignal): Promise<DeliveryOutcome[]> {
+    if (events.length === 0) return [];
+    if (this.#closing) return events.map(() => failed('the sink is closed'));
+    if (signal.aborted) return events.map(() => abortedOutcome(signal));
+    const stop = abortion(signal);
+    try {
+      let connection: Connection;
+      try {
+        connection = await Promise.race([this.#connect(), stop.promise]);
+      } catch (error) {
+        return events.map(() => outcomeOfError(error, signal, this.#options.secret));
+      }
+      // Pipelined: every publish is written before the first ack is awaited.
+      const publishes = events.map((entry) =>
+        connection.js.publish(this.#subject, entry.body, { msgID: entry.event.id, timeout: this.#options.timeoutMs }),
+      );
+      let diagnosis: Promise<string> | undefined;
+      return await Promise.all(
+        publishes.map((publish) =>
+          Promise.race([publish, stop.promise]).then(
+            () => delivered,
+            async (error: unknown) => {
+              if (signal.aborted) return abortedOutcome(signal);
+              if (!isNoResponders(error)) return failed(this.#describe(error));
+              // One look per delivery at why nobody answered, however many publishes it had.
+              diagnosis ??= this.#diagnoseNoResponders(connection.nc);
+              return failed(await diagnosis);
+            },
+          ),
+        ),
+      );
+    } finally {
+      stop.dispose();
+    }
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const connection = await this.#connection?.catch(() => undefined);
+      this.#connection = undefined;
+      // Drain: publishes already written are flushed before the connection closes.
+      if (connection && !connection.nc.isClosed()) await connection.nc.drain().catch(() => connection.nc.close());
+    })();
+    return this.#closing;
+  }
+
+  /** The connection, opened on first use; a failed attempt is not kept (the next delivery tries again). */
+  #connect(): Promise<Connection> {
+    if (this.#connection) return this.#connection;
+    const opening = this.#open();
+    this.#connection = opening;
+    opening.catch(() => {
+      if (this.#connection === opening) this.#connection = undefined;
+    });
+    return opening;
+  }
+
+  async #open(): Promise<Connection> {
+    const { policy, timeoutMs, secret } = this.#options;
+    // Checked by the egress policy, then connected to the checked addresses only: the client
+    // does not resolve again, and ignores the servers a cluster gossips (the policy saw none of
+    // them); it reconnects to these addresses by itself when the connection drops.
+    const target = await policy.resolve(this.#host, { timeoutMs });
+    const servers = target.addresses.map(({ address, family }) => (family === 6 ? `[${address}]:${this.#port}` : `${address}:${this.#port}`));
+    let nc: NatsConnection;
+    try {
+      nc = await connect({
+        servers,
+        name: 'forgesync',
+        timeout: timeoutMs,
+        resolve: false,
+        ignoreClusterUpdates: true,
+        noRandomize: true,
+        maxReconnectAttempts: -1,
+        ...(secret !== undefined ? { token: secret } : {}),
+      });
+    } catch (error) {
+      const hint = /authori[sz]ation/i.test(errorText(error)) ? ' (the server wants a token: set it in the environment variable named by --secret-env)' : '';
+      throw new Error(`cannot connect to NATS at ${this.#where()}: ${errorText(error, secret)}${hint}`, { cause: error });
+    }
+    // A connection closed for good (not one the client is reconnecting) is replaced on the next delivery.
+    const connection: Connection = { nc, js: jetstream(nc) };
+    const opened = this.#connection;
+    void nc.closed().then(() => {
+      if (this.#connection === opened) this.#connection = undefined;
+    });
+    return connection;
+  }
+
+  #where(): string {
+    return `${this.#host.includes(':') ? `[${this.#host}]` : this.#host}:${this.#port}`;
+  }
+
+  #describe(error: unknown): string {
+    const { secret, timeoutMs } = this.#options;
+    if (error instanceof TimeoutError || (error instanceof RequestError && error.cause instanceof TimeoutError)) {
+      return `NATS at ${this.#where()} did not acknowledge the publish to "${this.#subject}" within ${timeoutMs} ms`;
+    }
+    if (error instanceof JetStreamApiError) return `JetStream refused the publish to "${this.#subject}": ${errorText(error, secret)} (error ${error.code})`;
+    return `publishing to "${this.#subject}" at NATS ${this.#where()} failed: ${errorText(error, secret)}`;
+  }
+
+  /** Nobody answered a publish: no stream takes the subject, or JetStream is off; the account info tells which. */
+  async #diagnoseNoResponders(nc: NatsConnection): Promise<string> {
+    const create = `create one (e.g. \`nats stream add <name> --subjects '${this.#subject}'\`); forgesync does not create streams, their retention and limits are yours to choose`;
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: this.#options.timeoutMs });
+      await jsm.getAccountInfo();
+    } catch (error) {
+      if (isNoResponders(error) || /not enabled/i.test(errorText(error))) {
+        return `JetStream is not enabled on the NATS server at ${this.#where()} (or for this account): start nats-server with -js, then ${create} covering "${this.#subject}"`;
+      }
+    }
+    return `no JetStream stream covers the subject "${this.#subject}" at NATS ${this.#where()}: ${create}`;
+  }
+}
+
+/** A publish nobody answered: JetStream raises it as "jetstream is not enabled", with a no-responders RequestError as its cause. */
+function isNoResponders(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
+    if (current instanceof RequestError && current.isNoResponders()) return true;
+    if (current.name === 'NoRespondersError') return true;
+  }
+  return false;
+}
+
+/** A promise rejecting with the signal's reason when it aborts (never resolving), and its cleanup. */
+function abortion(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {
+  let onAbort = (): void => undefined;
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  promise.catch(() => undefined);
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
+}

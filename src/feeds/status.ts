@@ -1,0 +1,78 @@
+import { sql, type Kysely } from 'kysely';
+import { headSeq } from '../store/change-log.js';
+import type { Schema } from '../store/types.js';
+import { scopeCondition } from './scope.js';
+import { redactSinkUrl } from './sinks/open.js';
+import type { FeedRecord, FeedRepository, FeedRun } from './store.js';
+
+/** `feed status --json` (a contract: fields are only ever added). */
+export interface FeedStatus {
+  name: string;
+  /** The sink URL with anything secret-looking redacted. */
+  sink: string;
+  types: string[] | null;
+  sources: string | null;
+  paused: boolean;
+  /** Why the sink is disabled (it answered 410 Gone); null while enabled. */
+  disabled: string | null;
+  headSeq: number;
+  /** Every change in scope up to this number is acknowledged. */
+  ackedSeq: number;
+  /** `changes` is 0 exactly when every change in scope has been acknowledged. */
+  lag: { changes: number; oldestAgeS: number };
+  lastRun: FeedRun | null;
+  /** Who holds the feed's lease now, as `<operation>(<pid>)`; null when nobody does. */
+  holder: string | null;
+  skips: number;
+  /** Changes that failed and wait for a retry. */
+  retrying: number;
+  deadLetters: number;
+  fullSync: { requested: boolean; running: boolean; progress: { exported: number; head: number | null } };
+  batch: number;
+  secretEnv: string | null;
+  delivered: number;
+  lastError: string | null;
+  retryAt: string | null;
+}
+
+/** A feed's status, from its row, the change log and the live holder of its lease. */
+export async function feedStatus(db: Kysely<Schema>, repo: FeedRepository, feed: FeedRecord, holder: string | null): Promise<FeedStatus> {
+  const [head, held, after] = await Promise.all([
+    headSeq(db),
+    repo.heldCounts(feed.id),
+    db
+      .selectFrom('change_log')
+      .select([sql<number>`count(*)`.as('n'), sql<number | null>`min(recorded_at)`.as('oldest')])
+      .where('seq', '>', feed.cursor)
+      .where((eb) => scopeCondition(feed, eb))
+      .executeTakeFirstOrThrow(),
+  ]);
+  let oldest = after.oldest === null ? null : Number(after.oldest);
+  if (held.oldestSeq !== null) {
+    const row = await db.selectFrom('change_log').select('recorded_at').where('seq', '=', held.oldestSeq).executeTakeFirst();
+    if (row) oldest = Math.min(oldest ?? Infinity, Number(row.recorded_at));
+  }
+  const changes = Number(after.n) + held.pending + held.dead;
+  return {
+    name: feed.name,
+    sink: redactSinkUrl(feed.sink),
+    types: feed.types ? [...feed.types] : null,
+    sources: feed.sources,
+    paused: feed.paused,
+    disabled: feed.disabled,
+    headSeq: head,
+    ackedSeq: held.oldestSeq !== null ? Math.min(feed.cursor, held.oldestSeq - 1) : changes === 0 ? head : feed.cursor,
+    lag: { changes, oldestAgeS: changes === 0 || oldest === null ? 0 : Math.max(0, Math.round((Date.now() - oldest) / 1000)) },
+    lastRun: feed.lastRun,
+    holder,
+    skips: feed.skips,
+    retrying: held.retrying,
+    deadLetters: held.dead,
+    fullSync: { requested: feed.fullRequestedAt !== null, running: feed.fullStartedAt !== null, progress: { exported: feed.fullDone, head: feed.fullHead } },
+    batch: feed.batch,
+    secretEnv: feed.secretEnv,
+    delivered: feed.delivered,
+    lastError: feed.lastError,
+    retryAt: feed.retryAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,3 @@
+import { describeFeeds } from './suite.js';
+
+describeFeeds('postgres');
