@@ -40,8 +40,15 @@ function stateId(instance: string, key: string, state: string): string {
   return `${instance}:state:${createHash('sha256').update(`${key}\u0000${state}`).digest('hex').slice(0, 32)}`;
 }
 
-/** The state event of `key`: the change that made it when the log still has it, else one made up from the state itself. */
-function stateEvent(ctx: ChunkContext, key: string, latest: ChangeRow | undefined, current: (change: ChangeRow) => boolean, made: Omit<OutgoingEvent['event'], 'specversion' | 'id' | 'time' | 'datacontenttype' | 'sequence'>, state: string): OutgoingEvent {
+/**
+ * The state event of `key`: the change that made it when the log still has
+ * it, else one made up from the state itself; null when the key changed
+ * after the full sync began.
+ */
+function stateEvent(ctx: ChunkContext, key: string, latest: ChangeRow | undefined, current: (change: ChangeRow) => boolean, made: Omit<OutgoingEvent['event'], 'specversion' | 'id' | 'time' | 'datacontenttype' | 'sequence'>, state: string): OutgoingEvent | null {
+  // Changed since the full sync began: partial syncs deliver that change, in order; the state read now
+  // could otherwise reach the receiver before the older changes they still have to deliver.
+  if (latest && latest.seq > (ctx.feed.fullHead ?? Infinity)) return null;
   if (latest && current(latest)) return changeEvent(ctx.instance, latest);
   const seq = ctx.feed.fullHead ?? 0;
   return outgoing({ specversion: '1.0', id: stateId(ctx.instance, key, state), time: new Date().toISOString(), datacontenttype: 'application/json', sequence: sequenceText(seq), ...made }, key);
@@ -67,7 +74,7 @@ async function sourcesChunk(ctx: ChunkContext, after: string | null): Promise<{ 
       const synced = row.last_synced_at === null ? null : Number(row.last_synced_at);
       const failed = row.last_failure_at === null ? null : Number(row.last_failure_at);
       const state = failed !== null && (synced === null || failed > synced) ? 'failed' : synced !== null ? 'synced' : null;
-      const items: { key: string; build: (latest: ChangeRow | undefined) => OutgoingEvent }[] = [];
+      const items: { key: string; build: (latest: ChangeRow | undefined) => OutgoingEvent | null }[] = [];
       if (state !== null && ctx.matches('dev.forgesync.source.state', name)) {
         const error = state === 'failed' ? row.last_failure : null;
         items.push({
@@ -98,7 +105,10 @@ async function sourcesChunk(ctx: ChunkContext, after: string | null): Promise<{ 
         db,
         items.map((item) => item.key),
       );
-      for (const item of items) events.push(item.build(latest.get(item.key)));
+      for (const item of items) {
+        const event = item.build(latest.get(item.key));
+        if (event) events.push(event);
+      }
       if (events.length >= ctx.chunk) return { events, next: { phase: 'sources', after: last } };
     }
   }
@@ -133,8 +143,7 @@ async function importsChunk(ctx: ChunkContext, after: [number, string, string] |
       const key = keyOf(row);
       const change = latest.get(key);
       const number = row.number === null ? undefined : Number(row.number);
-      events.push(
-        stateEvent(
+      const event = stateEvent(
           ctx,
           key,
           change,
@@ -146,8 +155,8 @@ async function importsChunk(ctx: ChunkContext, after: [number, string, string] |
             data: { import: row.name, id: row.key, ...(number !== undefined ? { number } : {}), action: 'created', object: JSON.parse(row.data) as unknown },
           },
           row.data,
-        ),
-      );
+        );
+      if (event) events.push(event);
     }
     if (events.length >= ctx.chunk || rows.length < ctx.chunk) return { events, next: rows.length < ctx.chunk ? null : { phase: 'imports', after: position } };
   }

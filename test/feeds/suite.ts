@@ -1,4 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ForgesyncConfig } from '../../src/app/config.js';
+import type { FeedStatus } from '../../src/feeds/status.js';
 import { Webhook } from 'standardwebhooks';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import type { CloudEvent } from '../../src/feeds/events.js';
@@ -7,9 +12,48 @@ import { testSecret } from '../support/secrets.js';
 import { createTestDatabase, eventually, openTestForgesync, testConfig, type CapturedLogs, type TestDatabase } from '../replication/harness.js';
 import { WebhookReceiver } from './sinks/http-receiver.js';
 
+const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
+
+/** Quick retries (a poison change is dead after 6 failures, about 1.5 s), small full-sync chunks, a fast poll. */
+const FEED_ENV = { FORGESYNC_FEED_RETRY_BASE: '50ms', FORGESYNC_FEED_RETRY_MAX: '1s', FORGESYNC_FEED_POLL_INTERVAL: '100ms', FORGESYNC_FEED_MAX_ATTEMPTS: '6', FORGESYNC_FEED_CHUNK: '5' };
+
+/** Waits until feed `name` has no lag and no full sync left. */
+async function caughtUp(app: Forgesync, name: string, timeoutMs = 30_000): Promise<FeedStatus> {
+  let last: FeedStatus | undefined;
+  try {
+    return await eventually(
+      `feed ${name} to catch up`,
+      async () => {
+        last = await app.feeds.status(name);
+        return last.lag.changes === 0 && !last.fullSync.requested && !last.fullSync.running ? last : null;
+      },
+      timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last status: ${JSON.stringify(last)}`);
+  }
+}
+
 /** Events of `type` prefix for `subject`, in arrival order. */
 function refEvents(receiver: WebhookReceiver, source: string, ref: string): CloudEvent[] {
   return receiver.accepted.map((entry) => entry.event).filter((event) => event.type.startsWith('dev.forgesync.ref.') && (event.data as { source: string }).source === source && event.subject === ref);
+}
+
+/**
+ * Fails when a key's events arrived out of order: by key, the change
+ * numbers of the events (a full sync's carry the number of the change that
+ * made the state) never go down, a redelivery of the same event aside.
+ */
+function expectPerKeyOrder(receiver: WebhookReceiver, source: string): void {
+  const last = new Map<string, { seq: number; id: string }>();
+  for (const { event } of receiver.accepted) {
+    if ((event.data as { source?: string }).source !== source) continue;
+    const key = `${event.type.startsWith('dev.forgesync.ref.') ? 'ref' : 'state'} ${event.subject ?? ''}`;
+    const seq = Number(event.sequence);
+    const previous = last.get(key);
+    if (previous && previous.id !== event.id) expect(seq, `${key}: ${event.id} arrived after ${previous.id}`).toBeGreaterThanOrEqual(previous.seq);
+    last.set(key, { seq, id: event.id });
+  }
 }
 
 /** The commits a ref went through, as its events say, duplicates (same id) collapsed. */
@@ -35,6 +79,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
     let app: Forgesync;
     let logs: CapturedLogs;
     let receiver: WebhookReceiver;
+    let config: ForgesyncConfig;
     const secretEnv = `FORGESYNC_TEST_FEED_SECRET_${kind.toUpperCase()}`;
     const secret = `whsec_${Buffer.from(testSecret('FEED_KEY')).toString('base64')}`;
 
@@ -43,7 +88,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       database = await createTestDatabase(kind);
       receiver = await WebhookReceiver.start();
       receiver.verifier = new Webhook(secret);
-      const config = testConfig(database.url, { FORGESYNC_FEED_RETRY_BASE: '50ms', FORGESYNC_FEED_RETRY_MAX: '200ms', FORGESYNC_FEED_POLL_INTERVAL: '100ms', FORGESYNC_FEED_MAX_ATTEMPTS: '3' });
+      config = testConfig(database.url, FEED_ENV);
       ({ app, logs } = await openTestForgesync(config));
       await app.startService();
     });
@@ -67,7 +112,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       }
       upstream.deleteBranch('topic');
       await app.syncAndWait('pushes');
-      await eventually('the feed to catch up', async () => (await app.feeds.status('all')).lag.changes === 0 && (await app.feeds.status('all')).fullSync.requested === false).catch(async (e) => { console.log(JSON.stringify(await app.feeds.status('all')), logs.lines.filter((l) => (l.level as number) >= 40 || String(l.event).startsWith('feed')).slice(-10)); throw e; });
+      await caughtUp(app, 'all');
       const main = refEvents(receiver, 'pushes', 'refs/heads/main');
       // The full sync's state of main first (the first commit), then each push in order.
       expect(history(main).slice(-expected.length)).toEqual(expected);
@@ -79,10 +124,182 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         expect(event.source).toMatch(/^forgesync:\/\/[^/]+\/replication\/pushes$/);
         expect(event.sequence).toMatch(/^\d{20}$/);
       }
+      expectPerKeyOrder(receiver, 'pushes');
       expect(receiver.rejectedSignatures).toEqual([]);
       const status = await app.feeds.status('all');
       expect(status).toMatchObject({ ackedSeq: status.headSeq, deadLetters: 0, retrying: 0, holder: null });
       expect(status.sink).not.toContain(secret);
+    });
+
+    it('logs the skip line for a partial sync during a full sync, and loses nothing', async () => {
+      const upstream = Upstream.create();
+      for (let i = 0; i < 12; i++) upstream.tag(`v${i}`, 'HEAD', false);
+      await app.addSource({ name: 'tagged', url: upstream.bare });
+      await app.syncAndWait('tagged');
+      // A second instance on the same registry: another process as far as leases go.
+      const other = await openTestForgesync(config);
+      try {
+        const feed = await other.app.feeds.add({ name: 'slow', sink: receiver.url('/slow'), sources: 'tagged', secretEnv });
+        expect(feed.fullSync.requested).toBe(true);
+        receiver.delayMs = 60;
+        const full = other.app.feeds.resync('slow', { wait: true });
+        await eventually('the full sync to be running', async () => (await app.feeds.status('slow')).holder?.startsWith('full sync(') ?? false);
+        const pushed = upstream.commit('main');
+        await app.syncAndWait('tagged');
+        const partial = await app.feeds.sync('slow', { wait: true });
+        await full;
+        receiver.delayMs = 0;
+        const skip = [...logs.lines, ...other.logs.lines].find((line) => line.feed === 'slow' && line.operation === 'partial sync' && typeof line.status === 'string');
+        expect(skip?.status).toBe(`operation skipped - process locked by "full sync(${process.pid})"`);
+        // The line carries the seed's three fields in its order.
+        expect((logs.text + other.logs.text).includes(`"feed":"slow","operation":"partial sync","status":"operation skipped - process locked by \\"full sync(${process.pid})\\""`)).toBe(true);
+        const status = await caughtUp(app, 'slow');
+        expect(status.skips).toBeGreaterThan(0);
+        expect(partial.name).toBe('slow');
+        expect(status.holder).toBeNull();
+        expect(history(refEvents(receiver, 'tagged', 'refs/heads/main')).at(-1)).toBe(pushed);
+        // Every tag exported by the full sync, once per chunk boundary at most.
+        const tags = new Set(receiver.accepted.map((entry) => entry.event).filter((event) => (event.data as { source?: string }).source === 'tagged' && event.subject?.startsWith('refs/tags/')).map((event) => event.subject));
+        expect(tags.size).toBe(12);
+      } finally {
+        receiver.delayMs = 0;
+        await other.app.close();
+      }
+    });
+
+    it('retries a sink that answers 500 for a while, then delivers everything in order', async () => {
+      const upstream = Upstream.create();
+      await app.addSource({ name: 'flaky', url: upstream.bare });
+      await app.syncAndWait('flaky');
+      await app.feeds.add({ name: 'flaky', sink: receiver.url('/flaky'), sources: 'flaky', secretEnv });
+      await caughtUp(app, 'flaky');
+      let failing = true;
+      receiver.answer = (request) => (request.path === '/flaky' && failing ? { status: 500, body: 'try later' } : null);
+      const pushed: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        pushed.push(upstream.commit('main'));
+        await app.syncAndWait('flaky');
+      }
+      const during = await eventually('a failed delivery to be recorded', async () => {
+        const status = await app.feeds.status('flaky');
+        return status.lastError?.includes('500') ? status : null;
+      });
+      expect(during.lag.changes).toBeGreaterThan(0);
+      failing = false;
+      const status = await caughtUp(app, 'flaky');
+      receiver.answer = null;
+      expect(status.deadLetters).toBe(0);
+      expect(history(refEvents(receiver, 'flaky', 'refs/heads/main')).slice(-3)).toEqual(pushed);
+    });
+
+    it('sends a poison change to the dead letters while other keys flow, and replays it', async () => {
+      const upstream = Upstream.create();
+      await app.addSource({ name: 'poison', url: upstream.bare });
+      await app.syncAndWait('poison');
+      await app.feeds.add({ name: 'poison', sink: receiver.url('/poison'), sources: 'poison', secretEnv });
+      await caughtUp(app, 'poison');
+      let refusing = true;
+      receiver.answer = (request) => (request.path === '/poison' && refusing && request.body.includes('refs/heads/poison') ? { status: 400, body: 'cannot take this one' } : null);
+      const poisoned = upstream.commit('poison');
+      await app.syncAndWait('poison');
+      const mainCommits = [upstream.commit('main'), upstream.commit('main')];
+      await app.syncAndWait('poison');
+      await eventually('the poison change to be dead', async () => (await app.feeds.status('poison')).deadLetters === 1);
+      await eventually('main to flow past it', () => history(refEvents(receiver, 'poison', 'refs/heads/main')).at(-1) === mainCommits[1]);
+      const letters = await app.feeds.deadLetters('poison');
+      expect(letters).toHaveLength(1);
+      expect(letters[0]).toMatchObject({ type: 'dev.forgesync.ref.created', subject: 'refs/heads/poison', attempts: 6 });
+      expect(letters[0]!.lastError).toContain('400');
+      expect((await app.feeds.status('poison')).lag.changes).toBe(1);
+      refusing = false;
+      expect(await app.feeds.retryDeadLetters('poison')).toBe(1);
+      const status = await caughtUp(app, 'poison');
+      receiver.answer = null;
+      expect(status.deadLetters).toBe(0);
+      expect(history(refEvents(receiver, 'poison', 'refs/heads/poison'))).toContain(poisoned);
+      // Replay: the whole history of the source again, with the same ids.
+      const before = refEvents(receiver, 'poison', 'refs/heads/main').length;
+      const firstSeq = Number(refEvents(receiver, 'poison', 'refs/heads/main').find((event) => event.type === 'dev.forgesync.ref.updated')!.sequence);
+      await app.feeds.replay('poison', firstSeq);
+      await eventually('the replay to deliver', () => refEvents(receiver, 'poison', 'refs/heads/main').length >= before + 1).catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(await app.feeds.status('poison'))} from ${firstSeq}`);
+      });
+      const replayed = refEvents(receiver, 'poison', 'refs/heads/main').slice(before);
+      expect(replayed.map((event) => Number(event.sequence))).toEqual([firstSeq]);
+      expect(replayed[0]!.id).toBe(refEvents(receiver, 'poison', 'refs/heads/main').find((event) => Number(event.sequence) === firstSeq)!.id);
+    });
+
+    it('redelivers, with the same id, an event whose sender was SIGKILLed before the ack', async () => {
+      // A registry of its own, served by nobody: the child process is the only one running the feed.
+      const quietDatabase = await createTestDatabase(kind);
+      const quietConfig = testConfig(quietDatabase.url, FEED_ENV);
+      const quiet = await openTestForgesync(quietConfig);
+      try {
+        const upstream = Upstream.create();
+        await quiet.app.addSource({ name: 'killed-feed', url: upstream.bare });
+        await quiet.app.syncAndWait('killed-feed');
+        await quiet.app.feeds.add({ name: 'killed', sink: receiver.url('/killed'), sources: 'killed-feed', types: 'dev.forgesync.ref.*', secretEnv });
+        await quiet.app.feeds.resync('killed', { wait: true });
+        const pushed = upstream.commit('main');
+        await quiet.app.syncAndWait('killed-feed');
+        let killed = false;
+        const child = spawn(process.execPath, [CLI, 'feed', 'sync', 'killed', '--wait'], {
+          env: {
+            ...process.env,
+            FORGESYNC_DATA_DIR: quietConfig.dataDir,
+            FORGESYNC_DATABASE_URL: quietConfig.databaseUrl,
+            FORGESYNC_ALLOW_NETWORKS: quietConfig.allowNetworks!.join(','),
+            FORGESYNC_LEASE_TTL: '2s',
+          },
+          stdio: 'ignore',
+        });
+        // Killed with the request sent and the answer not yet given: the sink never acknowledged it.
+        receiver.answer = (request) => {
+          if (request.path !== '/killed' || killed) return null;
+          killed = true;
+          child.kill('SIGKILL');
+          return 'hang';
+        };
+        await once(child, 'exit');
+        expect(killed).toBe(true);
+        receiver.releaseHanging();
+        receiver.answer = null;
+        const sent = receiver.requests.filter((request) => request.path === '/killed' && request.body.includes(pushed));
+        expect(sent).toHaveLength(1);
+        expect((await quiet.app.feeds.status('killed')).lag.changes).toBe(1);
+        // The dead child's lease runs out, then the change goes again: same id, nothing lost.
+        await quiet.app.feeds.sync('killed', { wait: true });
+        const status = await caughtUp(quiet.app, 'killed');
+        expect(status.ackedSeq).toBe(status.headSeq);
+        const delivered = refEvents(receiver, 'killed-feed', 'refs/heads/main').filter((event) => (event.data as { after: string }).after === pushed);
+        expect(delivered).toHaveLength(1);
+        expect(delivered[0]!.id).toBe((JSON.parse(sent[0]!.body) as CloudEvent).id);
+      } finally {
+        receiver.answer = null;
+        await quiet.app.close();
+        await quietDatabase.drop();
+      }
+    });
+
+    it('keeps per-ref order with two processes running the same feed', async () => {
+      const upstream = Upstream.create();
+      await app.addSource({ name: 'shared', url: upstream.bare });
+      await app.syncAndWait('shared');
+      const other = await openTestForgesync(config);
+      await other.app.startService();
+      try {
+        await app.feeds.add({ name: 'shared', sink: receiver.url('/shared'), sources: 'shared', secretEnv });
+        const pushed: string[] = [];
+        for (let i = 0; i < 8; i++) {
+          pushed.push(upstream.commit('main'));
+          await (i % 2 === 0 ? app : other.app).syncAndWait('shared');
+        }
+        await caughtUp(app, 'shared');
+        expect(history(refEvents(receiver, 'shared', 'refs/heads/main')).slice(-8)).toEqual(pushed);
+        expectPerKeyOrder(receiver, 'shared');
+      } finally {
+        await other.app.close();
+      }
     });
   });
 }

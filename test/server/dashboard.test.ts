@@ -64,7 +64,7 @@ describe('dashboard in headless chromium', () => {
   }
 
   it('serves the page with a strict content security policy', async () => {
-    for (const path of ['/', '/dashboard', '/dashboard/app.js', '/dashboard/style.css']) {
+    for (const path of ['/', '/dashboard', '/dashboard/app.js', '/dashboard/feeds.js', '/dashboard/style.css']) {
       const response = await fetch(`${baseUrl}${path}`);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-security-policy'), path).toMatch(/default-src 'self'/);
@@ -72,6 +72,7 @@ describe('dashboard in headless chromium', () => {
     }
     expect((await fetch(`${baseUrl}/`)).headers.get('content-type')).toMatch(/^text\/html/);
     expect((await fetch(`${baseUrl}/dashboard/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect((await fetch(`${baseUrl}/dashboard/feeds.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
     // Only the dashboard's own files are served from disk.
     expect((await fetch(`${baseUrl}/dashboard/../package.json`)).status).toBe(404);
     expect((await fetch(`${baseUrl}/dashboard/app.ts`)).status).toBe(404);

@@ -119,7 +119,8 @@ class NatsSink implements FeedSink {
         ...(secret !== undefined ? { token: secret } : {}),
       });
     } catch (error) {
-      const hint = /authori[sz]ation/i.test(errorText(error)) ? ' (the server wants a token: set it in the environment variable named by --secret-env)' : '';
+      const refused = /authori[sz]ation/i.test(errorText(error));
+      const hint = !refused ? '' : secret === undefined ? ' (the server wants a token: put it in an environment variable and name it with --secret-env)' : ' (check the token in the environment variable named by --secret-env)';
       throw new Error(`cannot connect to NATS at ${this.#where()}: ${errorText(error, secret)}${hint}`, { cause: error });
     }
     // A connection closed for good (not one the client is reconnecting) is replaced on the next delivery.

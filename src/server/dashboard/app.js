@@ -2,6 +2,8 @@
 // Every value from the API reaches the DOM through textContent or attributes
 // set on elements made with createElement; never through innerHTML.
 
+import { feedPages } from './feeds.js';
+
 const TOKEN_KEY = 'forgesync.token';
 const FAST_MS = 2_000; // while work runs, or just after an action
 const SLOW_MS = 10_000; // when everything is idle
@@ -187,12 +189,21 @@ function currentRoute() {
     }
   }
   if (path === '/imports') return { view: 'imports' };
+  const feedDetail = /^\/feeds\/(.+)$/.exec(path);
+  if (feedDetail) {
+    try {
+      return { view: 'feed', name: decodeURIComponent(feedDetail[1]) };
+    } catch {
+      return { view: 'feeds' };
+    }
+  }
+  if (path === '/feeds') return { view: 'feeds' };
   if (path === '/leases') return { view: 'leases' };
   return { view: 'overview' };
 }
 
-const VIEWS = ['token', 'overview', 'sources', 'source', 'imports', 'import', 'leases'];
-const SECTIONS = { source: 'sources', import: 'imports' };
+const VIEWS = ['token', 'overview', 'sources', 'source', 'imports', 'import', 'feeds', 'feed', 'leases'];
+const SECTIONS = { source: 'sources', import: 'imports', feed: 'feeds' };
 
 function show(view) {
   for (const name of VIEWS) $(`${name}-view`).hidden = name !== view;
@@ -268,6 +279,9 @@ async function refresh() {
         throw error;
       });
       working ||= Boolean(data && importRunning(data));
+    } else if (route.view === 'feeds' || route.view === 'feed') {
+      data = await feeds.load(route);
+      working ||= feeds.working(route, data);
     } else if (route.view === 'leases') {
       data = await api('GET', '/api/leases');
     }
@@ -279,6 +293,7 @@ async function refresh() {
     else if (route.view === 'source') renderSource(route.name, data);
     else if (route.view === 'imports') renderImports(data);
     else if (route.view === 'import') renderImport(route.name, data);
+    else if (route.view === 'feeds' || route.view === 'feed') feeds.render(route, data);
     else if (route.view === 'leases') renderLeases(data);
     const status = $('refresh-status');
     status.className = working ? 'live' : 'muted';
@@ -690,6 +705,10 @@ async function cancelImport(name, button) {
   });
 }
 
+// ---------------------------------------------------------------- feeds (feeds.js)
+
+const feeds = feedPages({ h, $, api, ApiError, enc, act, flash, badge, when, span, shorten, plural, facts });
+
 // ---------------------------------------------------------------- leases
 
 /** Time left on a lease: by the server's clock (expiresInMs) when it says, else by ours. */
@@ -768,6 +787,7 @@ function start() {
   $('import-sync').addEventListener('click', (event) => syncImport(event.currentTarget.dataset.name, event.currentTarget));
   $('import-resume').addEventListener('click', (event) => resumeImport(event.currentTarget.dataset.name, event.currentTarget));
   $('import-cancel').addEventListener('click', (event) => cancelImport(event.currentTarget.dataset.name, event.currentTarget));
+  feeds.wire();
 
   const query = () => sourcesQuery(currentRoute().params);
   $('filter-form').addEventListener('submit', (event) => event.preventDefault());

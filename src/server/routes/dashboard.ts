@@ -10,6 +10,7 @@ const ASSET_DIR = new URL('../dashboard/', import.meta.url);
 const ASSETS = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
+  'feeds.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 } as const;
 
@@ -34,7 +35,7 @@ export const DASHBOARD_CSP = [
 ].join('; ');
 
 /**
- * The web dashboard: one static page (`/`, `/dashboard`) and its script and
+ * The web dashboard: one static page (`/`, `/dashboard`) and its scripts and
  * stylesheet under `/dashboard/`. The page itself is public; all data comes
  * from the JSON API with the bearer token the user enters (kept in session
  * storage, sent as a header: no cookie, so nothing for CSRF to ride on).
@@ -61,7 +62,8 @@ export function dashboardRoutes(): FastifyPluginAsyncZod {
     server.get('/', page, async (_request, reply) => send(reply, 'index.html'));
     server.get('/dashboard', page, async (_request, reply) => send(reply, 'index.html'));
     server.get('/dashboard/', page, async (_request, reply) => send(reply, 'index.html'));
-    server.get('/dashboard/app.js', page, async (_request, reply) => send(reply, 'app.js'));
-    server.get('/dashboard/style.css', page, async (_request, reply) => send(reply, 'style.css'));
+    for (const name of Object.keys(ASSETS) as AssetName[]) {
+      if (name !== 'index.html') server.get(`/dashboard/${name}`, page, async (_request, reply) => send(reply, name));
+    }
   };
 }
