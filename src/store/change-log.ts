@@ -31,8 +31,9 @@ function statementsOf(db: Kysely<Schema>) {
     found = {
       /**
        * Inputs: how many numbers to take. Stores: change_head.seq + count.
-       * Returns nothing. Runs last in its transaction (after the write the
-       * changes describe) so that the head row stays locked only until commit.
+       * Returns nothing. Comes after the write the changes describe, late in
+       * its transaction, so that the head row (which every appending
+       * transaction waits for) stays locked for as short a time as it can.
        */
       reserve: prepared<[count: number], unknown>(db, (arg) => db.updateTable('change_head').set({ seq: sql`seq + ${arg(0)}` }).where('id', '=', 1)),
       inserts: new Map(),

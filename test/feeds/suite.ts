@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -299,6 +302,48 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         expectPerKeyOrder(receiver, 'shared');
       } finally {
         await other.app.close();
+      }
+    });
+
+    it('publishes every ref change to NATS JetStream with Nats-Msg-Id = the event id, in order', async () => {
+      const unique = randomUUID().replace(/-/g, '');
+      const stream = `forgesync_feed_${unique}`;
+      const subject = `forgesync.feed.${unique}`;
+      let nc: NatsConnection;
+      try {
+        nc = await connect({ servers: '127.0.0.1:4222', timeout: 5000 });
+      } catch (error) {
+        throw new Error(`NATS with JetStream at 127.0.0.1:4222 is not reachable (${(error as Error).message}); .ci/run starts it`);
+      }
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: stream, subjects: [subject] });
+      try {
+        const upstream = Upstream.create();
+        await app.addSource({ name: 'to-nats', url: upstream.bare });
+        await app.syncAndWait('to-nats');
+        await app.feeds.add({ name: 'nats', sink: `nats://127.0.0.1:4222/${subject}`, sources: 'to-nats' });
+        const pushed: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          pushed.push(upstream.commit('main'));
+          await app.syncAndWait('to-nats');
+        }
+        await caughtUp(app, 'nats');
+        const count = (await jsm.streams.info(stream)).state.messages;
+        const consumer = await jetstream(nc).consumers.get(stream);
+        const messages = await consumer.fetch({ max_messages: count, expires: 5000 });
+        const events: CloudEvent[] = [];
+        for await (const message of messages) {
+          const event = message.json<CloudEvent>();
+          expect(message.headers?.get('Nats-Msg-Id')).toBe(event.id);
+          events.push(event);
+          if (events.length === count) break;
+        }
+        const main = events.filter((event) => event.subject === 'refs/heads/main');
+        expect(history(main).slice(-4)).toEqual(pushed);
+        expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
+      } finally {
+        await jsm.streams.delete(stream).catch(() => undefined);
+        await nc.close();
       }
     });
   });
