@@ -8,7 +8,7 @@
 //   BENCH_FEEDS_LOG_ROWS=1000000      rows of the big change log
 //   BENCH_FEEDS_SMALL_ROWS=100        rows of the small change log
 //   BENCH_FEEDS_PARTIAL_CHANGES=100   changes appended before each timed partial sync
-//   BENCH_FEEDS_PARTIAL_REPS=9        timed partial syncs per log (after one warm-up each; median shown)
+//   BENCH_FEEDS_PARTIAL_REPS=21       timed partial syncs per log (after one warm-up each; median shown)
 //   BENCH_FEEDS_PARTIAL_SINK=file     sink of the partial-sync measure: file (NDJSON files) or http (the receiver)
 //   BENCH_FEEDS_EVENTS=5000           events per throughput measurement
 //   BENCH_FEEDS_ROUNDS=3              throughput rounds (after a warm-up round; median of per-round ratios)
@@ -102,7 +102,7 @@ const cfg = {
   logRows: intSetting('BENCH_FEEDS_LOG_ROWS', quick ? 100_000 : 1_000_000, 1),
   smallRows: intSetting('BENCH_FEEDS_SMALL_ROWS', 100, 1),
   partialChanges: intSetting('BENCH_FEEDS_PARTIAL_CHANGES', 100, 1),
-  partialReps: intSetting('BENCH_FEEDS_PARTIAL_REPS', quick ? 3 : 9, 1),
+  partialReps: intSetting('BENCH_FEEDS_PARTIAL_REPS', quick ? 3 : 21, 1),
   partialSink: env.BENCH_FEEDS_PARTIAL_SINK || 'file',
   events: intSetting('BENCH_FEEDS_EVENTS', quick ? 1000 : 5000, 1),
   rounds: intSetting('BENCH_FEEDS_ROUNDS', quick ? 1 : 3, 1),

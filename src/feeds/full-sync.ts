@@ -6,8 +6,10 @@ import { outgoing, sequenceText, type OutgoingEvent } from './events.js';
 import type { FeedRecord } from './store.js';
 import type { FeedSink } from './sinks/types.js';
 
-/** Where a full sync stands: the sources phase by source name, then imported objects by (import, type, key). */
-type Position = { phase: 'sources'; after: string | null } | { phase: 'imports'; after: [importId: number, type: string, key: string] | null };
+/** Where a full sync stands: the sources phase by source name and ref, then imported objects by (import, type, key). */
+type Position =
+  | { phase: 'sources'; after: SourcesAt }
+  | { phase: 'imports'; after: [importId: number, type: string, key: string] | null };
 
 /** What a chunk of a full sync needs. */
 export interface ChunkContext {
@@ -16,7 +18,7 @@ export interface ChunkContext {
   sink: FeedSink;
   instance: string;
   matches: (type: string, scope: string) => boolean;
-  /** Events per chunk (a source's refs are never split across chunks). */
+  /** Events per chunk. */
   chunk: number;
   /** The refs of a mirror, by name. */
   readRefs: (mirrorPath: string) => Promise<Map<string, string>>;
@@ -54,63 +56,72 @@ function stateEvent(ctx: ChunkContext, key: string, latest: ChangeRow | undefine
   return outgoing({ specversion: '1.0', id: stateId(ctx.instance, key, state), time: new Date().toISOString(), datacontenttype: 'application/json', sequence: sequenceText(seq), ...made }, key);
 }
 
-async function sourcesChunk(ctx: ChunkContext, after: string | null): Promise<{ events: OutgoingEvent[]; next: Position | null }> {
+/** One thing a full sync exports of a source: its state (`ref` '') or a ref. */
+interface SourceItem {
+  ref: string;
+  key: string;
+  build: (latest: ChangeRow | undefined) => OutgoingEvent | null;
+}
+
+/** What a full sync exports of source `row`, in order: its state, then its refs by name. */
+async function sourceItems(ctx: ChunkContext, row: { name: string; mirror_path: string | null; last_synced_at: number | string | null; last_failure_at: number | string | null; last_failure: string | null }): Promise<SourceItem[]> {
+  const name = row.name;
+  const synced = row.last_synced_at === null ? null : Number(row.last_synced_at);
+  const failed = row.last_failure_at === null ? null : Number(row.last_failure_at);
+  const state = failed !== null && (synced === null || failed > synced) ? 'failed' : synced !== null ? 'synced' : null;
+  const source = eventSource(ctx.instance, 'replication', name);
+  const items: SourceItem[] = [];
+  if (state !== null && ctx.matches('dev.forgesync.source.state', name)) {
+    const data = { source: name, state, previous: null, error: state === 'failed' ? row.last_failure : null };
+    items.push({ ref: '', key: name, build: (latest) => stateEvent(ctx, name, latest, (change) => change.data?.state === state, { source, type: 'dev.forgesync.source.state', data }, state) });
+  }
+  if (row.mirror_path && (ctx.matches('dev.forgesync.ref.created', name) || ctx.matches('dev.forgesync.ref.updated', name))) {
+    const refs = await ctx.readRefs(row.mirror_path).catch(() => new Map<string, string>());
+    for (const [ref, sha] of [...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const key = `${name} ${ref}`;
+      const data = { source: name, ref, before: null, after: sha, forced: false };
+      items.push({ ref, key, build: (latest) => stateEvent(ctx, key, latest, (change) => change.data?.after === sha, { source, type: 'dev.forgesync.ref.created', subject: ref, data }, sha) });
+    }
+  }
+  return items;
+}
+
+/** Where the sources phase stands: the source in progress and the last item of it exported ('' its state), or `done` with it. */
+type SourcesAt = { source: string; ref: string; done: boolean } | null;
+
+/** The next chunk of the sources phase, from `at`. */
+async function sourcesChunk(ctx: ChunkContext, start: SourcesAt): Promise<{ events: OutgoingEvent[]; next: Position | null }> {
   const { db } = ctx;
   const events: OutgoingEvent[] = [];
-  let last = after;
+  let at = start;
+  const PAGE = 50;
   for (;;) {
     let query = db
       .selectFrom('sources as s')
       .innerJoin('registry as r', 'r.source_id', 's.id')
       .select(['s.name', 'r.mirror_path', 'r.last_synced_at', 'r.last_failure_at', 'r.last_failure'])
       .orderBy('s.name')
-      .limit(50);
-    if (last !== null) query = query.where('s.name', '>', last);
+      .limit(PAGE);
+    if (at !== null) query = query.where('s.name', '>=', at.source);
     const rows = await query.execute();
-    if (rows.length === 0) return { events, next: { phase: 'imports', after: null } };
     for (const row of rows) {
-      last = row.name;
-      const name = row.name;
-      const synced = row.last_synced_at === null ? null : Number(row.last_synced_at);
-      const failed = row.last_failure_at === null ? null : Number(row.last_failure_at);
-      const state = failed !== null && (synced === null || failed > synced) ? 'failed' : synced !== null ? 'synced' : null;
-      const items: { key: string; build: (latest: ChangeRow | undefined) => OutgoingEvent | null }[] = [];
-      if (state !== null && ctx.matches('dev.forgesync.source.state', name)) {
-        const error = state === 'failed' ? row.last_failure : null;
-        items.push({
-          key: name,
-          build: (latest) =>
-            stateEvent(ctx, name, latest, (change) => change.data?.state === state, { source: eventSource(ctx.instance, 'replication', name), type: 'dev.forgesync.source.state', data: { source: name, state, previous: null, error } }, state),
-        });
-      }
-      if (row.mirror_path && (ctx.matches('dev.forgesync.ref.created', name) || ctx.matches('dev.forgesync.ref.updated', name))) {
-        const refs = await ctx.readRefs(row.mirror_path).catch(() => new Map<string, string>());
-        for (const [ref, sha] of [...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-          const key = `${name} ${ref}`;
-          items.push({
-            key,
-            build: (latest) =>
-              stateEvent(
-                ctx,
-                key,
-                latest,
-                (change) => change.data?.after === sha,
-                { source: eventSource(ctx.instance, 'replication', name), type: 'dev.forgesync.ref.created', subject: ref, data: { source: name, ref, before: null, after: sha, forced: false } },
-                sha,
-              ),
-          });
-        }
-      }
+      const current = at !== null && row.name === at.source ? at : null;
+      if (current?.done) continue;
+      const items = (await sourceItems(ctx, row)).filter((item) => current === null || item.ref > current.ref);
+      const taken = items.slice(0, ctx.chunk - events.length);
       const latest = await latestChanges(
         db,
-        items.map((item) => item.key),
+        taken.map((item) => item.key),
       );
-      for (const item of items) {
+      for (const item of taken) {
         const event = item.build(latest.get(item.key));
         if (event) events.push(event);
       }
-      if (events.length >= ctx.chunk) return { events, next: { phase: 'sources', after: last } };
+      if (taken.length < items.length) return { events, next: { phase: 'sources', after: { source: row.name, ref: taken.at(-1)!.ref, done: false } } };
+      at = { source: row.name, ref: '', done: true };
+      if (events.length >= ctx.chunk) return { events, next: { phase: 'sources', after: at } };
     }
+    if (rows.length < PAGE) return { events, next: { phase: 'imports', after: null } };
   }
 }
 
@@ -190,8 +201,7 @@ export async function fullChunk(ctx: ChunkContext): Promise<ChunkResult> {
         ? {
             full_started_at: null,
             full_head: null,
-            // A request made after this full sync began asks for another one.
-            full_requested_at: sql`case when full_requested_at <= full_started_at then null else full_requested_at end`,
+            full_requested_at: null,
           }
         : {}),
       updated_at: now,

@@ -80,8 +80,8 @@ export class Feeds implements ForgesyncModule {
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   #prunedAt = 0;
-  /** Feed names the last poll saw active: what a nudge enqueues. */
-  #active: string[] = [];
+  #nudging: Promise<void> | undefined;
+  #nudgeAgain = false;
 
   constructor(private readonly options: FeedsOptions) {
     const { settings } = options;
@@ -199,9 +199,25 @@ export class Feeds implements ForgesyncModule {
     await this.#closeSink(name);
   }
 
-  /** Told by a writer that changes were recorded: every active feed looks at once. */
+  /**
+   * Told by a writer that changes were recorded: every active feed looks at
+   * once. Nudges that arrive while one reads the feeds share the next read.
+   */
   nudge(): void {
-    for (const name of this.#active) void this.#enqueue(name).catch(() => undefined);
+    if (!this.#enqueues()) return;
+    if (this.#nudging) {
+      this.#nudgeAgain = true;
+      return;
+    }
+    this.#nudging = (async () => {
+      do {
+        this.#nudgeAgain = false;
+        const rows = await this.repo.db.selectFrom('feeds').select('name').where('paused', '=', 0).where('disabled', 'is', null).execute();
+        for (const { name } of rows) await this.#enqueue(name);
+      } while (this.#nudgeAgain);
+    })()
+      .catch((error: unknown) => this.options.logger.warn({ event: 'feed_nudge_failed', err: String(error) }, 'nudging the feeds failed; the poll will find the changes'))
+      .finally(() => (this.#nudging = undefined));
   }
 
   async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
@@ -220,6 +236,7 @@ export class Feeds implements ForgesyncModule {
     clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#polling;
+    await this.#nudging;
     for (const name of [...this.#sinks.keys()]) await this.#closeSink(name);
   }
 
@@ -229,7 +246,6 @@ export class Feeds implements ForgesyncModule {
       try {
         const now = Date.now();
         const [feeds, head] = await Promise.all([this.repo.list(), headSeq(this.options.database.db)]);
-        this.#active = feeds.filter((feed) => !feed.paused && !feed.disabled).map((feed) => feed.name);
         for (const feed of feeds) if (due(feed, head, now)) await this.#enqueue(feed.name);
         if (now - this.#prunedAt >= PRUNE_MS) {
           this.#prunedAt = now;
@@ -293,10 +309,13 @@ export class Feeds implements ForgesyncModule {
     await this.repo.db.updateTable('feeds').set({ last_error: message, updated_at: Date.now() }).where('name', '=', name).execute().catch(() => undefined);
   }
 
+  /** A process that runs no jobs only records: its in-process queue would never be served. */
+  #enqueues(): boolean {
+    return this.options.runsJobs() || this.options.jobs.name !== 'in-process';
+  }
+
   async #enqueue(name: string): Promise<void> {
-    // A process that runs no jobs only records: its in-process queue would never be served.
-    if (!this.options.runsJobs() && this.options.jobs.name === 'in-process') return;
-    await this.options.jobs.enqueue({ kind: FEED_JOB, key: name });
+    if (this.#enqueues()) await this.options.jobs.enqueue({ kind: FEED_JOB, key: name });
   }
 
   async #sinkFor(feed: FeedRecord): Promise<FeedSink> {

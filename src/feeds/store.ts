@@ -157,11 +157,9 @@ export class FeedRepository {
     if (change.paused === false) Object.assign(values, { disabled: null, retry_at: null, failures: 0 });
     // An explicit request is served at once, not after the feed's backoff.
     if (change.partial) Object.assign(values, { partial_requested: 1, retry_at: null });
-    // Asked for while a full sync runs: another one follows it (it began before this request).
-    if (change.full) {
-      values.full_requested_at = sql`case when full_requested_at is null or full_started_at is not null then ${now.getTime()} else full_requested_at end`;
-      values.retry_at = null;
-    }
+    // Asked for while a full sync runs, it is that one: what it exported before the request is
+    // brought up to date by the partial syncs, which deliver every change since it began.
+    if (change.full) Object.assign(values, { full_requested_at: sql`coalesce(full_requested_at, ${now.getTime()})`, retry_at: null });
     if (change.replayFrom !== undefined) values.replay_from = change.replayFrom;
     const result = await this.db.updateTable('feeds').set(values).where('name', '=', name).executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw new FeedNotFoundError(name);

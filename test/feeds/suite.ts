@@ -346,5 +346,86 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         await nc.close();
       }
     });
+
+    it('keeps everything while paused (lag grows), and disables a sink that answers 410 until resumed', async () => {
+      const upstream = Upstream.create();
+      await app.addSource({ name: 'paused', url: upstream.bare });
+      await app.syncAndWait('paused');
+      await app.feeds.add({ name: 'paused', sink: receiver.url('/paused'), sources: 'paused', secretEnv });
+      await caughtUp(app, 'paused');
+      await app.feeds.pause('paused');
+      const pushed = [upstream.commit('main'), upstream.commit('side')];
+      await app.syncAndWait('paused');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const paused = await app.feeds.status('paused');
+      expect(paused).toMatchObject({ paused: true, lag: { changes: 2 } });
+      expect(refEvents(receiver, 'paused', 'refs/heads/side')).toEqual([]);
+      let gone = true;
+      receiver.answer = (request) => (request.path === '/paused' && gone ? { status: 410, body: 'this hook was deleted' } : null);
+      await app.feeds.resume('paused');
+      const disabled = await eventually('the sink to be disabled', async () => {
+        const status = await app.feeds.status('paused');
+        return status.disabled ? status : null;
+      });
+      expect(disabled.disabled).toContain('410');
+      expect(disabled.lag.changes).toBe(2);
+      expect(disabled.deadLetters).toBe(0);
+      gone = false;
+      await app.feeds.resume('paused');
+      const status = await caughtUp(app, 'paused');
+      receiver.answer = null;
+      expect(status.disabled).toBeNull();
+      expect(history(refEvents(receiver, 'paused', 'refs/heads/main')).at(-1)).toBe(pushed[0]);
+      expect(history(refEvents(receiver, 'paused', 'refs/heads/side'))).toEqual([pushed[1]]);
+    });
+
+    it('resumes a full sync from its chunk cursor after the process running it was killed', async () => {
+      const quietDatabase = await createTestDatabase(kind);
+      const quietConfig = testConfig(quietDatabase.url, FEED_ENV);
+      const quiet = await openTestForgesync(quietConfig);
+      try {
+        const upstream = Upstream.create();
+        for (let i = 0; i < 14; i++) upstream.tag(`t${String(i).padStart(2, '0')}`, 'HEAD', false);
+        await quiet.app.addSource({ name: 'chunked', url: upstream.bare });
+        await quiet.app.syncAndWait('chunked');
+        await quiet.app.feeds.add({ name: 'chunked', sink: receiver.url('/chunked'), sources: 'chunked', types: 'dev.forgesync.ref.*', secretEnv });
+        const child = spawn(process.execPath, [CLI, 'feed', 'resync', 'chunked', '--wait'], {
+          env: { ...process.env, FORGESYNC_DATA_DIR: quietConfig.dataDir, FORGESYNC_DATABASE_URL: quietConfig.databaseUrl, FORGESYNC_ALLOW_NETWORKS: quietConfig.allowNetworks!.join(','), FORGESYNC_LEASE_TTL: '2s', FORGESYNC_FEED_CHUNK: '5' },
+          stdio: 'ignore',
+        });
+        // Killed during its third chunk: two chunks (ten refs) were acknowledged and recorded.
+        let seen = 0;
+        receiver.answer = (request) => {
+          if (request.path !== '/chunked') return null;
+          if (++seen <= 10) return null;
+          child.kill('SIGKILL');
+          return 'hang';
+        };
+        await once(child, 'exit');
+        receiver.releaseHanging();
+        receiver.answer = null;
+        const midway = await quiet.app.feeds.status('chunked');
+        expect(midway.fullSync).toMatchObject({ requested: true, running: true, progress: { exported: 10 } });
+        await quiet.app.feeds.resync('chunked', { wait: true });
+        const done = await caughtUp(quiet.app, 'chunked');
+        expect(done.fullSync.running).toBe(false);
+        const refs = receiver.accepted.map((entry) => entry.event).filter((event) => (event.data as { source?: string }).source === 'chunked').map((event) => event.subject!);
+        // 15 refs (main and 14 tags): the first ten once, the rest after the restart.
+        expect(new Set(refs).size).toBe(15);
+        expect(refs.length).toBe(15);
+      } finally {
+        receiver.answer = null;
+        await quiet.app.close();
+        await quietDatabase.drop();
+      }
+    });
+
+    it('keeps the signing secret out of the database and the logs', async () => {
+      const rows = await app.kernel.database.db.selectFrom('feeds').selectAll().execute();
+      const text = JSON.stringify(rows) + logs.text;
+      expect(text).toContain(secretEnv);
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(secret.slice(6));
+    });
   });
 }

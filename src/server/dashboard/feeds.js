@@ -22,17 +22,21 @@ export function feedPages({ h, $, api, ApiError, enc, act, flash, badge, when, s
 
   // ---------------------------------------------------------------- what a status says
 
-  /** Badges of a feed's state: paused and/or disabled (with its reason), running (with the holder), else idle. */
-  function stateOf(status, withReasons = true) {
+  /**
+   * Badges of a feed's state: paused and/or disabled (with its reason, cut short:
+   * the whole of it is the tooltip and on the feed's page), running (with the
+   * holder of its lease), else idle.
+   */
+  function stateOf(status, details = true) {
     const parts = [];
     if (status.paused) parts.push(badge('paused'));
     if (status.disabled !== null) {
       parts.push(badge('disabled'));
-      if (withReasons) parts.push(h('div', { className: 'error-text small', 'data-field': 'disabled' }, status.disabled));
+      if (details) parts.push(h('div', { className: 'error-text small', title: status.disabled, 'data-field': 'disabled' }, shorten(status.disabled, 60)));
     }
     if (status.holder !== null) {
       parts.push(badge('running'));
-      if (withReasons) parts.push(h('div', { className: 'muted small' }, 'by ', h('span', { 'data-field': 'runner' }, status.holder)));
+      if (details) parts.push(h('div', { className: 'muted small' }, 'by ', h('span', { className: 'nowrap', 'data-field': 'holder' }, status.holder)));
     }
     if (parts.length === 0) parts.push(badge('idle'));
     return parts;
@@ -66,22 +70,24 @@ export function feedPages({ h, $, api, ApiError, enc, act, flash, badge, when, s
     ];
   }
 
+  /** Running (begun, not finished: its progress), else requested, else a dash. */
   function fullSyncOf({ fullSync }) {
     const { exported, head } = fullSync.progress;
-    const parts = [];
+    // `requested` stays true while the requested sync runs, so a running one says only that.
     if (fullSync.running) {
-      parts.push(badge('running'));
-      parts.push(h('div', { className: 'muted small nowrap', 'data-field': 'progress' }, head === null ? `${exported} exported` : `${exported} exported, up to #${head}`));
+      return h(
+        'div',
+        { 'data-field': 'fullSync' },
+        badge('running'),
+        h('div', { className: 'muted small nowrap', 'data-field': 'progress' }, head === null ? `${exported} exported` : `${exported} exported, up to #${head}`),
+      );
     }
-    // Requested while one runs: another follows it.
-    if (fullSync.requested) parts.push(badge(fullSync.running ? 'another requested' : 'requested', 'requested'));
-    if (parts.length === 0) parts.push(h('span', { className: 'muted' }, '—'));
-    return h('div', { 'data-field': 'fullSync' }, parts);
+    return h('div', { 'data-field': 'fullSync' }, fullSync.requested ? badge('requested') : h('span', { className: 'muted' }, '—'));
   }
 
-  /** A working feed makes the page poll fast: someone holds its lease, or its full sync runs. */
+  /** A working feed makes the page poll fast: someone holds its lease, or its full sync goes on (not held up by a pause or a disabled sink). */
   function feedWorking(status) {
-    return status.holder !== null || status.fullSync.running;
+    return status.holder !== null || (status.fullSync.running && !status.paused && status.disabled === null);
   }
 
   // ---------------------------------------------------------------- actions
@@ -128,7 +134,7 @@ export function feedPages({ h, $, api, ApiError, enc, act, flash, badge, when, s
     const button = (label, action, className = 'small secondary') => h('button', { type: 'button', className, 'data-action': label.toLowerCase(), onclick: (event) => action(status.name, event.currentTarget) }, label);
     return h(
       'div',
-      { className: 'actions end nowrap' },
+      { className: 'actions stack' },
       canResume(status) ? button('Resume', resume, 'small') : button('Pause', pause),
       button('Sync', sync),
       button('Resync', resync),
@@ -147,13 +153,12 @@ export function feedPages({ h, $, api, ApiError, enc, act, flash, badge, when, s
         h('td', {}, lagOf(status)),
         h('td', {}, ackedOf(status)),
         h('td', {}, lastRunOf(status.lastRun)),
-        h('td', { 'data-field': 'holder' }, status.holder ?? '—'),
         h('td', {}, heldOf(status, true)),
         h('td', {}, fullSyncOf(status)),
         h('td', { className: 'right' }, rowButtons(status)),
       ),
     );
-    if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 9, className: 'empty' }, 'No feeds yet: add one with forgesync feed add <name> --sink <url>.')));
+    if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 8, className: 'empty' }, 'No feeds yet: add one with forgesync feed add <name> --sink <url>.')));
     $('feeds-table').tBodies[0].replaceChildren(...rows);
   }
 
