@@ -197,6 +197,7 @@ export async function fullChunk(ctx: ChunkContext): Promise<ChunkResult> {
       delivered: sql`delivered + ${events.length}`,
       failures: 0,
       retry_at: null,
+      last_error: null,
       ...(done
         ? {
             full_started_at: null,

@@ -162,6 +162,7 @@ export class FeedRunner {
     }
     if (!(await this.#write(feedId, lease, result.steps))) return { outcome: 'lost', delivered: 0, more: false };
     if (result.exported > 0) this.options.metrics.delivered.inc({ feed: feed.name, operation: 'full sync' }, result.exported);
-    return { outcome: result.done ? 'delivered' : 'running', delivered: result.exported, more: !result.done };
+    // The last chunk's run reports the whole full sync.
+    return { outcome: result.done ? 'delivered' : 'running', delivered: result.done ? feed.fullDone + result.exported : result.exported, more: !result.done };
   }
 }

@@ -24,6 +24,8 @@ export interface FeedStatus {
   /** Who holds the feed's lease now, as `<operation>(<pid>)`; null when nobody does. */
   holder: string | null;
   skips: number;
+  /** A partial sync was asked for (or skipped) and has not run since. */
+  syncRequested: boolean;
   /** Changes that failed and wait for a retry. */
   retrying: number;
   deadLetters: number;
@@ -66,6 +68,7 @@ export async function feedStatus(db: Kysely<Schema>, repo: FeedRepository, feed:
     lastRun: feed.lastRun,
     holder,
     skips: feed.skips,
+    syncRequested: feed.partialRequested || feed.replayFrom !== null,
     retrying: held.retrying,
     deadLetters: held.dead,
     fullSync: { requested: feed.fullRequestedAt !== null, running: feed.fullStartedAt !== null, progress: { exported: feed.fullDone, head: feed.fullHead } },

@@ -15,7 +15,7 @@ import {
   type RemoteListing,
 } from './refs.js';
 import { listRemote } from './remote-refs.js';
-import { refChanges } from './ref-changes.js';
+import { isFetchSummaryLine, refChanges } from './ref-changes.js';
 import type { RefChange } from '../store/change-log.js';
 import type { GitRunOptions, GitRunner, PreparedRemote } from './runner.js';
 import {
@@ -122,6 +122,8 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
   let action: MirrorSyncResult['action'];
   let before: RefMap = new Map();
   let reason: string | undefined;
+  // The fetch's ref update lines: they say which moves were forced (see ref-changes.ts).
+  const fetchLines: string[] = [];
 
   if (inspection.state === 'ok') {
     before = inspection.refs;
@@ -138,8 +140,6 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
           '--prune',
           '--atomic',
           '--no-write-fetch-head',
-          // Only changes the "(forced update)" note, which costs a history walk per moved ref.
-          '--no-show-forced-updates',
           // `git maintenance run --auto` is one more git process per fetch that nearly always finds
           // nothing to do; it runs only when the mirror is due for it (see housekeepingDue).
           ...(housekeepingDue(path) ? [] : ['--no-auto-maintenance']),
@@ -148,7 +148,7 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
           remote.url,
           '+refs/*:refs/*',
         ],
-        git,
+        { ...git, onStderrLine: (line) => (isFetchSummaryLine(line) ? fetchLines.push(line) : options.onProgress?.(line)) },
       );
       action = 'fetched';
     } catch (error) {
@@ -175,7 +175,7 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     head = upstream.head;
   }
   const after = readRefFiles(path) ?? (await localRefs(runner, path, { signal }));
-  const changes = await refChanges(runner, path, before, after, signal);
+  const changes = await refChanges(runner, path, before, after, signal, fetchLines);
   return { ...result(action, path, changes, after, upstream, head), ...(reason ? { reason } : {}) };
 }
 

@@ -9,12 +9,14 @@ const CHECKS_AT_ONCE = 4;
 /**
  * The refs that differ between `before` and `after` (created, moved,
  * deleted), sorted by name, each moved ref checked for a force push: the
- * new commit does not descend from the old one. One `git merge-base
- * --is-ancestor` per moved ref (created and deleted refs need none), run
- * after the fetch, when both commits are in the mirror; an old commit the
- * mirror no longer has counts as forced.
+ * new commit does not descend from the old one. The fetch that moved them
+ * says so in its summary (`fetchLines`: `old...new` for a forced update,
+ * `old..new` for a fast-forward); a moved ref it did not mention costs one
+ * `git merge-base --is-ancestor`, run when both commits are in the mirror
+ * (an old commit the mirror no longer has counts as forced).
  */
-export async function refChanges(runner: GitRunner, gitDir: string, before: RefMap, after: RefMap, signal?: AbortSignal): Promise<RefChange[]> {
+export async function refChanges(runner: GitRunner, gitDir: string, before: RefMap, after: RefMap, signal?: AbortSignal, fetchLines: readonly string[] = []): Promise<RefChange[]> {
+  const told = fetchVerdicts(fetchLines);
   const changes: RefChange[] = [];
   for (const [ref, sha] of after) {
     const old = before.get(ref);
@@ -22,7 +24,13 @@ export async function refChanges(runner: GitRunner, gitDir: string, before: RefM
   }
   for (const [ref, sha] of before) if (!after.has(ref)) changes.push({ ref, before: sha, after: null, forced: false });
   changes.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
-  const moved = changes.filter((change) => change.before !== null && change.after !== null);
+  const moved: RefChange[] = [];
+  for (const change of changes) {
+    if (change.before === null || change.after === null) continue;
+    const verdict = told.find((entry) => change.before!.startsWith(entry.old) && change.after!.startsWith(entry.new));
+    if (verdict) change.forced = verdict.forced;
+    else moved.push(change);
+  }
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < moved.length) {
@@ -43,4 +51,19 @@ async function isAncestor(runner: GitRunner, gitDir: string, ancestor: string, d
     if (error instanceof GitCommandError && error.exitCode !== null) return false;
     throw error;
   }
+}
+
+/** The fetch summary's `old..new` (fast-forward) and `old...new` (forced) pairs of abbreviated ids (git runs with LC_ALL=C). */
+function fetchVerdicts(lines: readonly string[]): { old: string; new: string; forced: boolean }[] {
+  const verdicts: { old: string; new: string; forced: boolean }[] = [];
+  for (const line of lines) {
+    const match = /^ [+ ] ([0-9a-f]{4,})(\.{2,3})([0-9a-f]{4,}) /.exec(line);
+    if (match) verdicts.push({ old: match[1]!, new: match[3]!, forced: match[2] === '...' });
+  }
+  return verdicts;
+}
+
+/** Whether a line of `git fetch`'s stderr is one of its ref update lines (what {@link refChanges} reads). */
+export function isFetchSummaryLine(line: string): boolean {
+  return /^ [+ ] [0-9a-f]{4,}\.{2,3}[0-9a-f]{4,} /.test(line);
 }

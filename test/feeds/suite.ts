@@ -128,6 +128,12 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         expect(event.sequence).toMatch(/^\d{20}$/);
       }
       expectPerKeyOrder(receiver, 'pushes');
+      // A force push says so; fast-forwards do not.
+      expect(main.slice(-expected.length).every((event) => (event.data as { forced: boolean }).forced === false)).toBe(true);
+      const rewritten = upstream.forcePush('main');
+      await app.syncAndWait('pushes');
+      await caughtUp(app, 'all');
+      expect(refEvents(receiver, 'pushes', 'refs/heads/main').at(-1)).toMatchObject({ type: 'dev.forgesync.ref.updated', data: { before: expected.at(-1), after: rewritten, forced: true } });
       expect(receiver.rejectedSignatures).toEqual([]);
       const status = await app.feeds.status('all');
       expect(status).toMatchObject({ ackedSeq: status.headSeq, deadLetters: 0, retrying: 0, holder: null });

@@ -33,6 +33,7 @@ export const FeedStatusSchema = z.object({
   lastRun: z.object({ operation: z.string(), startedAt: z.string(), finishedAt: z.string(), outcome: z.string(), delivered: z.number() }).nullable(),
   holder: z.string().nullable(),
   skips: z.number(),
+  syncRequested: z.boolean(),
   retrying: z.number(),
   deadLetters: z.number(),
   fullSync: z.object({ requested: z.boolean(), running: z.boolean(), progress: z.object({ exported: z.number(), head: z.number().nullable() }) }),
