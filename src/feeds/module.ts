@@ -10,7 +10,7 @@ import type { ForgesyncServer } from '../server/app.js';
 import type { Database } from '../store/database.js';
 import { headSeq } from '../store/change-log.js';
 import { changesNumbered } from './changes.js';
-import { FeedNotFoundError, InvalidFeedInputError } from './errors.js';
+import { InvalidFeedInputError } from './errors.js';
 import { feedMetrics, type FeedMetrics } from './metrics.js';
 import { FeedRunner, feedLeaseKey, type FeedOperation, type RunResult } from './runner.js';
 import { parseSourcesGlob, parseTypes } from './scope.js';
@@ -176,14 +176,11 @@ export class Feeds implements ForgesyncModule {
     return this.status(record);
   }
 
+  /** The feed's dead letters, in order, with the type and subject of each change. */
   async deadLetters(name: string): Promise<DeadLetter[]> {
-    const feed = await this.repo.get(name);
-    const rows = await this.repo.db.selectFrom('feed_dead_letters').selectAll().where('feed_id', '=', feed.id).orderBy('seq').execute();
-    const changes = new Map((await changesNumbered(this.repo.db, rows.map((row) => Number(row.seq)))).map((change) => [change.seq, change]));
-    return rows.map((row) => {
-      const change = changes.get(Number(row.seq));
-      return { seq: Number(row.seq), key: row.change_key, type: change?.type ?? null, subject: change?.subject ?? null, attempts: row.attempts, lastError: row.last_error };
-    });
+    const letters = await this.repo.deadLetters((await this.repo.get(name)).id);
+    const changes = new Map((await changesNumbered(this.repo.db, letters.map((letter) => letter.seq))).map((change) => [change.seq, change]));
+    return letters.map((letter) => ({ ...letter, type: changes.get(letter.seq)?.type ?? null, subject: changes.get(letter.seq)?.subject ?? null }));
   }
 
   /** Sends the dead letters again (in order, first try at once); returns how many. */
@@ -354,5 +351,3 @@ function due(feed: FeedRecord, head: number, now: number, partialOnly = false): 
   const partial = feed.partialRequested || feed.replayFrom !== null || head > feed.cursor || (feed.pendingAt !== null && feed.pendingAt.getTime() <= now);
   return partial || (!partialOnly && (feed.fullRequestedAt !== null || feed.fullStartedAt !== null));
 }
-
-export { FeedNotFoundError };

@@ -62,7 +62,7 @@ export class FeedRunner {
     const key = feedLeaseKey(name);
     const startedAt = new Date();
     const attempt = await leases.tryWithLease(key, { ttlMs: leaseTtlMs, owner: operation, ...(shutdown ? { signal: shutdown } : {}) }, async (lease, signal) => {
-      const result = operation === 'full sync' ? await this.#fullChunk(feed.id, lease, signal) : await this.#partial(feed.id, lease, signal);
+      const result = operation === 'full sync' ? await this.#fullChunk(feed, lease, signal) : await this.#partial(feed, lease, signal);
       const run: FeedRun = { operation, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), outcome: result.outcome, delivered: result.delivered };
       if (result.outcome !== 'idle') await this.#write(feed.id, lease, [repo.db.updateTable('feeds').set({ last_run: JSON.stringify(run) }).where('id', '=', feed.id)]);
       return result;
@@ -83,14 +83,16 @@ export class FeedRunner {
     return (await writeFenced(lease, async (fence) => ((await repo.fenced(feedId, fence, steps)) ? true : null), () => repo.storedFence(feedId))) === true;
   }
 
-  async #partial(feedId: number, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {
+  async #partial(feed: FeedRecord, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {
     const { repo, db } = this.options;
-    let feed = await repo.db.selectFrom('feeds').select(['name', 'replay_from', 'cursor']).where('id', '=', feedId).executeTakeFirst();
-    if (!feed) return { outcome: 'gone', delivered: 0, more: false };
-    // The requests this run serves are taken first: one made from now on gets a run of its own.
-    const replayFrom = feed.replay_from === null ? null : Number(feed.replay_from);
+    const feedId = feed.id;
+    // The requests this run serves are taken first (read again now that the lease is held):
+    // one made from now on gets a run of its own.
+    const requested = await repo.find(feed.name);
+    if (!requested) return { outcome: 'gone', delivered: 0, more: false };
+    const { replayFrom } = requested;
     const taken = await this.#write(feedId, lease, [
-      db.updateTable('feeds').set({ partial_requested: 0, replay_from: null, ...(replayFrom !== null ? { cursor: Math.min(Number(feed.cursor), replayFrom - 1) } : {}) }).where('id', '=', feedId),
+      db.updateTable('feeds').set({ partial_requested: 0, replay_from: null, ...(replayFrom !== null ? { cursor: Math.min(requested.cursor, replayFrom - 1) } : {}) }).where('id', '=', feedId),
       ...(replayFrom !== null ? [db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', '>=', replayFrom)] : []),
     ]);
     if (!taken) return { outcome: 'lost', delivered: 0, more: false };
@@ -119,14 +121,15 @@ export class FeedRunner {
       if (result.gone) return { outcome: 'disabled', delivered, more: false };
       outcome = result.failed > 0 ? (result.delivered > 0 ? 'retrying' : 'failed') : delivered > 0 || outcome !== 'idle' ? 'delivered' : 'idle';
       if (!result.more) return { outcome, delivered, more: false };
-      feed = { ...feed, cursor: result.cursor };
     }
     return { outcome, delivered, more: true };
   }
 
-  async #fullChunk(feedId: number, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {
+  async #fullChunk(known: FeedRecord, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {
     const { repo, db } = this.options;
-    let feed = await repo.db.selectFrom('feeds').select('name').where('id', '=', feedId).executeTakeFirst().then((row) => (row ? repo.find(row.name) : null));
+    const feedId = known.id;
+    // Read again now that the lease is held: the chunk cursor is the last holder's.
+    let feed = await repo.find(known.name);
     if (!feed) return { outcome: 'gone', delivered: 0, more: false };
     if (feed.fullRequestedAt === null && feed.fullStartedAt === null) return { outcome: 'idle', delivered: 0, more: false };
     if (feed.paused) return { outcome: 'paused', delivered: 0, more: false };

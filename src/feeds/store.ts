@@ -191,6 +191,12 @@ export class FeedRepository {
     return moved!.length;
   }
 
+  /** The feed's dead letters, in order. */
+  async deadLetters(feedId: number): Promise<{ seq: number; key: string; attempts: number; lastError: string | null }[]> {
+    const rows = await this.db.selectFrom('feed_dead_letters').selectAll().where('feed_id', '=', feedId).orderBy('seq').execute();
+    return rows.map((row) => ({ seq: Number(row.seq), key: row.change_key, attempts: row.attempts, lastError: row.last_error }));
+  }
+
   /** The guard of a run's write: the row takes the lease's fence unless a newer holder wrote it. Returns the id when it may apply. */
   guard(feedId: number, fence: bigint, now: Date): Compilable {
     return this.db.updateTable('feeds').set({ fence, updated_at: now.getTime() }).where('id', '=', feedId).where(fenceGuard(fence)).returning('id');

@@ -201,6 +201,28 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       expect(history(refEvents(receiver, 'flaky', 'refs/heads/main')).slice(-3)).toEqual(pushed);
     });
 
+    it('waits as long as a Retry-After says before sending again', async () => {
+      const upstream = Upstream.create();
+      await app.addSource({ name: 'throttled', url: upstream.bare });
+      await app.syncAndWait('throttled');
+      await app.feeds.add({ name: 'throttled', sink: receiver.url('/throttled'), sources: 'throttled', secretEnv });
+      await caughtUp(app, 'throttled');
+      const tries: number[] = [];
+      receiver.answer = (request) => {
+        if (request.path !== '/throttled') return null;
+        tries.push(Date.now());
+        return tries.length === 1 ? { status: 429, headers: { 'retry-after': '2' }, body: 'slow down' } : null;
+      };
+      const pushed = upstream.commit('main');
+      await app.syncAndWait('throttled');
+      await caughtUp(app, 'throttled');
+      receiver.answer = null;
+      expect(tries.length).toBeGreaterThanOrEqual(2);
+      // The feed's own backoff here is at most 1 s: only the answer's 2 s explains the wait.
+      expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(1900);
+      expect(history(refEvents(receiver, 'throttled', 'refs/heads/main')).at(-1)).toBe(pushed);
+    });
+
     it('sends a poison change to the dead letters while other keys flow, and replays it', async () => {
       const upstream = Upstream.create();
       await app.addSource({ name: 'poison', url: upstream.bare });
