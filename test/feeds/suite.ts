@@ -316,20 +316,36 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       const upstream = Upstream.create();
       await app.addSource({ name: 'shared', url: upstream.bare });
       await app.syncAndWait('shared');
-      const other = await openTestForgesync(config);
-      await other.app.startService();
+      // A second `forgesync serve` on the same registry: its feed runs compete with this process's.
+      const serve = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+        env: {
+          ...process.env,
+          FORGESYNC_DATA_DIR: config.dataDir,
+          FORGESYNC_DATABASE_URL: config.databaseUrl,
+          FORGESYNC_ALLOW_NETWORKS: config.allowNetworks!.join(','),
+          FORGESYNC_GIT_PROTOCOLS: config.gitProtocols,
+          FORGESYNC_LEASE_TTL: '3s',
+          FORGESYNC_ADMIN_TOKEN: testSecret('FEED_SERVE_TOKEN'),
+          ...FEED_ENV,
+        },
+        stdio: 'ignore',
+      });
       try {
         await app.feeds.add({ name: 'shared', sink: receiver.url('/shared'), sources: 'shared', secretEnv });
         const pushed: string[] = [];
-        for (let i = 0; i < 8; i++) {
+        for (let i = 0; i < 12; i++) {
           pushed.push(upstream.commit('main'));
-          await (i % 2 === 0 ? app : other.app).syncAndWait('shared');
+          if (i % 3 === 0) upstream.commit(`branch-${i}`);
+          await app.syncAndWait('shared');
         }
-        await caughtUp(app, 'shared');
-        expect(history(refEvents(receiver, 'shared', 'refs/heads/main')).slice(-8)).toEqual(pushed);
+        const status = await caughtUp(app, 'shared');
+        expect(history(refEvents(receiver, 'shared', 'refs/heads/main')).slice(-12)).toEqual(pushed);
         expectPerKeyOrder(receiver, 'shared');
+        expect(status.lastRun).not.toBeNull();
+        expect(serve.exitCode).toBeNull();
       } finally {
-        await other.app.close();
+        serve.kill('SIGTERM');
+        await once(serve, 'exit');
       }
     });
 
