@@ -1,54 +1,79 @@
 import { sql, type Kysely } from 'kysely';
+import type BetterSqlite3 from 'better-sqlite3';
+import { sqliteHandle, type SqliteHandle } from '../store/connect.js';
 import type { Schema } from '../store/types.js';
-import { outgoing, sequenceText, type OutgoingEvent } from './events.js';
+import { sequenceText, type CloudEvent, type OutgoingEvent } from './events.js';
 
-/** A change log row as a feed reads it, the imported object joined in. */
-export interface ChangeRow {
-  seq: number;
-  type: string;
-  module: string;
-  scope: string;
-  key: string;
-  subject: string | null;
-  /** Parsed `data`; for an imported object `{ action, number }`. */
-  data: Record<string, unknown> | null;
-  /** An imported object's row as stored now (undefined for other changes; null when it was deleted since). */
-  object?: { id: string; json: string | null };
-  recordedAt: number;
+/** A change log row as a feed reads it, the imported object it points at read along. */
+export class ChangeRow {
+  private parsed: Record<string, unknown> | null | undefined;
+  /** The event built from it (see changeEvent). */
+  built: { instance: string; event: OutgoingEvent } | undefined;
+
+  constructor(
+    readonly seq: number,
+    readonly type: string,
+    readonly module: string,
+    readonly scope: string,
+    readonly key: string,
+    readonly subject: string | null,
+    /** `data` as stored (JSON): sent as it is, parsed only when looked into. */
+    readonly dataText: string | null,
+    readonly recordedAt: number,
+    /** An imported object's row as stored now (undefined for other changes; `json` null when it was deleted since). */
+    readonly object?: { id: string; json: string | null },
+  ) {}
+
+  /** The parsed `data`; for an imported object `{ action, number }`. */
+  get data(): Record<string, unknown> | null {
+    if (this.parsed === undefined) this.parsed = this.dataText === null ? null : (JSON.parse(this.dataText) as Record<string, unknown>);
+    return this.parsed;
+  }
 }
 
-interface RawChange {
-  seq: number | string;
-  type: string;
-  module: string;
-  scope: string;
-  change_key: string;
-  subject: string | null;
-  data: string | null;
-  object_key: string | null;
-  object_data: string | null;
-  recorded_at: number | string;
-}
+/** A change_log row as its COLUMNS, in order (better-sqlite3 reads arrays at half the cost of objects). */
+type RawChange = [
+  seq: number | string,
+  type: string,
+  module: string,
+  scope: string,
+  key: string,
+  subject: string | null,
+  data: string | null,
+  importId: number | string | null,
+  objectType: string | null,
+  objectKey: string | null,
+  recordedAt: number | string,
+];
 
-function select(db: Kysely<Schema>) {
-  return db
-    .selectFrom('change_log as c')
-    .leftJoin('import_objects as o', (join) => join.onRef('o.import_id', '=', 'c.import_id').onRef('o.type', '=', 'c.object_type').onRef('o.key', '=', 'c.object_key'))
-    .select(['c.seq', 'c.type', 'c.module', 'c.scope', 'c.change_key', 'c.subject', 'c.data', 'c.object_key', 'o.data as object_data', 'c.recorded_at']);
-}
+const COLUMNS = ['seq', 'type', 'module', 'scope', 'change_key', 'subject', 'data', 'import_id', 'object_type', 'object_key', 'recorded_at'] as const;
 
-function toRow(raw: RawChange): ChangeRow {
-  return {
-    seq: Number(raw.seq),
-    type: raw.type,
-    module: raw.module,
-    scope: raw.scope,
-    key: raw.change_key,
-    subject: raw.subject,
-    data: raw.data === null ? null : (JSON.parse(raw.data) as Record<string, unknown>),
-    ...(raw.object_key !== null ? { object: { id: raw.object_key, json: raw.object_data } } : {}),
-    recordedAt: Number(raw.recorded_at),
-  };
+/** Rows as Kysely returns them, as RawChanges. */
+const tuples = (rows: readonly Record<(typeof COLUMNS)[number], unknown>[]): RawChange[] => rows.map((row) => COLUMNS.map((column) => row[column]) as RawChange);
+
+/**
+ * The rows as ChangeRows, with the imported objects they point at read in
+ * one query per (import, type) rather than joined to every row: most
+ * changes are refs and states.
+ */
+async function toRows(db: Kysely<Schema>, raws: readonly RawChange[]): Promise<ChangeRow[]> {
+  const wanted = new Map<string, { importId: number; type: string; keys: Set<string> }>();
+  for (const [, , , , , , , importId, objectType, objectKey] of raws) {
+    if (objectKey === null || importId === null || objectType === null) continue;
+    const group = `${importId} ${objectType}`;
+    const entry = wanted.get(group) ?? { importId: Number(importId), type: objectType, keys: new Set<string>() };
+    entry.keys.add(objectKey);
+    wanted.set(group, entry);
+  }
+  const objects = new Map<string, string>();
+  for (const [group, { importId, type, keys }] of wanted) {
+    const rows = await db.selectFrom('import_objects').select(['key', 'data']).where('import_id', '=', importId).where('type', '=', type).where('key', 'in', [...keys]).execute();
+    for (const row of rows) objects.set(`${group} ${row.key}`, row.data);
+  }
+  return raws.map(([seq, type, module, scope, key, subject, data, importId, objectType, objectKey, recordedAt]) => {
+    const object = objectKey === null ? undefined : { id: objectKey, json: objects.get(`${importId} ${objectType} ${objectKey}`) ?? null };
+    return new ChangeRow(Number(seq), type, module, scope, key, subject, data, Number(recordedAt), object);
+  });
 }
 
 /**
@@ -57,15 +82,32 @@ function toRow(raw: RawChange): ChangeRow {
  * migration 007), so nothing below the last one read can still appear.
  */
 export async function changesAfter(db: Kysely<Schema>, afterSeq: number, limit: number): Promise<ChangeRow[]> {
-  const rows = await select(db).where('c.seq', '>', afterSeq).orderBy('c.seq').limit(limit).execute();
-  return rows.map((row) => toRow(row as RawChange));
+  const sqlite = sqliteHandle(db);
+  if (sqlite && !sqlite.raw.inTransaction) return toRows(db, afterStatement(db, sqlite).all(afterSeq, limit) as RawChange[]);
+  return toRows(db, tuples(await db.selectFrom('change_log').select(COLUMNS).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute()));
+}
+
+/**
+ * Inputs: a sequence number and a limit. Returns the change_log rows after
+ * it, in order, at most `limit`, as arrays. Prepared once per database: it
+ * is what every pass of every partial sync runs.
+ */
+const afterStatements = new WeakMap<Kysely<Schema>, BetterSqlite3.Statement>();
+function afterStatement(db: Kysely<Schema>, sqlite: SqliteHandle): BetterSqlite3.Statement {
+  let statement = afterStatements.get(db);
+  if (!statement) {
+    const { sql: text } = db.selectFrom('change_log').select(COLUMNS).where('seq', '>', 0).orderBy('seq').limit(1).compile();
+    // Its own statement, not the shared cache's: raw mode would change what the cache's users read.
+    statement = sqlite.raw.prepare(text).raw(true);
+    afterStatements.set(db, statement);
+  }
+  return statement;
 }
 
 /** The changes numbered `seqs` (held-back ones), in order; a number no longer in the log is left out. */
 export async function changesNumbered(db: Kysely<Schema>, seqs: readonly number[]): Promise<ChangeRow[]> {
   if (seqs.length === 0) return [];
-  const rows = await select(db).where('c.seq', 'in', [...seqs]).orderBy('c.seq').execute();
-  return rows.map((row) => toRow(row as RawChange));
+  return toRows(db, tuples(await db.selectFrom('change_log').select(COLUMNS).where('seq', 'in', [...seqs]).orderBy('seq').execute()));
 }
 
 /** The latest change of each key in `keys` (a full sync gives an exported state the id of the change that made it). */
@@ -73,10 +115,12 @@ export async function latestChanges(db: Kysely<Schema>, keys: readonly string[])
   const found = new Map<string, ChangeRow>();
   for (let start = 0; start < keys.length; start += 500) {
     const chunk = keys.slice(start, start + 500);
-    const rows = await select(db)
-      .where('c.seq', 'in', (eb) => eb.selectFrom('change_log').select(sql<number>`max(seq)`.as('seq')).where('change_key', 'in', chunk).groupBy('change_key'))
+    const rows = await db
+      .selectFrom('change_log')
+      .select(COLUMNS)
+      .where('seq', 'in', (eb) => eb.selectFrom('change_log').select(sql<number>`max(seq)`.as('seq')).where('change_key', 'in', chunk).groupBy('change_key'))
       .execute();
-    for (const row of rows) found.set(row.change_key, toRow(row as RawChange));
+    for (const row of await toRows(db, tuples(rows))) found.set(row.key, row);
   }
   return found;
 }
@@ -91,33 +135,85 @@ export function eventSource(instance: string, module: string, name: string): str
   return `forgesync://${encodeURIComponent(instance)}/${module}/${encodeURIComponent(name)}`;
 }
 
-/** The event's data: as recorded, or for an imported object `{ import, id, number?, action, object }`. */
-function eventData(change: ChangeRow): unknown {
-  if (!change.object) return change.data;
+/** The event's data as JSON: as recorded, or for an imported object `{ import, id, number?, action, object }`. */
+function eventDataText(change: ChangeRow): string {
+  if (!change.object) return change.dataText ?? 'null';
   const number = change.data?.number;
-  return {
-    import: change.scope,
-    id: change.object.id,
-    ...(typeof number === 'number' ? { number } : {}),
-    action: change.data?.action ?? 'updated',
-    object: change.object.json === null ? null : (JSON.parse(change.object.json) as unknown),
-  };
+  return (
+    `{"import":${JSON.stringify(change.scope)},"id":${JSON.stringify(change.object.id)}` +
+    `${typeof number === 'number' ? `,"number":${number}` : ''},"action":${JSON.stringify(change.data?.action ?? 'updated')},"object":${change.object.json ?? 'null'}}`
+  );
 }
 
-/** Change `change` as the CloudEvent a sink receives. */
+/** Change `change` as the CloudEvent a sink receives (built once per row read: a window read ahead builds its events while the one before it is out). */
 export function changeEvent(instance: string, change: ChangeRow): OutgoingEvent {
-  return outgoing(
-    {
-      specversion: '1.0',
-      id: changeEventId(instance, change.seq),
-      source: eventSource(instance, change.module, change.scope),
-      type: change.type,
-      ...(change.subject !== null ? { subject: change.subject } : {}),
-      time: new Date(change.recordedAt).toISOString(),
-      datacontenttype: 'application/json',
-      data: eventData(change),
-      sequence: sequenceText(change.seq),
-    },
-    change.key,
-  );
+  if (change.built?.instance !== instance) change.built = { instance, event: buildEvent(instance, change) };
+  return change.built.event;
+}
+
+/** A change log event: its `data` parsed from the body's JSON only when looked at. */
+class LoggedEvent implements CloudEvent {
+  readonly specversion = '1.0';
+  readonly datacontenttype = 'application/json';
+  subject?: string;
+  #data: unknown;
+
+  constructor(
+    readonly id: string,
+    readonly source: string,
+    readonly type: string,
+    subject: string | null,
+    readonly time: string,
+    readonly sequence: string,
+    private readonly dataText: string,
+  ) {
+    if (subject !== null) this.subject = subject;
+  }
+
+  get data(): unknown {
+    return (this.#data ??= JSON.parse(this.dataText));
+  }
+
+  toJSON(): CloudEvent {
+    const { specversion, id, source, type, subject, time, datacontenttype, data, sequence } = this;
+    return { specversion, id, source, type, ...(subject !== undefined ? { subject } : {}), time, datacontenttype, data, sequence };
+  }
+}
+
+/** `"source":"…"` of each (instance, module, name) seen lately: the same few on every event. */
+const sourceFields = new Map<string, { source: string; json: string }>();
+
+function sourceField(instance: string, module: string, name: string): { source: string; json: string } {
+  const cacheKey = `${instance} ${module} ${name}`;
+  let field = sourceFields.get(cacheKey);
+  if (!field) {
+    if (sourceFields.size >= 10_000) sourceFields.clear();
+    const source = eventSource(instance, module, name);
+    sourceFields.set(cacheKey, (field = { source, json: JSON.stringify(source) }));
+  }
+  return field;
+}
+
+const typeFields = new Map<string, string>();
+/** A change type as JSON (a few dozen of them). */
+function typeJson(type: string): string {
+  let json = typeFields.get(type);
+  if (json === undefined) typeFields.set(type, (json = JSON.stringify(type)));
+  return json;
+}
+
+/**
+ * The structured event, its body written around the stored JSON (`data` is
+ * not parsed and serialised again). The instance name is letters, digits,
+ * dots and dashes (its setting checks), so the id needs no escaping.
+ */
+function buildEvent(instance: string, change: ChangeRow): OutgoingEvent {
+  const id = changeEventId(instance, change.seq);
+  const { source, json: sourceJson } = sourceField(instance, change.module, change.scope);
+  const time = new Date(change.recordedAt).toISOString();
+  const sequence = sequenceText(change.seq);
+  const dataText = eventDataText(change);
+  const subject = change.subject === null ? '' : `,"subject":${JSON.stringify(change.subject)}`;
+  const body = `{"specversion":"1.0","id":"${id}","source":${sourceJson},"type":${typeJson(change.type)}${subject},"time":"${time}","datacontenttype":"application/json","data":${dataText},"sequence":"${sequence}"}`;
+  return { event: new LoggedEvent(id, source, change.type, change.subject, time, sequence, dataText), key: change.key, body };
 }

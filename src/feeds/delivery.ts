@@ -23,13 +23,27 @@ export interface DeliveryResult<T> {
  * sent: they are held back, and the other keys keep flowing.
  */
 export async function deliverInOrder<T>(sink: FeedSink, planned: readonly Planned<T>[], signal: AbortSignal): Promise<DeliveryResult<T>> {
+  const result: DeliveryResult<T> = { acked: [], failed: [], heldBack: [] };
+  // The common case, every key once (a bulk of changes across sources): one call, no queues.
+  if (new Set(planned.map((entry) => entry.key)).size === planned.length) {
+    if (planned.length === 0 || signal.aborted) return result;
+    const outcomes = await sink.deliver(
+      planned.map((entry) => entry.event),
+      signal,
+    );
+    planned.forEach((entry, index) => {
+      const outcome = outcomes[index] ?? { ok: false as const, error: 'the sink gave no outcome for this event' };
+      if (outcome.ok) result.acked.push(entry.item);
+      else result.failed.push({ item: entry.item, outcome });
+    });
+    return result;
+  }
   const queues = new Map<string, Planned<T>[]>();
   for (const entry of planned) {
     const queue = queues.get(entry.key);
     if (queue) queue.push(entry);
     else queues.set(entry.key, [entry]);
   }
-  const result: DeliveryResult<T> = { acked: [], failed: [], heldBack: [] };
   while (queues.size > 0 && !signal.aborted) {
     const round = [...queues.values()].map((queue) => queue.shift()!);
     const outcomes = await sink.deliver(

@@ -19,6 +19,14 @@ export interface PassContext {
   maxAttempts: number;
   backoff: BackoffPolicy;
   signal: AbortSignal;
+  /** The changes after `after`, read ahead by the pass before this one; used when `after` is still the cursor. */
+  readAhead?: ReadAhead;
+}
+
+/** The next window, read while the pass before it was delivering. */
+export interface ReadAhead {
+  after: number;
+  changes: Promise<ChangeRow[]>;
 }
 
 /** A pass's result: the statements that record it (to run behind the feed's fence) and what it did. */
@@ -32,6 +40,8 @@ export interface PassResult {
   /** More may be due at once (a full window was read, or held-back changes became due). */
   more: boolean;
   cursor: number;
+  /** The window after this one, being read (when this one was full). */
+  readAhead?: ReadAhead;
 }
 
 interface Item {
@@ -73,14 +83,16 @@ async function heldKeys(db: Kysely<Schema>, feedId: number): Promise<Set<string>
 export async function partialPass(ctx: PassContext): Promise<PassResult> {
   const { db, feed, signal } = ctx;
   const now = Date.now();
-  const heads = await dueHeads(db, feed.id, now, ctx.window);
+  // pending_at is null exactly when nothing is held back: then there is nothing to retry or wait behind.
+  const holding = feed.pendingAt !== null;
+  const heads = holding ? await dueHeads(db, feed.id, now, ctx.window) : [];
   const headRows = await changesNumbered(
     db,
     heads.map((head) => head.seq),
   );
   const attemptsBySeq = new Map(heads.map((head) => [head.seq, head.attempts]));
-  const window = await changesAfter(db, feed.cursor, ctx.window);
-  const held = await heldKeys(db, feed.id);
+  const window = ctx.readAhead?.after === feed.cursor ? await ctx.readAhead.changes : await changesAfter(db, feed.cursor, ctx.window);
+  const held = holding ? await heldKeys(db, feed.id) : new Set<string>();
 
   const planned: Planned<Item>[] = [];
   const parked: ChangeRow[] = [];
@@ -94,6 +106,13 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
     else fresh.push(change);
   }
   for (const change of fresh) planned.push({ item: { change, attempts: null }, key: change.key, event: changeEvent(ctx.instance, change) });
+  // While this window is out, the next one is read and its events built: the sink never waits for the database.
+  const last = window.at(-1)?.seq;
+  const readAhead =
+    window.length >= ctx.window && last !== undefined
+      ? { after: last, changes: changesAfter(db, last, ctx.window).then((rows) => rows.map((row) => (changeEvent(ctx.instance, row), row))) }
+      : undefined;
+  readAhead?.changes.catch(() => undefined);
   const result = await deliverInOrder(ctx.sink, planned, signal);
 
   let cursor = window.length > 0 ? window[window.length - 1]!.seq : feed.cursor;
@@ -162,5 +181,5 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
       .where('id', '=', feedId),
   );
   const more = !nothingThrough && !gone && (window.length >= ctx.window || heads.length >= ctx.window || result.acked.some((item) => item.attempts !== null));
-  return { steps, delivered: result.acked.length, failed: result.failed.length, deadLettered, gone, more, cursor };
+  return { steps, delivered: result.acked.length, failed: result.failed.length, deadLettered, gone, more, cursor, ...(readAhead ? { readAhead } : {}) };
 }

@@ -10,7 +10,7 @@ import { headSeq } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
 import { fullChunk, fullStartSteps } from './full-sync.js';
 import type { FeedMetrics } from './metrics.js';
-import { partialPass } from './partial-sync.js';
+import { partialPass, type ReadAhead } from './partial-sync.js';
 import { scopeMatcher } from './scope.js';
 import type { FeedSink } from './sinks/types.js';
 import type { FeedRecord, FeedRepository, FeedRun } from './store.js';
@@ -98,6 +98,7 @@ export class FeedRunner {
     if (!taken) return { outcome: 'lost', delivered: 0, more: false };
     let delivered = 0;
     let outcome = 'idle';
+    let readAhead: ReadAhead | undefined;
     for (let pass = 0; pass < MAX_PASSES; pass++) {
       const record = await repo.find(feed.name);
       if (!record) return { outcome: 'gone', delivered, more: false };
@@ -114,7 +115,9 @@ export class FeedRunner {
         maxAttempts: this.options.maxAttempts,
         backoff: this.options.backoff,
         signal,
+        ...(readAhead ? { readAhead } : {}),
       });
+      readAhead = result.readAhead;
       if (!(await this.#write(feedId, lease, result.steps))) return { outcome: 'lost', delivered, more: false };
       delivered += result.delivered;
       if (result.delivered > 0) this.options.metrics.delivered.inc({ feed: record.name, operation: 'partial sync' }, result.delivered);

@@ -116,6 +116,8 @@ class NatsSink implements FeedSink {
         ignoreClusterUpdates: true,
         noRandomize: true,
         maxReconnectAttempts: -1,
+        // Otherwise every publish builds two errors just for their stack traces (a fifth of the CPU).
+        noAsyncTraces: true,
         ...(secret !== undefined ? { token: secret } : {}),
       });
     } catch (error) {
