@@ -1,23 +1,55 @@
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../store/types.js';
 
+/** Rows deleted per statement: the write lock is never held for long. */
+const DELETE_CHUNK = 10_000;
+
 /**
  * Deletes changes recorded before `beforeMs` that no feed still needs: at or
  * below every feed's cursor and below every change a feed holds back or
- * keeps dead. Returns how many went. Statement: one DELETE of a key range.
+ * keeps dead. Returns how many went.
+ *
+ * Numbers follow commit order and `recorded_at` comes from the clock at
+ * commit, so time grows with the number: the last change recorded before
+ * the cutoff is found by bisecting the number range, one primary-key lookup
+ * a step, and the deletes are key ranges (no scan of the log, which has no
+ * index on time). Clocks of several processes a little apart make the
+ * cutoff as approximate as they are.
  */
 export async function pruneChangeLog(db: Kysely<Schema>, beforeMs: number): Promise<number> {
-  const result = await db
-    .deleteFrom('change_log')
-    .where('recorded_at', '<', beforeMs)
-    .where(
-      'seq',
-      '<=',
-      sql<number>`coalesce((select min(m) from (
+  const bounds = await db
+    .selectFrom('change_log')
+    .select([
+      sql<number | string | null>`min(seq)`.as('low'),
+      sql<number | string | null>`coalesce((select min(m) from (
         select min(cursor) as m from feeds
         union all select min(seq) - 1 from feed_pending
-        union all select min(seq) - 1 from feed_dead_letters) as floors), (select seq from change_head where id = 1))`,
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+        union all select min(seq) - 1 from feed_dead_letters) as floors), (select seq from change_head where id = 1))`.as('floor'),
+    ])
+    .executeTakeFirstOrThrow();
+  if (bounds.low === null || bounds.floor === null) return 0;
+  let low = Number(bounds.low);
+  let high = Number(bounds.floor);
+  /** Whether the first change numbered `seq` or above is deletable: at most `high` (the floor), recorded before the cutoff. */
+  const old = async (seq: number) => {
+    const row = await db.selectFrom('change_log').select(['seq', 'recorded_at']).where('seq', '>=', seq).orderBy('seq').limit(1).executeTakeFirst();
+    return row !== undefined && Number(row.seq) <= Number(bounds.floor) && Number(row.recorded_at) < beforeMs;
+  };
+  if (low > high || !(await old(low))) return 0;
+  // The largest number up to which every change is deletable (time grows with the number).
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (await old(middle)) low = middle;
+    else high = middle - 1;
+  }
+  let deleted = 0;
+  for (let from = Number(bounds.low); from <= low; from += DELETE_CHUNK) {
+    const result = await db
+      .deleteFrom('change_log')
+      .where('seq', '>=', from)
+      .where('seq', '<=', Math.min(low, from + DELETE_CHUNK - 1))
+      .executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+  }
+  return deleted;
 }
