@@ -115,6 +115,7 @@ export class Forgesync {
           tickMs: Math.max(config.schedulerTickMs, 1000),
           settings: pickSettings(importerSettings, config),
           runsJobs: () => kernel.started,
+          onChanges: () => feeds?.nudge(),
           sources: {
             find: async (name) => (await replication.sources.get(name)) ?? null,
             add: async ({ name, url, credential }) => {

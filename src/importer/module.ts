@@ -38,6 +38,8 @@ export interface ImportGithubInput {
 }
 
 export interface ImporterOptions {
+  /** Told after a batch that may have recorded changes committed (the feeds then deliver them). */
+  onChanges?: () => void;
   database: Pick<Database, 'db' | 'dialect'>;
   leases: LeaseManager;
   jobs: Pick<JobTransport, 'enqueue' | 'name'>;
@@ -91,6 +93,7 @@ export class Importer implements ForgesyncModule {
       logger,
       leaseTtlMs: options.leaseTtlMs,
       openClient: (record: ImportRecord, concurrency: number, signal: AbortSignal) => this.#client(record, concurrency, signal),
+      ...(options.onChanges ? { onCommitted: options.onChanges } : {}),
     };
     this.#objects = new ObjectJobs({
       ...deps,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudEvent } from '../../src/feeds/events.js';
 import { credentialNames, startImportHarness, type ImportHarness } from '../importer/harness.js';
+import { eventually } from '../replication/harness.js';
 
 /** The change log rows of imported objects, in order. */
 async function importChanges(h: ImportHarness, afterSeq = 0) {
@@ -91,5 +92,26 @@ describe('changes recorded by the GitHub importer', () => {
     // The full sync gave each issue the id of the change that made its state.
     const createdIds = new Set((await importChanges(h)).map((change) => `${change.seq}`));
     expect(full.filter((event) => createdIds.has(event.id.split(':').at(-1)!)).length).toBeGreaterThan(0);
+  });
+});
+
+describe('a serving process with an import and a feed', () => {
+  let h: ImportHarness;
+  afterAll(async () => h?.close());
+
+  it('delivers the import\'s changes on the importer\'s nudge, not the poll', async () => {
+    // The poll ten minutes away: only the writer's nudge can deliver within the test.
+    h = await startImportHarness({ env: { FORGESYNC_FEED_POLL_INTERVAL: '10m' } });
+    await h.app.startService();
+    const dir = mkdtempSync(join(tmpdir(), 'forgesync-feed-files-'));
+    await h.app.feeds.add({ name: 'nudged', sink: `file://${dir}`, types: ['dev.forgesync.import.label'] });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The serving process runs the import.
+    const record = await h.app.importer.create({ project: h.project, apiUrl: h.fake.apiUrl, credentials: credentialNames(1) });
+    await eventually('the import to finish', async () => (await h.app.importer.status(record.name)).state === 'synced');
+    const labels = h.fake.project.labels.length;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && written(dir).filter((event) => event.type === 'dev.forgesync.import.label').length < labels) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(written(dir).filter((event) => event.type === 'dev.forgesync.import.label')).toHaveLength(labels);
   });
 });

@@ -24,6 +24,8 @@ export interface RunDeps {
   leaseTtlMs: number;
   /** A paced client for a run of `record` (its credentials resolved for its API URL). */
   openClient(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient>;
+  /** Told after a batch committed: it may have recorded changes, which the feeds then deliver. */
+  onCommitted?: () => void;
 }
 
 /** The run cannot write any more: the import was cancelled, another holder took it over, or a new run began. */
@@ -63,6 +65,8 @@ export class RunContext {
     readonly hosts: FileHosts,
     /** Requests one stage may have in flight (the import's concurrency). */
     readonly concurrency: number,
+    /** See RunDeps.onCommitted. */
+    private readonly onCommitted?: () => void,
   ) {}
 
   get importId(): number {
@@ -96,5 +100,6 @@ export class RunContext {
       () => this.imports.storedFence(this.importId),
     );
     if (written === null) throw new RunStoppedError(this.record.name);
+    this.onCommitted?.();
   }
 }

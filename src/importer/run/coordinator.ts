@@ -101,7 +101,7 @@ export class Coordinator {
     const signal = AbortSignal.any([leaseSignal, stop.signal]);
     const client = await this.options.openClient(record, record.concurrency, signal);
     const hosts = new FileHosts(record.apiUrl, (await storedRepository(this.options.database.db, record.id))?.html_url);
-    const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency);
+    const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency, this.options.onCommitted);
     let stage: Stage = record.stage;
     const watchdog = this.#watch(ctx, () => stage, stop, stallTimeoutMs);
     try {

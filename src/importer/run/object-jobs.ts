@@ -176,7 +176,7 @@ export class ObjectJobs {
       const counts = takeCounts(prepared.client, prepared.taken);
       const steps = failureSteps(work, outcome);
       const state = 'failure' in outcome && outcome.failure ? 'failed' : 'done';
-      await writeFenced(
+      const written = await writeFenced(
         lease,
         (fence) =>
           runGuarded(
@@ -189,6 +189,7 @@ export class ObjectJobs {
           ),
         () => waiter.storedFence(importId, key),
       );
+      if (written) this.options.onCommitted?.();
     });
     if (!attempt.ran) logger.debug({ event: 'import_job_skip', import: record.name, job: key }, `import job ${key} runs elsewhere`);
   }
