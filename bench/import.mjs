@@ -125,7 +125,7 @@ async function importOnce(fake, { concurrency, env: extra } = {}) {
   const args = ['import', 'github', project(fake), '--api-url', fake.apiUrl, '--credential', 'GH', '--wait', '--json', ...(concurrency ? ['--concurrency', String(concurrency)] : [])];
   fake.clearLog();
   const run = await forgesync(env, args, fake);
-  if (run.code !== 0) throw new Error(`import failed (${run.code}): ${run.stderr.slice(-2000)}`);
+  if (run.code !== 0) throw new Error(`import failed (${run.code}): ${run.stderr.slice(-2000)} ${run.stdout.slice(-3000)}`);
   return { ...run, status: JSON.parse(run.stdout), stats: fake.stats() };
 }
 
