@@ -59,9 +59,9 @@ class NatsSink implements FeedSink {
         connection.js.publish(this.#subject, entry.body, { msgID: entry.event.id, timeout: this.#options.timeoutMs }),
       );
       let diagnosis: Promise<string> | undefined;
-      return await Promise.all(
+      const outcomes = Promise.all(
         publishes.map((publish) =>
-          Promise.race([publish, stop.promise]).then(
+          publish.then(
             () => delivered,
             async (error: unknown) => {
               if (signal.aborted) return abortedOutcome(signal);
@@ -73,6 +73,11 @@ class NatsSink implements FeedSink {
           ),
         ),
       );
+      // An abort stops the wait for every ack at once: none of them counts as acknowledged then.
+      return await Promise.race([outcomes, stop.promise]).catch((error: unknown) => {
+        if (signal.aborted) return events.map(() => abortedOutcome(signal));
+        throw error;
+      });
     } finally {
       stop.dispose();
     }
