@@ -21,6 +21,8 @@ export interface PassContext {
   signal: AbortSignal;
   /** The changes after `after`, read ahead by the pass before this one; used when `after` is still the cursor. */
   readAhead?: ReadAhead;
+  /** Runs once this pass's events are out, before their acknowledgements are awaited (the previous pass's write). */
+  whileDelivering?: () => Promise<void>;
 }
 
 /** The next window, read while the pass before it was delivering. */
@@ -42,6 +44,8 @@ export interface PassResult {
   cursor: number;
   /** The window after this one, being read (when this one was full). */
   readAhead?: ReadAhead;
+  /** Everything due was acknowledged and nothing is held back: the next pass depends on nothing this one writes but its cursor. */
+  clean: boolean;
 }
 
 interface Item {
@@ -113,7 +117,13 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
       ? { after: last, changes: changesAfter(db, last, ctx.window).then((rows) => rows.map((row) => (changeEvent(ctx.instance, row), row))) }
       : undefined;
   readAhead?.changes.catch(() => undefined);
-  const result = await deliverInOrder(ctx.sink, planned, signal);
+  const delivering = deliverInOrder(ctx.sink, planned, signal);
+  if (ctx.whileDelivering) {
+    // A turn of the event loop first, so that the sink has written this pass's requests.
+    await new Promise((resolve) => setImmediate(resolve));
+    await ctx.whileDelivering();
+  }
+  const result = await delivering;
 
   let cursor = window.length > 0 ? window[window.length - 1]!.seq : feed.cursor;
   const gone = result.failed.find((failure) => failure.outcome.gone)?.outcome.error ?? null;
@@ -181,5 +191,6 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
       .where('id', '=', feedId),
   );
   const more = !nothingThrough && !gone && (window.length >= ctx.window || heads.length >= ctx.window || result.acked.some((item) => item.attempts !== null));
-  return { steps, delivered: result.acked.length, failed: result.failed.length, deadLettered, gone, more, cursor, ...(readAhead ? { readAhead } : {}) };
+  const clean = !holding && result.failed.length === 0 && result.heldBack.length === 0 && parked.length === 0 && freshUnsent.length === 0;
+  return { steps, delivered: result.acked.length, failed: result.failed.length, deadLettered, gone, more, cursor, clean, ...(readAhead ? { readAhead } : {}) };
 }

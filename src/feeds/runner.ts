@@ -99,15 +99,25 @@ export class FeedRunner {
     let delivered = 0;
     let outcome = 'idle';
     let readAhead: ReadAhead | undefined;
+    // A clean pass's write (everything acknowledged, nothing held back) is made while the next
+    // pass's events are out: the sink is never idle for the bookkeeping. Its cursor is known.
+    let deferred: { write: () => Promise<boolean>; cursor: number } | undefined;
+    const flush = async (): Promise<boolean> => {
+      const pending = deferred;
+      deferred = undefined;
+      return pending ? pending.write() : true;
+    };
+    const stop = async (value: string) => ({ outcome: (await flush()) ? value : 'lost', delivered, more: false });
     for (let pass = 0; pass < MAX_PASSES; pass++) {
       const record = await repo.find(feed.name);
       if (!record) return { outcome: 'gone', delivered, more: false };
-      if (record.paused) return { outcome: 'paused', delivered, more: false };
-      if (record.disabled) return { outcome: 'disabled', delivered, more: false };
-      if (signal.aborted) return { outcome: 'lost', delivered, more: false };
+      if (record.paused) return stop('paused');
+      if (record.disabled) return stop('disabled');
+      if (signal.aborted) return stop('lost');
+      let previousWritten = true;
       const result = await partialPass({
         db,
-        feed: record,
+        feed: deferred ? { ...record, cursor: deferred.cursor } : record,
         sink: await this.options.sinkFor(record),
         instance: this.options.instance,
         matches: scopeMatcher(record),
@@ -116,16 +126,22 @@ export class FeedRunner {
         backoff: this.options.backoff,
         signal,
         ...(readAhead ? { readAhead } : {}),
+        ...(deferred ? { whileDelivering: async () => void (previousWritten = await flush()) } : {}),
       });
+      if (!previousWritten) return { outcome: 'lost', delivered, more: false };
       readAhead = result.readAhead;
-      if (!(await this.#write(feedId, lease, result.steps))) return { outcome: 'lost', delivered, more: false };
       delivered += result.delivered;
       if (result.delivered > 0) this.options.metrics.delivered.inc({ feed: record.name, operation: 'partial sync' }, result.delivered);
-      if (result.gone) return { outcome: 'disabled', delivered, more: false };
       outcome = result.failed > 0 ? (result.delivered > 0 ? 'retrying' : 'failed') : delivered > 0 || outcome !== 'idle' ? 'delivered' : 'idle';
+      if (result.clean && result.more && readAhead && pass + 1 < MAX_PASSES) {
+        deferred = { write: () => this.#write(feedId, lease, result.steps), cursor: result.cursor };
+        continue;
+      }
+      if (!(await this.#write(feedId, lease, result.steps))) return { outcome: 'lost', delivered, more: false };
+      if (result.gone) return { outcome: 'disabled', delivered, more: false };
       if (!result.more) return { outcome, delivered, more: false };
     }
-    return { outcome, delivered, more: true };
+    return { ...(await stop(outcome)), more: true };
   }
 
   async #fullChunk(known: FeedRecord, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {
