@@ -180,18 +180,38 @@ class LoggedEvent implements CloudEvent {
   }
 }
 
-/** `"source":"…"` of each (instance, module, name) seen lately: the same few on every event. */
-const sourceFields = new Map<string, { source: string; json: string }>();
+/** `forgesync://…` and its JSON per (instance, module, name): the same few on every event. */
+const sourceFields = new Map<string, Map<string, { source: string; json: string }>>();
 
 function sourceField(instance: string, module: string, name: string): { source: string; json: string } {
-  const cacheKey = `${instance} ${module} ${name}`;
-  let field = sourceFields.get(cacheKey);
+  const group = `${instance} ${module}`;
+  let byName = sourceFields.get(group);
+  if (!byName) sourceFields.set(group, (byName = new Map()));
+  let field = byName.get(name);
   if (!field) {
-    if (sourceFields.size >= 10_000) sourceFields.clear();
+    if (byName.size >= 10_000) byName.clear();
     const source = eventSource(instance, module, name);
-    sourceFields.set(cacheKey, (field = { source, json: JSON.stringify(source) }));
+    byName.set(name, (field = { source, json: JSON.stringify(source) }));
   }
   return field;
+}
+
+/** Subjects as JSON (refs and object names repeat from one change to the next). */
+const subjectFields = new Map<string, string>();
+function subjectJson(subject: string): string {
+  let json = subjectFields.get(subject);
+  if (json === undefined) {
+    if (subjectFields.size >= 10_000) subjectFields.clear();
+    subjectFields.set(subject, (json = JSON.stringify(subject)));
+  }
+  return json;
+}
+
+/** The last time written as text: the changes of one transaction share it. */
+let lastTime = { ms: Number.NaN, text: '' };
+function timeText(ms: number): string {
+  if (lastTime.ms !== ms) lastTime = { ms, text: new Date(ms).toISOString() };
+  return lastTime.text;
 }
 
 const typeFields = new Map<string, string>();
@@ -210,10 +230,10 @@ function typeJson(type: string): string {
 function buildEvent(instance: string, change: ChangeRow): OutgoingEvent {
   const id = changeEventId(instance, change.seq);
   const { source, json: sourceJson } = sourceField(instance, change.module, change.scope);
-  const time = new Date(change.recordedAt).toISOString();
+  const time = timeText(change.recordedAt);
   const sequence = sequenceText(change.seq);
   const dataText = eventDataText(change);
-  const subject = change.subject === null ? '' : `,"subject":${JSON.stringify(change.subject)}`;
+  const subject = change.subject === null ? '' : `,"subject":${subjectJson(change.subject)}`;
   const body = `{"specversion":"1.0","id":"${id}","source":${sourceJson},"type":${typeJson(change.type)}${subject},"time":"${time}","datacontenttype":"application/json","data":${dataText},"sequence":"${sequence}"}`;
   return { event: new LoggedEvent(id, source, change.type, change.subject, time, sequence, dataText), key: change.key, body };
 }

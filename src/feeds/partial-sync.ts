@@ -110,19 +110,18 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
     else fresh.push(change);
   }
   for (const change of fresh) planned.push({ item: { change, attempts: null }, key: change.key, event: changeEvent(ctx.instance, change) });
-  // While this window is out, the next one is read and its events built: the sink never waits for the database.
-  const last = window.at(-1)?.seq;
-  const readAhead =
-    window.length >= ctx.window && last !== undefined
-      ? { after: last, changes: changesAfter(db, last, ctx.window).then((rows) => rows.map((row) => (changeEvent(ctx.instance, row), row))) }
-      : undefined;
-  readAhead?.changes.catch(() => undefined);
   const delivering = deliverInOrder(ctx.sink, planned, signal);
-  if (ctx.whileDelivering) {
-    // A turn of the event loop first, so that the sink has written this pass's requests.
-    await new Promise((resolve) => setImmediate(resolve));
-    await ctx.whileDelivering();
+  // While this window is out, the next one is read and its events built, and the previous pass's
+  // write is made: after a turn of the event loop, so that the sink has sent this window first.
+  const last = window.at(-1)?.seq;
+  const full = window.length >= ctx.window && last !== undefined;
+  let readAhead: ReadAhead | undefined;
+  if (full || ctx.whileDelivering) await new Promise((resolve) => setImmediate(resolve));
+  if (full) {
+    readAhead = { after: last, changes: changesAfter(db, last, ctx.window).then((rows) => rows.map((row) => (changeEvent(ctx.instance, row), row))) };
+    readAhead.changes.catch(() => undefined);
   }
+  await ctx.whileDelivering?.();
   const result = await delivering;
 
   let cursor = window.length > 0 ? window[window.length - 1]!.seq : feed.cursor;
