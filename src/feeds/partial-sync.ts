@@ -36,7 +36,6 @@ export interface PassResult {
   steps: Compilable[];
   delivered: number;
   failed: number;
-  deadLettered: number;
   /** The sink answered 410 Gone: the feed is to be disabled. */
   gone: string | null;
   /** More may be due at once (a full window was read, or held-back changes became due). */
@@ -148,7 +147,6 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
   const feedId = feed.id;
   const acked = result.acked.filter((item) => item.attempts !== null).map((item) => item.change.seq);
   if (acked.length > 0) steps.push(db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', 'in', acked));
-  let deadLettered = 0;
   const pendingRows: { seq: number; key: string; attempts: number; nextAt: number; error: string | null }[] = [];
   const deadRows: typeof pendingRows = [];
   const retryAt = (attempts: number, failure: Failure) => now + Math.max(backoffDelay(attempts, ctx.backoff), failure.retryAfterMs ?? 0);
@@ -169,7 +167,6 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
       steps.push(db.insertInto(table).values(chunk).onConflict((oc) => oc.columns(['feed_id', 'seq']).doNothing()));
     }
   }
-  deadLettered = deadRows.length;
   const nothingThrough = result.acked.length === 0 && result.failed.length > 0;
   const failures = nothingThrough ? feed.failures + 1 : 0;
   const lastError = result.failed[0]?.outcome.error.slice(0, 2000) ?? null;
@@ -191,5 +188,5 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
   );
   const more = !nothingThrough && !gone && (window.length >= ctx.window || heads.length >= ctx.window || result.acked.some((item) => item.attempts !== null));
   const clean = !holding && result.failed.length === 0 && result.heldBack.length === 0 && parked.length === 0 && freshUnsent.length === 0;
-  return { steps, delivered: result.acked.length, failed: result.failed.length, deadLettered, gone, more, cursor, clean, ...(readAhead ? { readAhead } : {}) };
+  return { steps, delivered: result.acked.length, failed: result.failed.length, gone, more, cursor, clean, ...(readAhead ? { readAhead } : {}) };
 }

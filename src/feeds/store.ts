@@ -1,5 +1,6 @@
 import { sql, type Compilable, type Kysely, type Selectable } from 'kysely';
-import { runAtomically, type Step } from '../store/atomic.js';
+import { runAtomically } from '../store/atomic.js';
+import { runGuarded } from '../store/guarded.js';
 import type { FeedsTable } from '../store/feed-tables.js';
 import { fenceGuard } from '../store/sql.js';
 import type { Schema } from '../store/types.js';
@@ -82,9 +83,6 @@ function toRecord(row: Selectable<FeedsTable>): FeedRecord {
     createdAt: new Date(Number(row.created_at)),
   };
 }
-
-/** Raised inside a fenced write whose guard refused it: the transaction rolls back. */
-export class FeedGuardRefused extends Error {}
 
 /**
  * The feeds' rows. Writes a feed's runs make are fenced (see {@link fenced});
@@ -208,21 +206,7 @@ export class FeedRepository {
    * feed, or it was removed.
    */
   async fenced(feedId: number, fence: bigint, steps: readonly (Compilable | null)[], now = new Date()): Promise<boolean> {
-    const batch: Step[] = [
-      () => this.guard(feedId, fence, now),
-      (previous) => {
-        if (previous[0]!.length === 0) throw new FeedGuardRefused();
-        return null;
-      },
-      ...steps.map((step) => () => step),
-    ];
-    try {
-      await runAtomically(this.db, batch);
-      return true;
-    } catch (error) {
-      if (error instanceof FeedGuardRefused) return false;
-      throw error;
-    }
+    return (await runGuarded(this.db, [this.guard(feedId, fence, now)], steps)) !== null;
   }
 
   /** The fence the feed's row was last written with (see writeFenced). */

@@ -1,16 +1,15 @@
 import { InvalidInputError } from '../errors.js';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
-import { runAtomically } from './atomic.js';
 import { appendChanges, appendChangeSteps, type ChangeInput } from './change-log.js';
+import { runGuarded } from './guarded.js';
+import { dueForVerification, dueSources, registryCounts, type RegistryCounts } from './registry-queries.js';
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from './database.js';
 import { SourceNotFoundError } from './errors.js';
 import {
   fenceText,
   registryColumns,
-  selectSourcesWithRegistry,
   toRegistryRow,
-  toSourceWithRegistry,
   truncateFailure,
   type RegistryRecord,
 } from './rows.js';
@@ -21,8 +20,7 @@ import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, typ
 /** Which rows requestMany() records a request on. */
 export type RequestManyFilter = { state?: RegistryState } | 'all' | 'failed';
 
-/** Registry counts by state, plus verification and missing-upstream totals. */
-export type RegistryCounts = Record<RegistryState, number> & { verified: number; mismatch: number; missing: number };
+export type { RegistryCounts };
 
 /** A registry row's request counters as a write left them. */
 export interface RequestCounters {
@@ -40,9 +38,6 @@ export interface SyncedOutcome {
   mirrorPath?: string | null;
   now: Date;
 }
-
-/** Thrown inside a transaction whose fence guard refused the write: it rolls back. */
-class GuardRefused extends Error {}
 
 /** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id. */
 type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number];
@@ -259,20 +254,8 @@ export class RegistryRepository {
       missing_on_primary: outcome.missing ? 1 : 0,
     });
     if (changes.length === 0) return Number((await update.executeTakeFirst()).numUpdatedRows) > 0;
-    return (
-      (await runAtomically(this.#db, [
-        () => update.returning('source_id'),
-        (previous) => {
-          // The guard refused: nothing happened, so nothing is recorded.
-          if (previous[0]!.length === 0) throw new GuardRefused();
-          return null;
-        },
-        ...appendChangeSteps(this.#db, changes, nowMs).map((step) => () => step),
-      ]).catch((error: unknown) => {
-        if (error instanceof GuardRefused) return null;
-        throw error;
-      })) !== null
-    );
+    // The changes are recorded only with the write that makes them: a refused guard records nothing.
+    return (await runGuarded(this.#db, [update.returning('source_id')], appendChangeSteps(this.#db, changes, nowMs))) !== null;
   }
 
   /** Guarded: puts a started row back to pending (clean shutdown or abort; the request is kept). */
@@ -299,46 +282,14 @@ export class RegistryRepository {
     return Number(result.numUpdatedRows);
   }
 
-  /**
-   * Enabled sources with work to do at `now`: pending; failed whose
-   * next_retry_at has come (missing upstreams included, on the slow cadence
-   * the caller set); synced whose interval (or `defaultIntervalMs`) has
-   * passed since the last sync; started (the caller checks the lease).
-   * Oldest last attempt first, never-attempted first of all.
-   */
-  async due(now: Date, options: { defaultIntervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
-    const nowMs = now.getTime();
-    const defaultMs = Math.round(options.defaultIntervalMs);
-    const rows = await selectSourcesWithRegistry(this.#db)
-      .where('s.enabled', '=', 1)
-      .where(
-        sql<boolean>`(r.state in ('pending', 'started')
-          or (r.state = 'failed' and r.next_retry_at <= ${nowMs})
-          or (r.state = 'synced' and (r.last_synced_at is null
-              or r.last_synced_at + coalesce(s.interval_ms, ${defaultMs}) <= ${nowMs})))`,
-      )
-      .orderBy(sql`case when r.last_attempt_at is null then 0 else 1 end`)
-      .orderBy('r.last_attempt_at')
-      .orderBy('s.id')
-      .limit(Math.max(0, Math.floor(options.limit)))
-      .execute();
-    return rows.map(toSourceWithRegistry);
+  /** See {@link dueSources}. */
+  due(now: Date, options: { defaultIntervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
+    return dueSources(this.#db, now, options);
   }
 
-  /**
-   * Enabled, synced sources whose mirror was last verified more than
-   * `intervalMs` ago (or never): candidates for periodic re-verification.
-   */
-  async dueForVerification(now: Date, options: { intervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
-    const cutoff = now.getTime() - Math.round(options.intervalMs);
-    const rows = await selectSourcesWithRegistry(this.#db)
-      .where('s.enabled', '=', 1)
-      .where('r.state', '=', 'synced')
-      .where((eb) => eb.or([eb('r.verified_at', 'is', null), eb('r.verified_at', '<=', cutoff)]))
-      .orderBy(sql`coalesce(r.verified_at, 0)`)
-      .limit(Math.max(0, Math.floor(options.limit)))
-      .execute();
-    return rows.map(toSourceWithRegistry);
+  /** See {@link dueForVerification}. */
+  dueForVerification(now: Date, options: { intervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
+    return dueForVerification(this.#db, now, options);
   }
 
   /** Guarded: records a periodic re-verification; a mismatch records a request so the mirror is re-synced. */
@@ -382,27 +333,9 @@ export class RegistryRepository {
     return (await this.#pending.execute(sourceId)).rows.length > 0;
   }
 
-  /** Rows per state (every state present, 0 when none) and verification / missing totals. */
-  async counts(): Promise<RegistryCounts> {
-    const rows = await this.#db
-      .selectFrom('registry')
-      .select((eb) => [
-        'state',
-        eb.fn.countAll().as('n'),
-        eb.fn.sum<number>(sql`case when verification_state = 'verified' then 1 else 0 end`).as('verified'),
-        eb.fn.sum<number>(sql`case when verification_state = 'mismatch' then 1 else 0 end`).as('mismatch'),
-        eb.fn.sum<number>('missing_on_primary').as('missing'),
-      ])
-      .groupBy('state')
-      .execute();
-    const counts: RegistryCounts = { pending: 0, started: 0, synced: 0, failed: 0, verified: 0, mismatch: 0, missing: 0 };
-    for (const row of rows) {
-      counts[row.state] = Number(row.n);
-      counts.verified += Number(row.verified ?? 0);
-      counts.mismatch += Number(row.mismatch ?? 0);
-      counts.missing += Number(row.missing ?? 0);
-    }
-    return counts;
+  /** See {@link registryCounts}. */
+  counts(): Promise<RegistryCounts> {
+    return registryCounts(this.#db);
   }
 
   /** Records a running attempt (keeping the last 100 per source); returns its id. */

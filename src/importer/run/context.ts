@@ -9,7 +9,7 @@ import type { Schema } from '../../store/types.js';
 import { ForgesyncError } from '../../errors.js';
 import type { GithubClient, RequestCounts } from '../github/client.js';
 import { zeroCounts } from '../github/client.js';
-import { runGuarded } from '../store/guarded.js';
+import { runGuarded } from '../../store/guarded.js';
 import type { ImportRecord, ImportRepository } from '../store/imports.js';
 import type { Compilable } from 'kysely';
 import type { FileHosts } from '../attachments/scan.js';

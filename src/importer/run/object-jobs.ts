@@ -6,7 +6,7 @@ import { FileHosts } from '../attachments/scan.js';
 import { storedRepository } from '../store/objects.js';
 import { zeroCounts, type GithubClient, type RequestCounts } from '../github/client.js';
 import { failureSteps, objectWork } from '../stages/object-work.js';
-import { runGuarded } from '../store/guarded.js';
+import { runGuarded } from '../../store/guarded.js';
 import type { ImportRecord } from '../store/imports.js';
 import type { Stage } from '../types.js';
 import { takeCounts, type RunContext, type RunDeps } from './context.js';

@@ -1,7 +1,7 @@
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
-import { runAtomically, type Step } from '../../store/atomic.js';
-import { sqliteHandle } from '../../store/connect.js';
-import type { Schema } from '../../store/types.js';
+import { runAtomically, type Step } from './atomic.js';
+import { sqliteHandle } from './connect.js';
+import type { Schema } from './types.js';
 
 /** Parameters from which a batch goes to the writer thread: about ten stored objects. */
 const OFF_THREAD_PARAMETERS = 120;
@@ -14,9 +14,9 @@ class GuardRefused extends Error {}
  * UPDATE … RETURNING that returns a row only when the write may apply (a
  * fence, a run, a state); if one returns none, nothing of the batch is
  * kept and the result is null (what writeFenced expects of a refused
- * write). Otherwise true. On a SQLite file the batch runs on the
- * database's writer thread (see store/sqlite-writer.ts): these are the
- * import's page writes, most of what it costs.
+ * write). Otherwise true. On a SQLite file a large batch runs on the
+ * database's writer thread (see sqlite-writer.ts), such as an import's
+ * page writes.
  */
 export async function runGuarded(db: Kysely<Schema>, guards: readonly Compilable[], steps: readonly (Compilable | null)[]): Promise<true | null> {
   // Compiled once, whichever connection runs them.
