@@ -11,7 +11,7 @@
 //   BENCH_FEEDS_PARTIAL_REPS=21       timed partial syncs per log (after one warm-up each; median shown)
 //   BENCH_FEEDS_PARTIAL_SINK=file     sink of the partial-sync measure: file (NDJSON files) or http (the receiver)
 //   BENCH_FEEDS_EVENTS=10000          events per throughput measurement
-//   BENCH_FEEDS_ROUNDS=5              throughput rounds (after a warm-up round; median of per-round ratios)
+//   BENCH_FEEDS_ROUNDS=7              throughput rounds (after a warm-up round; median of per-round ratios)
 //   BENCH_FEEDS_KEYS=1000             distinct change keys (source × ref) the generated changes cycle through
 //   BENCH_FEEDS_PUSHES=50             pushes of the latency measure
 //   BENCH_NATS_URL=nats://127.0.0.1:4222   JetStream server (BENCH_FEEDS_NATS=0 leaves NATS out)
@@ -110,7 +110,7 @@ const cfg = {
   partialReps: intSetting('BENCH_FEEDS_PARTIAL_REPS', quick ? 3 : 21, 1),
   partialSink: env.BENCH_FEEDS_PARTIAL_SINK || 'file',
   events: intSetting('BENCH_FEEDS_EVENTS', quick ? 1000 : 10000, 1),
-  rounds: intSetting('BENCH_FEEDS_ROUNDS', quick ? 1 : 5, 1),
+  rounds: intSetting('BENCH_FEEDS_ROUNDS', quick ? 1 : 7, 1),
   keys: intSetting('BENCH_FEEDS_KEYS', 1000, 1),
   pushes: intSetting('BENCH_FEEDS_PUSHES', quick ? 10 : 50, 1),
   natsUrl: env.BENCH_NATS_URL || 'nats://127.0.0.1:4222',

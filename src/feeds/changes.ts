@@ -1,14 +1,14 @@
 import { sql, type Kysely } from 'kysely';
-import type BetterSqlite3 from 'better-sqlite3';
-import { sqliteHandle, type SqliteHandle } from '../store/connect.js';
+import { sqliteHandle } from '../store/connect.js';
 import type { Schema } from '../store/types.js';
-import { sequenceText, type CloudEvent, type OutgoingEvent } from './events.js';
+import type { CloudEvent, OutgoingEvent } from './events.js';
 
 /** A change log row as a feed reads it, the imported object it points at read along. */
 export class ChangeRow {
   private parsed: Record<string, unknown> | null | undefined;
-  /** The event built from it (see changeEvent). */
-  built: { instance: string; event: OutgoingEvent } | undefined;
+  /** The event built from it (see changeEvent), and for which instance. */
+  built: OutgoingEvent | undefined;
+  builtFor: string | undefined;
 
   constructor(
     readonly seq: number,
@@ -31,7 +31,7 @@ export class ChangeRow {
   }
 }
 
-/** A change_log row as its COLUMNS, in order (better-sqlite3 reads arrays at half the cost of objects). */
+/** A change_log row as its COLUMNS, in order. */
 type RawChange = [
   seq: number | string,
   type: string,
@@ -79,29 +79,21 @@ async function toRows(db: Kysely<Schema>, raws: readonly RawChange[]): Promise<C
 /**
  * Up to `limit` changes after `afterSeq`, in order: one range scan of the
  * primary key, whatever the log's length. Numbers follow commit order (see
- * migration 007), so nothing below the last one read can still appear.
+ * migration 007), so nothing below the last one read can still appear. On
+ * a SQLite file the read runs off the event loop (store/sqlite-reader.ts),
+ * unless this connection is inside a transaction (it would not see that
+ * transaction's rows).
  */
 export async function changesAfter(db: Kysely<Schema>, afterSeq: number, limit: number): Promise<ChangeRow[]> {
+  const query = db.selectFrom('change_log').select(COLUMNS).where('seq', '>', afterSeq).orderBy('seq').limit(limit);
   const sqlite = sqliteHandle(db);
-  if (sqlite && !sqlite.raw.inTransaction) return toRows(db, afterStatement(db, sqlite).all(afterSeq, limit) as RawChange[]);
-  return toRows(db, tuples(await db.selectFrom('change_log').select(COLUMNS).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute()));
+  if (sqlite?.reader && !sqlite.raw.inTransaction) return toRows(db, (await sqlite.reader.rows(query.compile())) as RawChange[]);
+  return toRows(db, tuples(await query.execute()));
 }
 
-/**
- * Inputs: a sequence number and a limit. Returns the change_log rows after
- * it, in order, at most `limit`, as arrays. Prepared once per database: it
- * is what every pass of every partial sync runs.
- */
-const afterStatements = new WeakMap<Kysely<Schema>, BetterSqlite3.Statement>();
-function afterStatement(db: Kysely<Schema>, sqlite: SqliteHandle): BetterSqlite3.Statement {
-  let statement = afterStatements.get(db);
-  if (!statement) {
-    const { sql: text } = db.selectFrom('change_log').select(COLUMNS).where('seq', '>', 0).orderBy('seq').limit(1).compile();
-    // Its own statement, not the shared cache's: raw mode would change what the cache's users read.
-    statement = sqlite.raw.prepare(text).raw(true);
-    afterStatements.set(db, statement);
-  }
-  return statement;
+/** Gets changesAfter's off-thread reader going (see there) before the first delivery needs it. */
+export function warmChangeReads(db: Kysely<Schema>): void {
+  sqliteHandle(db)?.reader?.warm();
 }
 
 /** The changes numbered `seqs` (held-back ones), in order; a number no longer in the log is left out. */
@@ -147,53 +139,47 @@ function eventDataText(change: ChangeRow): string {
 
 /** Change `change` as the CloudEvent a sink receives (built once per row read: a window read ahead builds its events while the one before it is out). */
 export function changeEvent(instance: string, change: ChangeRow): OutgoingEvent {
-  if (change.built?.instance !== instance) change.built = { instance, event: buildEvent(instance, change) };
-  return change.built.event;
+  if (change.builtFor !== instance || !change.built) {
+    change.built = buildEvent(instance, change);
+    change.builtFor = instance;
+  }
+  return change.built;
 }
 
-/** A change log event: its `data` parsed from the body's JSON only when looked at. */
-class LoggedEvent implements CloudEvent {
-  readonly specversion = '1.0';
-  readonly datacontenttype = 'application/json';
-  subject?: string;
-  #data: unknown;
+/** A change log event as sent: the CloudEvent object is only made (from the body) when something looks at it. */
+class LoggedEvent implements OutgoingEvent {
+  #event: CloudEvent | undefined;
 
   constructor(
     readonly id: string,
-    readonly source: string,
-    readonly type: string,
-    subject: string | null,
-    readonly time: string,
-    readonly sequence: string,
-    private readonly dataText: string,
-  ) {
-    if (subject !== null) this.subject = subject;
-  }
+    readonly key: string,
+    readonly body: string,
+  ) {}
 
-  get data(): unknown {
-    return (this.#data ??= JSON.parse(this.dataText));
-  }
-
-  toJSON(): CloudEvent {
-    const { specversion, id, source, type, subject, time, datacontenttype, data, sequence } = this;
-    return { specversion, id, source, type, ...(subject !== undefined ? { subject } : {}), time, datacontenttype, data, sequence };
+  get event(): CloudEvent {
+    return (this.#event ??= JSON.parse(this.body) as CloudEvent);
   }
 }
 
-/** `forgesync://…` and its JSON per (instance, module, name): the same few on every event. */
-const sourceFields = new Map<string, Map<string, { source: string; json: string }>>();
+/**
+ * The start of an event's body up to its id's number, per instance, module,
+ * type and name: `{"specversion":"1.0","source":…,"type":…,"datacontenttype":…,"id":"<instance>:`.
+ * The same few on every event; no key string is built per lookup.
+ */
+const heads = new Map<string, Map<string, Map<string, Map<string, string>>>>();
 
-function sourceField(instance: string, module: string, name: string): { source: string; json: string } {
-  const group = `${instance} ${module}`;
-  let byName = sourceFields.get(group);
-  if (!byName) sourceFields.set(group, (byName = new Map()));
-  let field = byName.get(name);
-  if (!field) {
+function bodyHead(instance: string, module: string, type: string, name: string): string {
+  const byModule = heads.get(instance) ?? heads.set(instance, new Map()).get(instance)!;
+  const byType = byModule.get(module) ?? byModule.set(module, new Map()).get(module)!;
+  let byName = byType.get(type);
+  if (!byName) byType.set(type, (byName = new Map()));
+  let head = byName.get(name);
+  if (head === undefined) {
     if (byName.size >= 10_000) byName.clear();
-    const source = eventSource(instance, module, name);
-    byName.set(name, (field = { source, json: JSON.stringify(source) }));
+    const source = JSON.stringify(eventSource(instance, module, name));
+    byName.set(name, (head = `{"specversion":"1.0","source":${source},"type":${JSON.stringify(type)},"datacontenttype":"application/json","id":"${instance}:`));
   }
-  return field;
+  return head;
 }
 
 /** Subjects as JSON (refs and object names repeat from one change to the next). */
@@ -214,26 +200,15 @@ function timeText(ms: number): string {
   return lastTime.text;
 }
 
-const typeFields = new Map<string, string>();
-/** A change type as JSON (a few dozen of them). */
-function typeJson(type: string): string {
-  let json = typeFields.get(type);
-  if (json === undefined) typeFields.set(type, (json = JSON.stringify(type)));
-  return json;
-}
-
 /**
  * The structured event, its body written around the stored JSON (`data` is
- * not parsed and serialised again). The instance name is letters, digits,
- * dots and dashes (its setting checks), so the id needs no escaping.
+ * not parsed and serialised again; its attributes come first, `data` last).
+ * The instance name is letters, digits, dots and dashes (its setting
+ * checks), so the id needs no escaping.
  */
 function buildEvent(instance: string, change: ChangeRow): OutgoingEvent {
-  const id = changeEventId(instance, change.seq);
-  const { source, json: sourceJson } = sourceField(instance, change.module, change.scope);
-  const time = timeText(change.recordedAt);
-  const sequence = sequenceText(change.seq);
-  const dataText = eventDataText(change);
+  const seq = String(change.seq);
   const subject = change.subject === null ? '' : `,"subject":${subjectJson(change.subject)}`;
-  const body = `{"specversion":"1.0","id":"${id}","source":${sourceJson},"type":${typeJson(change.type)}${subject},"time":"${time}","datacontenttype":"application/json","data":${dataText},"sequence":"${sequence}"}`;
-  return { event: new LoggedEvent(id, source, change.type, change.subject, time, sequence, dataText), key: change.key, body };
+  const body = `${bodyHead(instance, change.module, change.type, change.scope)}${seq}","time":"${timeText(change.recordedAt)}"${subject},"sequence":"${seq.padStart(20, '0')}","data":${eventDataText(change)}}`;
+  return new LoggedEvent(changeEventId(instance, change.seq), change.key, body);
 }

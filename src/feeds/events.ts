@@ -23,11 +23,13 @@ export interface CloudEvent {
 
 /** An event on its way to a sink, with the key whose changes must arrive in order. */
 export interface OutgoingEvent {
-  event: CloudEvent;
+  /** The event's id (a sink's deduplication id: `webhook-id`, `Nats-Msg-Id`). */
+  readonly id: string;
+  readonly event: CloudEvent;
   /** Per-key order: the source and ref, the source alone (state), or the import and object id. */
-  key: string;
+  readonly key: string;
   /** The event serialised once (structured JSON), as every sink sends it. */
-  body: string;
+  readonly body: string;
 }
 
 /** The `sequence` attribute of change number `seq`. */
@@ -37,5 +39,5 @@ export function sequenceText(seq: number | bigint): string {
 
 /** Builds an outgoing event, serialising it once. */
 export function outgoing(event: CloudEvent, key: string): OutgoingEvent {
-  return { event, key, body: JSON.stringify(event) };
+  return { id: event.id, event, key, body: JSON.stringify(event) };
 }

@@ -9,7 +9,7 @@ import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Database } from '../store/database.js';
 import { headSeq } from '../store/change-log.js';
-import { changesNumbered } from './changes.js';
+import { changesNumbered, warmChangeReads } from './changes.js';
 import { InvalidFeedInputError } from './errors.js';
 import { feedMetrics, type FeedMetrics } from './metrics.js';
 import { FeedRunner, feedLeaseKey, type FeedOperation, type RunResult } from './runner.js';
@@ -222,8 +222,9 @@ export class Feeds implements ForgesyncModule {
     await server.register(feedRoutes(this, context.tokens), { prefix: '/api' });
   }
 
-  /** The backstop: looks for feeds with something due every `feedPollInterval`. */
+  /** The backstop: looks for feeds with something due every `feedPollInterval`. The change reader is started at once. */
   start(): void {
+    warmChangeReads(this.options.database.db);
     void this.poll();
     this.#timer ??= setInterval(() => void this.poll(), this.options.settings.feedPollMs);
     this.#timer.unref();

@@ -2,7 +2,7 @@ import { sql, type Compilable, type Kysely } from 'kysely';
 import { backoffDelay, type BackoffPolicy } from '../replication/backoff.js';
 import type { Schema } from '../store/types.js';
 import { changeEvent, changesAfter, changesNumbered, type ChangeRow } from './changes.js';
-import { deliverInOrder, type Planned } from './delivery.js';
+import { deliverInOrder, type DeliveryResult, type Planned } from './delivery.js';
 import type { FeedRecord } from './store.js';
 import type { DeliveryOutcome, FeedSink } from './sinks/types.js';
 
@@ -74,6 +74,12 @@ async function heldKeys(db: Kysely<Schema>, feedId: number): Promise<Set<string>
   return new Set(rows.map((row) => row.change_key));
 }
 
+/** The changes of `changes` that the delivery did not get to (it was stopped). */
+function unsent(changes: readonly ChangeRow[], result: DeliveryResult<Item>): ChangeRow[] {
+  const sent = new Set([...result.acked, ...result.failed.map((failure) => failure.item), ...result.heldBack].map((item) => item.change.seq));
+  return changes.filter((change) => !sent.has(change.seq));
+}
+
 /**
  * One pass of a partial sync: retries the held-back changes that are due,
  * then delivers the changes after the cursor, per key in order, and says how
@@ -125,8 +131,7 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
 
   let cursor = window.length > 0 ? window[window.length - 1]!.seq : feed.cursor;
   const gone = result.failed.find((failure) => failure.outcome.gone)?.outcome.error ?? null;
-  const sent = new Set([...result.acked, ...result.failed.map((failure) => failure.item), ...result.heldBack].map((item) => item.change.seq));
-  const freshUnsent = fresh.filter((change) => !sent.has(change.seq));
+  const freshUnsent = result.acked.length + result.failed.length + result.heldBack.length === planned.length ? [] : unsent(fresh, result);
   if (freshUnsent.length > 0) cursor = Math.min(cursor, freshUnsent[0]!.seq - 1);
   const freshFailures = result.failed.filter((failure) => failure.item.attempts === null);
   const freshHeld = result.heldBack.filter((item) => item.attempts === null).map((item) => item.change);

@@ -10,7 +10,8 @@ import { headSeq } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
 import { fullChunk, fullStartSteps } from './full-sync.js';
 import type { FeedMetrics } from './metrics.js';
-import { partialPass, type ReadAhead } from './partial-sync.js';
+import { changesAfter } from './changes.js';
+import { partialPass, type PassResult, type ReadAhead } from './partial-sync.js';
 import { scopeMatcher } from './scope.js';
 import type { FeedSink } from './sinks/types.js';
 import type { FeedRecord, FeedRepository, FeedRun } from './store.js';
@@ -91,14 +92,22 @@ export class FeedRunner {
     const requested = await repo.find(feed.name);
     if (!requested) return { outcome: 'gone', delivered: 0, more: false };
     const { replayFrom } = requested;
+    // The first window is read while the requests are taken. Only a full one is kept: a change
+    // committed meanwhile lies beyond it, where a shorter one would miss a change whose request
+    // this run takes (it is read again after that; and a replay moves the cursor anyway).
+    const { window } = this.options;
+    const early = changesAfter(db, requested.cursor, window);
+    early.catch(() => undefined);
     const taken = await this.#write(feedId, lease, [
       db.updateTable('feeds').set({ partial_requested: 0, replay_from: null, ...(replayFrom !== null ? { cursor: Math.min(requested.cursor, replayFrom - 1) } : {}) }).where('id', '=', feedId),
       ...(replayFrom !== null ? [db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', '>=', replayFrom)] : []),
     ]);
     if (!taken) return { outcome: 'lost', delivered: 0, more: false };
+    const after = requested.cursor;
+    let readAhead: ReadAhead | undefined = { after, changes: early.then((rows) => (rows.length >= window ? rows : changesAfter(db, after, window))) };
+    readAhead.changes.catch(() => undefined);
     let delivered = 0;
     let outcome = 'idle';
-    let readAhead: ReadAhead | undefined;
     // A clean pass's write (everything acknowledged, nothing held back) is made while the next
     // pass's events are out: the sink is never idle for the bookkeeping. Its cursor is known.
     let deferred: { write: () => Promise<boolean>; cursor: number } | undefined;
@@ -108,6 +117,7 @@ export class FeedRunner {
       return pending ? pending.write() : true;
     };
     const stop = async (value: string) => ({ outcome: (await flush()) ? value : 'lost', delivered, more: false });
+    let last: PassResult | undefined;
     for (let pass = 0; pass < MAX_PASSES; pass++) {
       const record = await repo.find(feed.name);
       if (!record) return { outcome: 'gone', delivered, more: false };
@@ -121,7 +131,7 @@ export class FeedRunner {
         sink: await this.options.sinkFor(record),
         instance: this.options.instance,
         matches: scopeMatcher(record),
-        window: this.options.window,
+        window,
         maxAttempts: this.options.maxAttempts,
         backoff: this.options.backoff,
         signal,
@@ -129,6 +139,7 @@ export class FeedRunner {
         ...(deferred ? { whileDelivering: async () => void (previousWritten = await flush()) } : {}),
       });
       if (!previousWritten) return { outcome: 'lost', delivered, more: false };
+      last = result;
       readAhead = result.readAhead;
       delivered += result.delivered;
       if (result.delivered > 0) this.options.metrics.delivered.inc({ feed: record.name, operation: 'partial sync' }, result.delivered);
@@ -141,7 +152,9 @@ export class FeedRunner {
       if (result.gone) return { outcome: 'disabled', delivered, more: false };
       if (!result.more) return { outcome, delivered, more: false };
     }
-    return { ...(await stop(outcome)), more: true };
+    // Out of passes: another run is due, unless the window read ahead shows that nothing is left.
+    const drained = last?.clean === true && readAhead?.after === last.cursor && (await readAhead.changes.catch(() => [null])).length === 0;
+    return { ...(await stop(outcome)), more: !drained };
   }
 
   async #fullChunk(known: FeedRecord, lease: Lease, signal: AbortSignal): Promise<{ outcome: string; delivered: number; more: boolean }> {

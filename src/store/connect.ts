@@ -3,6 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type QueryResult, type SqliteDatabase } from 'kysely';
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
+import { SqliteReader } from './sqlite-reader.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
 import type { Schema } from './types.js';
@@ -42,13 +43,15 @@ export function connectSqlite(url: string): Connection {
   }
   const statements = cachingStatements(raw);
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: statements }) });
-  // An in-memory database is this connection's alone: no other thread can write it.
+  // An in-memory database is this connection's alone: no other thread can write or read it.
   const writer = file === ':memory:' ? undefined : new SqliteWriter(file);
+  const reader = file === ':memory:' ? undefined : new SqliteReader(file);
   sqliteHandles.set(db, {
     raw,
     prepare: (text) => statements.prepare(text) as BetterSqlite3.Statement,
     transaction: raw.transaction((run: () => unknown) => run()),
     writer,
+    reader,
   });
   return {
     db,
@@ -56,6 +59,7 @@ export function connectSqlite(url: string): Connection {
     exclusive: (fn) => withImmediateTransaction(raw, fn),
     close: async () => {
       await writer?.close();
+      await reader?.close();
       await db.destroy();
     },
   };
@@ -73,6 +77,8 @@ export interface SqliteHandle {
   transaction: BetterSqlite3.Transaction<(run: () => unknown) => unknown>;
   /** Runs large guarded batches off the event loop (a file database only). */
   writer: SqliteWriter | undefined;
+  /** Runs big reads off the event loop (a file database only; it sees committed rows only). */
+  reader: SqliteReader | undefined;
 }
 
 const sqliteHandles = new WeakMap<Kysely<Schema>, SqliteHandle>();

@@ -9,8 +9,9 @@
 //   no row (rolled back: refused); then each step; COMMIT.
 // Answers: { id, outcome: 'committed' | 'refused' } or { id, error: { message, code } }.
 
-const { parentPort, workerData } = require('node:worker_threads');
+const { workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
+const { serve } = require('./sqlite-thread-loop.cjs');
 
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 for (const pragma of workerData.pragmas) db.pragma(pragma);
@@ -42,17 +43,12 @@ const runBatch = db.transaction((guards, steps) => {
   }
 });
 
-parentPort.on('message', (message) => {
-  if (message.close) {
-    db.close();
-    parentPort.close();
-    return;
-  }
+serve(db, (message) => {
   try {
     runBatch.immediate(message.guards, message.steps);
-    parentPort.postMessage({ id: message.id, outcome: 'committed' });
+    return { answer: { outcome: 'committed' } };
   } catch (error) {
-    if (error === REFUSED) parentPort.postMessage({ id: message.id, outcome: 'refused' });
-    else parentPort.postMessage({ id: message.id, error: { message: String(error && error.message), code: error && error.code } });
+    if (error === REFUSED) return { answer: { outcome: 'refused' } };
+    throw error;
   }
 });

@@ -5,7 +5,8 @@ import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sqliteHandle } from '../../src/store/connect.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
-import { SqliteWriterClosedError, type SqliteWriter } from '../../src/store/sqlite-writer.js';
+import { SqliteThreadClosedError } from '../../src/store/sqlite-thread.js';
+import type { SqliteWriter } from '../../src/store/sqlite-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forgesync-writer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -71,7 +72,7 @@ describe('SqliteWriter (the off-thread writer of a SQLite file)', () => {
     const closing = database.close();
     expect(await Promise.all(writes)).toEqual(Array(50).fill('committed'));
     await closing;
-    await expect(writer.write({ guards: [], steps: [] })).rejects.toBeInstanceOf(SqliteWriterClosedError);
+    await expect(writer.write({ guards: [], steps: [] })).rejects.toBeInstanceOf(SqliteThreadClosedError);
     const reopened = await openDatabase(`sqlite:${join(dir, `db-${files}.sqlite`)}`);
     try {
       expect((await rows(reopened)).map((row) => row.id)).toEqual(Array.from({ length: 50 }, (_, index) => index));

@@ -94,7 +94,7 @@ class HttpSink implements FeedSink {
       'content-type': single ? 'application/cloudevents+json' : 'application/cloudevents-batch+json',
       'user-agent': 'forgesync',
     };
-    const id = webhookId(events.map((entry) => entry.event.id));
+    const id = webhookId(events.map((entry) => entry.id));
     for (let attempt = 1; ; attempt++) {
       try {
         // Signed per attempt: the timestamp says when this request was sent.

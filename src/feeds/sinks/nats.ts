@@ -56,7 +56,7 @@ class NatsSink implements FeedSink {
       }
       // Pipelined: every publish is written before the first ack is awaited.
       const publishes = events.map((entry) =>
-        connection.js.publish(this.#subject, entry.body, { msgID: entry.event.id, timeout: this.#options.timeoutMs }),
+        connection.js.publish(this.#subject, entry.body, { msgID: entry.id, timeout: this.#options.timeoutMs }),
       );
       let diagnosis: Promise<string> | undefined;
       const outcomes = Promise.all(

@@ -1,0 +1,67 @@
+'use strict';
+// The thread behind SqliteReader (sqlite-reader.ts): its own read-only
+// connection to the registry's SQLite file, running one query at a time and
+// answering with its rows packed into a few transferable buffers (cloning an
+// array of arrays costs the receiving thread nearly what reading it would).
+// Plain CommonJS so it runs as it is, from src/ (tests) or dist/ (copied).
+//
+// Receives (through sqlite-thread-loop.cjs): { id, sql, parameters }, or { close: true }.
+// Does: runs the statement (prepared once per SQL text) in raw mode.
+// Answers: { id, columns, count, kinds, numbers, text, lengths } where, for
+//   cell i (row-major): kinds[i] is 0 null, 1 number (numbers[i]) or 2 text (the
+//   next lengths[] characters of `text`); or { id, error: { message, code } }.
+//   A blob or a big integer is an error: no query sent here reads one.
+
+const { workerData } = require('node:worker_threads');
+const Database = require('better-sqlite3');
+const { serve } = require('./sqlite-thread-loop.cjs');
+
+const db = new Database(workerData.file, { readonly: true, timeout: workerData.busyTimeoutMs });
+
+const statements = new Map();
+const MAX_STATEMENTS = 64;
+function prepare(text) {
+  let statement = statements.get(text);
+  if (!statement) {
+    statement = db.prepare(text).raw(true);
+    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value);
+    statements.set(text, statement);
+  }
+  return statement;
+}
+
+function pack(statement, rows) {
+  const columns = statement.columns().length;
+  const cells = rows.length * columns;
+  const kinds = new Uint8Array(cells);
+  const numbers = new Float64Array(cells);
+  const lengths = [];
+  const texts = [];
+  let cell = 0;
+  for (const row of rows) {
+    for (let column = 0; column < columns; column++, cell++) {
+      const value = row[column];
+      if (value === null || value === undefined) continue;
+      if (typeof value === 'number') {
+        kinds[cell] = 1;
+        numbers[cell] = value;
+      } else if (typeof value === 'string') {
+        kinds[cell] = 2;
+        texts.push(value);
+        lengths.push(value.length);
+      } else {
+        throw new Error(`the off-thread reader reads numbers and text only; column ${column + 1} is a ${typeof value}`);
+      }
+    }
+  }
+  const lengthArray = Uint32Array.from(lengths);
+  return {
+    answer: { columns, count: rows.length, kinds, numbers, text: texts.join(''), lengths: lengthArray },
+    transfer: [kinds.buffer, numbers.buffer, lengthArray.buffer],
+  };
+}
+
+serve(db, (message) => {
+  const statement = prepare(message.sql);
+  return pack(statement, statement.all(message.parameters));
+});
