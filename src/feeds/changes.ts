@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { sqliteHandle } from '../store/connect.js';
 import type { Schema } from '../store/types.js';
-import type { CloudEvent, OutgoingEvent } from './events.js';
+import { sequenceText, type CloudEvent, type OutgoingEvent } from './events.js';
 
 /** A change log row as a feed reads it, the imported object it points at read along. */
 export class ChangeRow {
@@ -139,11 +139,11 @@ function eventDataText(change: ChangeRow): string {
 
 /** Change `change` as the CloudEvent a sink receives (built once per row read: a window read ahead builds its events while the one before it is out). */
 export function changeEvent(instance: string, change: ChangeRow): OutgoingEvent {
-  if (change.builtFor !== instance || !change.built) {
+  if (change.builtFor !== instance) {
     change.built = buildEvent(instance, change);
     change.builtFor = instance;
   }
-  return change.built;
+  return change.built!;
 }
 
 /** A change log event as sent: the CloudEvent object is only made (from the body) when something looks at it. */
@@ -169,10 +169,7 @@ class LoggedEvent implements OutgoingEvent {
 const heads = new Map<string, Map<string, Map<string, Map<string, string>>>>();
 
 function bodyHead(instance: string, module: string, type: string, name: string): string {
-  const byModule = heads.get(instance) ?? heads.set(instance, new Map()).get(instance)!;
-  const byType = byModule.get(module) ?? byModule.set(module, new Map()).get(module)!;
-  let byName = byType.get(type);
-  if (!byName) byType.set(type, (byName = new Map()));
+  const byName = child(child(child(heads, instance), module), type);
   let head = byName.get(name);
   if (head === undefined) {
     if (byName.size >= 10_000) byName.clear();
@@ -180,6 +177,13 @@ function bodyHead(instance: string, module: string, type: string, name: string):
     byName.set(name, (head = `{"specversion":"1.0","source":${source},"type":${JSON.stringify(type)},"datacontenttype":"application/json","id":"${instance}:`));
   }
   return head;
+}
+
+/** The map under `key` in `parent`, made when missing. */
+function child<V>(parent: Map<string, Map<string, V>>, key: string): Map<string, V> {
+  let map = parent.get(key);
+  if (!map) parent.set(key, (map = new Map()));
+  return map;
 }
 
 /** Subjects as JSON (refs and object names repeat from one change to the next). */
@@ -207,8 +211,7 @@ function timeText(ms: number): string {
  * checks), so the id needs no escaping.
  */
 function buildEvent(instance: string, change: ChangeRow): OutgoingEvent {
-  const seq = String(change.seq);
   const subject = change.subject === null ? '' : `,"subject":${subjectJson(change.subject)}`;
-  const body = `${bodyHead(instance, change.module, change.type, change.scope)}${seq}","time":"${timeText(change.recordedAt)}"${subject},"sequence":"${seq.padStart(20, '0')}","data":${eventDataText(change)}}`;
+  const body = `${bodyHead(instance, change.module, change.type, change.scope)}${change.seq}","time":"${timeText(change.recordedAt)}"${subject},"sequence":"${sequenceText(change.seq)}","data":${eventDataText(change)}}`;
   return new LoggedEvent(changeEventId(instance, change.seq), change.key, body);
 }

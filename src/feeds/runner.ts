@@ -10,7 +10,6 @@ import { headSeq } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
 import { fullChunk, fullStartSteps } from './full-sync.js';
 import type { FeedMetrics } from './metrics.js';
-import { changesAfter } from './changes.js';
 import { partialPass, type PassResult, type ReadAhead } from './partial-sync.js';
 import { scopeMatcher } from './scope.js';
 import type { FeedSink } from './sinks/types.js';
@@ -92,20 +91,12 @@ export class FeedRunner {
     const requested = await repo.find(feed.name);
     if (!requested) return { outcome: 'gone', delivered: 0, more: false };
     const { replayFrom } = requested;
-    // The first window is read while the requests are taken. Only a full one is kept: a change
-    // committed meanwhile lies beyond it, where a shorter one would miss a change whose request
-    // this run takes (it is read again after that; and a replay moves the cursor anyway).
-    const { window } = this.options;
-    const early = changesAfter(db, requested.cursor, window);
-    early.catch(() => undefined);
     const taken = await this.#write(feedId, lease, [
       db.updateTable('feeds').set({ partial_requested: 0, replay_from: null, ...(replayFrom !== null ? { cursor: Math.min(requested.cursor, replayFrom - 1) } : {}) }).where('id', '=', feedId),
       ...(replayFrom !== null ? [db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', '>=', replayFrom)] : []),
     ]);
     if (!taken) return { outcome: 'lost', delivered: 0, more: false };
-    const after = requested.cursor;
-    let readAhead: ReadAhead | undefined = { after, changes: early.then((rows) => (rows.length >= window ? rows : changesAfter(db, after, window))) };
-    readAhead.changes.catch(() => undefined);
+    let readAhead: ReadAhead | undefined;
     let delivered = 0;
     let outcome = 'idle';
     // A clean pass's write (everything acknowledged, nothing held back) is made while the next
@@ -131,7 +122,7 @@ export class FeedRunner {
         sink: await this.options.sinkFor(record),
         instance: this.options.instance,
         matches: scopeMatcher(record),
-        window,
+        window: this.options.window,
         maxAttempts: this.options.maxAttempts,
         backoff: this.options.backoff,
         signal,
@@ -153,7 +144,8 @@ export class FeedRunner {
       if (!result.more) return { outcome, delivered, more: false };
     }
     // Out of passes: another run is due, unless the window read ahead shows that nothing is left.
-    const drained = last?.clean === true && readAhead?.after === last.cursor && (await readAhead.changes.catch(() => [null])).length === 0;
+    const nextWindow = last?.clean && readAhead?.after === last.cursor ? await readAhead.changes.catch(() => undefined) : undefined;
+    const drained = nextWindow?.length === 0;
     return { ...(await stop(outcome)), more: !drained };
   }
 

@@ -14,21 +14,11 @@
 
 const { workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
-const { serve } = require('./sqlite-thread-loop.cjs');
+const { serve, statementCache } = require('./sqlite-thread-loop.cjs');
 
 const db = new Database(workerData.file, { readonly: true, timeout: workerData.busyTimeoutMs });
 
-const statements = new Map();
-const MAX_STATEMENTS = 64;
-function prepare(text) {
-  let statement = statements.get(text);
-  if (!statement) {
-    statement = db.prepare(text).raw(true);
-    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value);
-    statements.set(text, statement);
-  }
-  return statement;
-}
+const prepare = statementCache(db, 64, (statement) => statement.raw(true));
 
 function pack(statement, rows) {
   const columns = statement.columns().length;

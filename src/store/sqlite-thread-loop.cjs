@@ -5,6 +5,8 @@
 // serve(db, handle): for each message { id, ... }, posts { id, ...answer } where
 // handle(message) returns { answer, transfer? }, or { id, error: { message, code } }
 // when it throws; { close: true } closes `db` and ends the loop (the thread exits).
+// statementCache(db, max, setup): prepare(text), the statement prepared once per SQL
+// text (setup applied to it then), the oldest dropped beyond `max`.
 
 const { parentPort } = require('node:worker_threads');
 
@@ -24,4 +26,17 @@ function serve(db, handle) {
   });
 }
 
-module.exports = { serve };
+function statementCache(db, max, setup = (statement) => statement) {
+  const statements = new Map();
+  return function prepare(text) {
+    let statement = statements.get(text);
+    if (!statement) {
+      statement = setup(db.prepare(text));
+      if (statements.size >= max) statements.delete(statements.keys().next().value);
+      statements.set(text, statement);
+    }
+    return statement;
+  };
+}
+
+module.exports = { serve, statementCache };

@@ -1,4 +1,4 @@
-import { Worker, type TransferListItem } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import { ForgesyncError } from '../errors.js';
 
 /** The thread's connection was closed (the database is closing) before or while a request was sent. */
@@ -40,14 +40,14 @@ export class SqliteThread<Q extends object, A extends object> {
   ) {}
 
   /** Sends `request`; resolves with the thread's answer, rejects with its error (the SQLite `code` kept). */
-  request(request: Q, transfer: readonly TransferListItem[] = []): Promise<A> {
+  request(request: Q): Promise<A> {
     if (this.#closed) return Promise.reject(new SqliteThreadClosedError(this.file, this.role));
     const worker = (this.#worker ??= this.#start());
     const id = ++this.#nextId;
     if (this.#pending.size === 0) worker.ref();
     return new Promise<A>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ ...request, id }, [...transfer]);
+      worker.postMessage({ ...request, id });
     });
   }
 

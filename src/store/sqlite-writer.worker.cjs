@@ -11,23 +11,13 @@
 
 const { workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
-const { serve } = require('./sqlite-thread-loop.cjs');
+const { serve, statementCache } = require('./sqlite-thread-loop.cjs');
 
 const db = new Database(workerData.file, { timeout: workerData.busyTimeoutMs });
 for (const pragma of workerData.pragmas) db.pragma(pragma);
 
-/** Prepared statements by SQL text: a batch repeats a few dozen shapes. */
-const statements = new Map();
-const MAX_STATEMENTS = 256;
-function prepare(text) {
-  let statement = statements.get(text);
-  if (!statement) {
-    statement = db.prepare(text);
-    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value);
-    statements.set(text, statement);
-  }
-  return statement;
-}
+// A batch repeats a few dozen statement shapes.
+const prepare = statementCache(db, 256);
 
 const REFUSED = Symbol('refused');
 const runBatch = db.transaction((guards, steps) => {
