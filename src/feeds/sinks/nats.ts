@@ -1,7 +1,8 @@
-import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
-import { connect, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, RequestError, type NatsConnection } from '@nats-io/transport-node';
 import type { OutgoingEvent } from '../events.js';
 import { abortedOutcome, delivered, errorText, failed, outcomeOfError } from './outcomes.js';
+import { JetStreamPublisher, type PublishAnswer } from './jetstream-publisher.js';
 import type { DeliveryOutcome, FeedSink, SinkOptions } from './types.js';
 import { natsSubjectOf } from './url.js';
 
@@ -9,7 +10,7 @@ const DEFAULT_PORT = 4222;
 
 interface Connection {
   nc: NatsConnection;
-  js: JetStreamClient;
+  publisher: JetStreamPublisher;
 }
 
 /**
@@ -55,29 +56,10 @@ class NatsSink implements FeedSink {
         return events.map(() => outcomeOfError(error, signal, this.#options.secret));
       }
       // Pipelined: every publish is written before the first ack is awaited.
-      const publishes = events.map((entry) =>
-        connection.js.publish(this.#subject, entry.body, { msgID: entry.id, timeout: this.#options.timeoutMs }),
-      );
-      let diagnosis: Promise<string> | undefined;
-      const outcomes = Promise.all(
-        publishes.map((publish) =>
-          publish.then(
-            () => delivered,
-            async (error: unknown) => {
-              if (signal.aborted) return abortedOutcome(signal);
-              if (!isNoResponders(error)) return failed(this.#describe(error));
-              // One look per delivery at why nobody answered, however many publishes it had.
-              diagnosis ??= this.#diagnoseNoResponders(connection.nc);
-              return failed(await diagnosis);
-            },
-          ),
-        ),
-      );
-      // An abort stops the wait for every ack at once: none of them counts as acknowledged then.
-      return await Promise.race([outcomes, stop.promise]).catch((error: unknown) => {
-        if (signal.aborted) return events.map(() => abortedOutcome(signal));
-        throw error;
-      });
+      const answers = await connection.publisher.publish(this.#subject, events, this.#options.timeoutMs, signal);
+      // One look per delivery at why nobody answered, however many publishes it had.
+      const unanswered = answers.some((answer) => !answer.ok && answer.reason === 'no-responders') ? failed(await this.#diagnoseNoResponders(connection.nc)) : undefined;
+      return answers.map((answer) => (answer.ok ? delivered : answer.reason === 'aborted' ? abortedOutcome(signal) : answer.reason === 'no-responders' ? unanswered! : failed(this.#describe(answer))));
     } finally {
       stop.dispose();
     }
@@ -131,7 +113,7 @@ class NatsSink implements FeedSink {
       throw new Error(`cannot connect to NATS at ${this.#where()}: ${errorText(error, secret)}${hint}`, { cause: error });
     }
     // A connection closed for good (not one the client is reconnecting) is replaced on the next delivery.
-    const connection: Connection = { nc, js: jetstream(nc) };
+    const connection: Connection = { nc, publisher: new JetStreamPublisher(nc) };
     const opened = this.#connection;
     void nc.closed().then(() => {
       if (this.#connection === opened) this.#connection = undefined;
@@ -143,13 +125,21 @@ class NatsSink implements FeedSink {
     return `${this.#host.includes(':') ? `[${this.#host}]` : this.#host}:${this.#port}`;
   }
 
-  #describe(error: unknown): string {
-    const { secret, timeoutMs } = this.#options;
-    if (error instanceof TimeoutError || (error instanceof RequestError && error.cause instanceof TimeoutError)) {
-      return `NATS at ${this.#where()} did not acknowledge the publish to "${this.#subject}" within ${timeoutMs} ms`;
+  /** A failed publish's message (no-responders and aborted publishes are told apart before). */
+  #describe(answer: Extract<PublishAnswer, { ok: false }>): string {
+    const where = `NATS at ${this.#where()}`;
+    switch (answer.reason) {
+      case 'timeout':
+        return `${where} did not acknowledge the publish to "${this.#subject}" within ${this.#options.timeoutMs} ms`;
+      case 'refused':
+        return `JetStream refused the publish to "${this.#subject}": ${answer.description}${answer.code === undefined ? '' : ` (error ${answer.code})`}`;
+      case 'closed':
+        return `publishing to "${this.#subject}" failed: the connection to ${where} closed before the acknowledgement`;
+      case 'unsubscribed':
+        return `publishing to "${this.#subject}" at ${where} failed: the acknowledgements cannot be received (${errorText(answer.description, this.#options.secret)})`;
+      default:
+        return `publishing to "${this.#subject}" at ${where} failed (${answer.reason})`;
     }
-    if (error instanceof JetStreamApiError) return `JetStream refused the publish to "${this.#subject}": ${errorText(error, secret)} (error ${error.code})`;
-    return `publishing to "${this.#subject}" at NATS ${this.#where()} failed: ${errorText(error, secret)}`;
   }
 
   /** Nobody answered a publish: no stream takes the subject, or JetStream is off; the account info tells which. */

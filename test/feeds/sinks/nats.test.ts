@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { DiscardPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../../src/egress/policy.js';
 import type { CloudEvent } from '../../../src/feeds/events.js';
@@ -68,14 +68,27 @@ async function readStream(): Promise<ReceivedEvent[]> {
   return got;
 }
 
+/** Points the test's stream at `taken` (it keeps what it holds). */
+async function setStreamSubject(taken: string): Promise<void> {
+  const info = await jsm.streams.info(stream);
+  if (info.config.subjects?.[0] !== taken) await jsm.streams.update(stream, { ...info.config, subjects: [taken] });
+}
+let silent: Subscription | undefined;
+
 describeSinkConformance('nats', {
   open: (options) => open(options),
   received: readStream,
   // Moving the stream off the subject leaves publishes to it unanswered, and keeps what it holds.
-  setFailing: async (failing) => {
-    const info = await jsm.streams.info(stream);
-    const subjects = [failing ? `${subject}.parked` : subject];
-    if (info.config.subjects?.[0] !== subjects[0]) await jsm.streams.update(stream, { ...info.config, subjects });
+  setFailing: (failing) => setStreamSubject(failing ? `${subject}.parked` : subject),
+  // A core subscriber on the subject (the stream moved off it) takes the publishes and never acks them.
+  setStalled: async (stalled) => {
+    await setStreamSubject(stalled ? `${subject}.parked` : subject);
+    if (stalled) silent ??= nc.subscribe(subject);
+    else {
+      silent?.unsubscribe();
+      silent = undefined;
+    }
+    await nc.flush();
   },
   batches: [1, 5],
 });
@@ -130,6 +143,37 @@ describe('nats sink', () => {
     const before = (await jsm.streams.info(stream)).state.messages;
     expect(failure((await refusing.deliver(makeEvents(1), never()))[0]).error).toMatch(/refusing to connect to 127\.0\.0\.1: .*allowNetworks/);
     expect((await jsm.streams.info(stream)).state.messages).toBe(before);
+  });
+
+  it('fails the publishes left unacknowledged after the timeout, and takes the next delivery normally', async () => {
+    const sink = await open({ timeoutMs: 400 });
+    await setStreamSubject(`${subject}.parked`);
+    const listener = nc.subscribe(subject);
+    try {
+      await nc.flush();
+      const started = Date.now();
+      const outcomes = await sink.deliver(makeEvents(3), never());
+      expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+      for (const outcome of outcomes) expect(failure(outcome).error).toBe(`NATS at 127.0.0.1:4222 did not acknowledge the publish to "${subject}" within 400 ms`);
+    } finally {
+      listener.unsubscribe();
+      await setStreamSubject(subject);
+    }
+    expect(await sink.deliver(makeEvents(2), never())).toEqual([{ ok: true }, { ok: true }]);
+  });
+
+  it("reports the stream's refusal of a publish with JetStream's own words and code", async () => {
+    const full = `forgesync_full_${unique}`;
+    const fullSubject = `forgesync.full.${unique}`;
+    await jsm.streams.add({ name: full, subjects: [fullSubject], max_msgs: 1, discard: DiscardPolicy.New });
+    try {
+      const sink = await open({}, `${NATS}/${fullSubject}`);
+      const [first, second] = await sink.deliver(makeEvents(2), never());
+      expect(first).toEqual({ ok: true });
+      expect(failure(second).error).toMatch(new RegExp(`^JetStream refused the publish to "${fullSubject.replace(/\./g, '\\.')}": maximum messages exceeded \\(error 10077\\)$`));
+    } finally {
+      await jsm.streams.delete(full);
+    }
   });
 
   it('refuses subjects with wildcards or spaces, and URLs carrying a token', async () => {
