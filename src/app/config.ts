@@ -7,6 +7,7 @@ import { serverSettings } from '../server/settings.js';
 import { snapshotSettings } from '../snapshots/settings.js';
 import { importerSettings } from '../importer/settings.js';
 import { feedSettings } from '../feeds/settings.js';
+import { clusterSettings } from '../cluster/settings.js';
 
 /**
  * Every setting forgesync reads, in the order they are parsed (a default may
@@ -14,7 +15,7 @@ import { feedSettings } from '../feeds/settings.js';
  * server's, then each module's. A new module adds its group here.
  */
 // (The settings files themselves, not the module definitions: those import the CLI, which imports this.)
-export const SETTINGS = { ...kernelSettings, ...serverSettings, ...replicationSettings, ...snapshotSettings, ...importerSettings, ...feedSettings };
+export const SETTINGS = { ...kernelSettings, ...serverSettings, ...replicationSettings, ...snapshotSettings, ...importerSettings, ...feedSettings, ...clusterSettings };
 
 /** The validated configuration, every default filled in. */
 export type ForgesyncConfig = SettingValues<typeof SETTINGS> & {

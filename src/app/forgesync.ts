@@ -17,6 +17,10 @@ import { localRefs, readRefFiles } from '../git/refs.js';
 import type { Snapshot } from '../snapshots/snapshot.js';
 import type { SourceFilter } from '../store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
+import { ShardMembership } from '../cluster/membership.js';
+import { requireSharedBackends } from '../cluster/preflight.js';
+import { ShardRepository } from '../cluster/shards.js';
+import type { Roles } from '../cluster/roles.js';
 import type { ForgesyncConfig } from './config.js';
 
 export type { AddSourceInput, ResyncTarget, SyncWaitResult };
@@ -35,6 +39,8 @@ export interface OpenOptions {
  * module that does the work.
  */
 export class Forgesync {
+  #membership: ShardMembership | undefined;
+
   private constructor(
     readonly config: ForgesyncConfig,
     readonly kernel: Kernel,
@@ -44,6 +50,8 @@ export class Forgesync {
     readonly snapshots: Snapshots,
     readonly importer: Importer,
     readonly feeds: Feeds,
+    /** The storage shards and where sources are placed. */
+    readonly shards: ShardRepository,
   ) {}
 
   /** Opens the registry database (running migrations), the lease backend, the job transport and every module. */
@@ -65,6 +73,8 @@ export class Forgesync {
       const { database, leases, jobs, metrics } = kernel;
       let snapshots: Snapshots | undefined;
       let feeds: Feeds | undefined;
+      // A worker heartbeats every third of the lease ttl; three missed beats and its shard is down.
+      const shards = new ShardRepository(database.db, config.leaseTtlMs);
       const replication = kernel.use(
         new Replication({
           database,
@@ -81,6 +91,7 @@ export class Forgesync {
           ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           onMirrorRemoved: (path) => snapshots?.objects.forget(path),
           onChanges: () => feeds?.nudge(),
+          placeSource: (name) => shards.choose(name),
         }),
       );
       snapshots = kernel.use(
@@ -151,7 +162,7 @@ export class Forgesync {
           readRefs: async (mirrorPath) => readRefFiles(mirrorPath) ?? (await localRefs(runner, mirrorPath)),
         }),
       );
-      return new Forgesync(config, kernel, runner, replication, snapshots, importer, feeds);
+      return new Forgesync(config, kernel, runner, replication, snapshots, importer, feeds, shards);
     } catch (error) {
       await kernel.close();
       throw error;
@@ -225,13 +236,26 @@ export class Forgesync {
     return this.snapshots.listTree(name, sha, path);
   }
 
-  /** Starts running jobs here and the modules' background work (the scheduler): what `forgesync serve` runs. */
-  startService(): Promise<void> {
-    return this.kernel.start();
+  /**
+   * Starts what `forgesync serve` runs besides HTTP, for the configured roles
+   * (`FORGESYNC_ROLE`, default all): jobs here (worker) and the modules'
+   * background work (scheduler). Only some roles need backends the other
+   * processes share.
+   * @throws SharedBackendsRequiredError
+   */
+  async startService(roles: Roles = this.config.roles): Promise<void> {
+    requireSharedBackends(roles, this.config);
+    if (roles.worker && !this.#membership) {
+      const { config } = this;
+      this.#membership = new ShardMembership({ shards: this.shards, shardId: config.shardId, dataDir: config.dataDir, mirrorsDir: config.mirrorsDir, heartbeatMs: Math.max(1000, config.leaseTtlMs / 3), logger: this.logger });
+      await this.#membership.start();
+    }
+    await this.kernel.start(roles);
   }
 
   /** Stops the scheduler and the jobs (running git is killed, rows left pending), then disconnects. */
-  close(): Promise<void> {
-    return this.kernel.close();
+  async close(): Promise<void> {
+    await this.#membership?.stop();
+    await this.kernel.close();
   }
 }

@@ -3,6 +3,7 @@ import { replicationDefinition } from '../replication/definition.js';
 import { snapshotsDefinition } from '../snapshots/definition.js';
 import { importerDefinition } from '../importer/definition.js';
 import { feedsDefinition } from '../feeds/definition.js';
+import { clusterDefinition } from '../cluster/definition.js';
 
 /**
  * The capability modules, in the order they are opened (see Forgesync.open,
@@ -10,4 +11,4 @@ import { feedsDefinition } from '../feeds/definition.js';
  * module adds its definition here, its settings to app/config.ts and its
  * wiring to app/forgesync.ts; no other module's files change.
  */
-export const MODULES: readonly ModuleDefinition[] = [replicationDefinition, snapshotsDefinition, importerDefinition, feedsDefinition];
+export const MODULES: readonly ModuleDefinition[] = [replicationDefinition, snapshotsDefinition, importerDefinition, feedsDefinition, clusterDefinition];

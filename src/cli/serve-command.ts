@@ -1,7 +1,25 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { generatedAdminToken } from '../server/admin-token.js';
 import { defaultAllowedHosts } from '../server/request-guards.js';
+import { requireSharedBackends } from '../cluster/preflight.js';
+import { parseRoles, rolesText, type Roles } from '../cluster/roles.js';
 import { withForgesync } from './app-context.js';
+
+/** Resolves with the first SIGINT or SIGTERM. */
+function shutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+}
+
+function parseRoleOption(value: string): Roles {
+  try {
+    return parseRoles(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
 
 function parsePort(value: string): string {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('port must be a number from 0 to 65535');
@@ -10,18 +28,31 @@ function parsePort(value: string): string {
 
 /**
  * `forgesync serve`: scheduler, sync workers and the HTTP service (API,
- * webhooks, dashboard, metrics) in the foreground until SIGINT/SIGTERM.
+ * webhooks, dashboard, metrics) in the foreground until SIGINT/SIGTERM;
+ * `--role` (FORGESYNC_ROLE) runs only some of them, the others running in
+ * other processes on the same backends.
  */
 export function serveCommand(): Command {
   return new Command('serve')
     .description('run the scheduler, sync workers and HTTP service until SIGINT or SIGTERM')
     .option('--port <port>', 'HTTP port (default: $FORGESYNC_PORT or 8080)', parsePort)
     .option('--host <address>', 'address to bind (default: $FORGESYNC_HOST, else 0.0.0.0 with an admin token configured, 127.0.0.1 with a generated one)')
-    .action(async (options: { port?: string; host?: string }, command: Command) => {
+    .option('--role <roles>', 'all, or a comma list of api, worker, scheduler (default: $FORGESYNC_ROLE or all)', parseRoleOption)
+    .action(async (options: { port?: string; host?: string; role?: Roles }, command: Command) => {
       await withForgesync(
         command,
         async (app) => {
           const { config, logger } = app;
+          const roles = options.role ?? config.roles;
+          // Before anything listens: a misconfigured distributed process must not half-start.
+          requireSharedBackends(roles, config);
+          if (!roles.api) {
+            await app.startService(roles);
+            logger.info({ event: 'serve', roles: rolesText(roles), data_dir: config.dataDir, jobs: app.kernel.jobs.name }, `forgesync running as ${rolesText(roles)} from ${config.dataDir}`);
+            const signal = await shutdownSignal();
+            logger.info({ event: 'shutdown', signal }, `received ${signal}; stopping`);
+            return;
+          }
           // The admin API never runs open: without a configured token, one is generated and kept.
           const generated = config.adminToken ? undefined : await generatedAdminToken(config.dataDir);
           const adminToken = config.adminToken ?? generated!.token;
@@ -32,9 +63,9 @@ export function serveCommand(): Command {
           const { buildServer } = await import('../server/app.js');
           const server = await buildServer(app, { tokens: { admin: adminToken, read: config.readToken }, allowedHosts });
           const address = await server.listen({ port: Number(options.port ?? config.port), host });
-          await app.startService();
+          await app.startService(roles);
           logger.info(
-            { event: 'serve', address, data_dir: config.dataDir, capacity: config.maxConcurrentSyncs, jobs: app.kernel.jobs.name, allowed_hosts: allowedHosts },
+            { event: 'serve', address, roles: rolesText(roles), data_dir: config.dataDir, capacity: config.maxConcurrentSyncs, jobs: app.kernel.jobs.name, allowed_hosts: allowedHosts },
             `forgesync serving on ${address} from ${config.dataDir}`,
           );
           if (generated) {
@@ -46,10 +77,7 @@ export function serveCommand(): Command {
                 `forgesync: dashboard at ${dashboard}\n`,
             );
           }
-          const signal = await new Promise<NodeJS.Signals>((resolve) => {
-            process.once('SIGINT', () => resolve('SIGINT'));
-            process.once('SIGTERM', () => resolve('SIGTERM'));
-          });
+          const signal = await shutdownSignal();
           logger.info({ event: 'shutdown', signal }, `received ${signal}; stopping`);
           await server.close();
           // close() (in withForgesync) stops the scheduler, kills running git and releases leases.

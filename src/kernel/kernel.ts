@@ -29,6 +29,7 @@ export class Kernel {
   /** Prometheus registry of this instance (one per instance, so several in one process never collide). */
   readonly metrics = new Registry();
   #started = false;
+  #serving = false;
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -61,17 +62,23 @@ export class Kernel {
     return module;
   }
 
-  /** Whether this process runs jobs (start() was called): a process that does not only produces them. */
+  /** Whether this process runs jobs (started as a worker): a process that does not only produces them. */
   get started(): boolean {
     return this.#started;
   }
 
-  /** Starts running jobs here and every module's background work (what `forgesync serve` does). */
-  async start(): Promise<void> {
-    if (this.#started) return;
-    this.#started = true;
-    await this.jobs.start();
-    for (const module of this.modules) module.start?.();
+  /**
+   * Starts what `forgesync serve` runs besides HTTP: jobs here (`worker`)
+   * and every module's background work, the schedulers (`scheduler`).
+   */
+  async start(roles: { worker: boolean; scheduler: boolean } = { worker: true, scheduler: true }): Promise<void> {
+    if (this.#serving) return;
+    this.#serving = true;
+    if (roles.worker) {
+      this.#started = true;
+      await this.jobs.start();
+    }
+    if (roles.scheduler) for (const module of this.modules) module.start?.();
   }
 
   /** Also collects the process's own metrics (CPU, memory, event loop): only a serving process needs them. */

@@ -23,6 +23,7 @@ export function sourceStatusJson(source: SourceWithRegistry) {
     mirrorPath: row.mirrorPath,
     requestedSeq: row.requestedSeq,
     completedSeq: row.completedSeq,
+    shard: source.shard,
   };
 }
 

@@ -78,6 +78,8 @@ export interface ReplicationOptions {
   onMirrorRemoved?: (mirrorPath: string) => void;
   /** Told when a sync appended changes to the change log (the feeds then deliver them). */
   onChanges?: () => void;
+  /** The storage shard a new source goes to (null: none is active yet, it is placed later). Unset: sources are not placed. */
+  placeSource?: (name: string) => Promise<string | null>;
 }
 
 /** The job kinds of the replication module. */
@@ -208,7 +210,8 @@ export class Replication implements ForgesyncModule {
     const cron = input.cron ? parseCron(input.cron) : null;
     const intervalMs = cron ? CRON_CHECK_INTERVAL_MS : input.interval ? parseInterval(input.interval) : null;
     const credentialRef = input.credentialRef ? await this.#usableCredential(input.credentialRef, url) : null;
-    const source = await this.sources.create({ name, url, credentialRef, intervalMs, cron });
+    const shard = (await this.options.placeSource?.(name)) ?? null;
+    const source = await this.sources.create({ name, url, credentialRef, intervalMs, cron, shard });
     await this.#nudge(source, 'manual');
     return source;
   }

@@ -78,6 +78,8 @@ export interface SourceRecord {
   enabled: Int;
   created_at: Int;
   updated_at: Int;
+  shard_id: string | null;
+  placement_epoch: Int;
 }
 
 export function toRegistryRow(row: RegistryRecord): RegistryRow {
@@ -113,6 +115,8 @@ export function toSource(row: SourceRecord): Source {
     enabled: num(row.enabled) === 1,
     createdAt: new Date(num(row.created_at)),
     updatedAt: new Date(num(row.updated_at)),
+    shard: row.shard_id,
+    placementEpoch: num(row.placement_epoch),
   };
 }
 
@@ -121,7 +125,7 @@ export function selectSourcesWithRegistry(db: Kysely<Schema>) {
   return db
     .selectFrom('sources as s')
     .innerJoin('registry as r', 'r.source_id', 's.id')
-    .select(['s.id', 's.name', 's.url', 's.credential_ref', 's.interval_ms', 's.cron', 's.enabled', 's.created_at', 's.updated_at'])
+    .select(['s.id', 's.name', 's.url', 's.credential_ref', 's.interval_ms', 's.cron', 's.enabled', 's.created_at', 's.updated_at', 's.shard_id', 's.placement_epoch'])
     .select(registryColumns.map((c) => `r.${c}` as const))
     .select(sql<string | null>`cast(r.fence as text)`.as('fence'));
 }

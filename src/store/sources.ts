@@ -24,10 +24,12 @@ export interface CreateSourceInput {
   intervalMs?: number | null;
   cron?: string | null;
   enabled?: boolean;
+  /** The storage shard it is placed on (see cluster/placement.ts); null or absent: not placed yet. */
+  shard?: string | null;
 }
 
-/** Fields of a source to change; absent fields are left as they are. */
-export type SourcePatch = Partial<CreateSourceInput>;
+/** Fields of a source to change; absent fields are left as they are (its shard changes only by a move). */
+export type SourcePatch = Partial<Omit<CreateSourceInput, 'shard'>>;
 
 /** Which sources list() and count() return. */
 export interface SourceFilter {
@@ -74,6 +76,7 @@ export class SourceRepository {
               interval_ms: input.intervalMs ?? null,
               cron: input.cron ?? null,
               enabled: input.enabled === false ? 0 : 1,
+              shard_id: input.shard ?? null,
               created_at: now,
               updated_at: now,
             })
@@ -125,7 +128,7 @@ export class SourceRepository {
     if (unique.length === 0) return [];
     const rows = await this.#db
       .selectFrom('sources')
-      .select(['id', 'name', 'url', 'credential_ref', 'interval_ms', 'cron', 'enabled', 'created_at', 'updated_at'])
+      .select(['id', 'name', 'url', 'credential_ref', 'interval_ms', 'cron', 'enabled', 'created_at', 'updated_at', 'shard_id', 'placement_epoch'])
       .where('match_key', 'in', unique)
       .orderBy('name')
       .execute();

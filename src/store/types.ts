@@ -39,6 +39,22 @@ export interface SourcesTable {
   updated_at: Millis;
   /** Normalised `host/owner/repo` of the URL, for webhook matching (store/match-key.ts). */
   match_key: string | null;
+  /** The storage shard holding the mirror (migration 008); null until placed. */
+  shard_id: string | null;
+  /** Moves of the source between shards so far: writes carry it (a fence for placement). */
+  placement_epoch: Generated<number>;
+}
+
+/** The `shards` table: one row per storage root a worker owns (migration 008). */
+export interface ShardsTable {
+  id: string;
+  state: string;
+  node: string;
+  data_dir: string;
+  weight: number;
+  bytes: number;
+  registered_at: Millis;
+  last_seen_at: Millis;
 }
 
 /** The `registry` table: one row per source, deleted with it. */
@@ -91,6 +107,7 @@ export interface Schema extends ImportSchema, FeedSchema {
   registry: RegistryTable;
   sync_attempts: SyncAttemptsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  shards: ShardsTable;
 }
 
 /** An upstream repository and how often to sync it. */
@@ -106,6 +123,10 @@ export interface Source {
   enabled: boolean;
   createdAt: Date;
   updatedAt: Date;
+  /** The storage shard holding the mirror; null until placed (see cluster/placement.ts). */
+  shard: string | null;
+  /** How many times the source moved between shards: its writes carry it. */
+  placementEpoch: number;
 }
 
 /** The durable truth about one source's replication. */

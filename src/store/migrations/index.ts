@@ -7,6 +7,7 @@ import { sourceNameNocase } from './004_source_name_nocase.js';
 import { webhookDeliveries } from './005_webhook_deliveries.js';
 import { githubImports } from './006_github_imports.js';
 import { changeFeeds } from './007_change_feeds.js';
+import { storageShards } from './008_storage_shards.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -22,6 +23,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '005_webhook_deliveries': webhookDeliveries(dialect),
     '006_github_imports': githubImports(dialect),
     '007_change_feeds': changeFeeds(dialect),
+    '008_storage_shards': storageShards(dialect),
   };
 }
 

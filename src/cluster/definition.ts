@@ -1,0 +1,10 @@
+import type { ModuleDefinition } from '../kernel/module.js';
+import { clusterCommands } from './commands.js';
+import { clusterSettings } from './settings.js';
+
+/** Distributed mode's settings (roles, shard, cluster token) and its command (`forgesync shard …`). */
+export const clusterDefinition = {
+  name: 'cluster',
+  settings: clusterSettings,
+  commands: clusterCommands,
+} satisfies ModuleDefinition;

@@ -1,0 +1,74 @@
+import { hostname } from 'node:os';
+import { opendir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logging/logger.js';
+import type { ShardRepository } from './shards.js';
+
+export interface MembershipOptions {
+  shards: ShardRepository;
+  shardId: string;
+  /** The storage root this worker owns. */
+  dataDir: string;
+  /** Where the mirrors are (their size is reported with the heartbeat). */
+  mirrorsDir: string;
+  heartbeatMs: number;
+  logger: Logger;
+}
+
+/**
+ * A worker's membership of its storage shard: registers the shard on start
+ * (and places the sources added while no shard was active), then
+ * heartbeats it with the size of its mirrors until stopped.
+ */
+export class ShardMembership {
+  #timer: NodeJS.Timeout | undefined;
+  #beating: Promise<void> | undefined;
+
+  constructor(private readonly options: MembershipOptions) {}
+
+  async start(): Promise<void> {
+    const { shards, shardId, dataDir, logger } = this.options;
+    await shards.register({ id: shardId, node: `${hostname()}:${process.pid}`, dataDir });
+    const placed = await shards.placeUnplaced();
+    logger.info({ event: 'shard_registered', shard: shardId, placed }, `serving shard ${shardId}${placed > 0 ? ` (placed ${placed} unplaced sources)` : ''}`);
+    this.#timer = setInterval(() => void this.#beat(), this.options.heartbeatMs);
+    this.#timer.unref();
+    void this.#beat();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#beating;
+  }
+
+  #beat(): Promise<void> {
+    this.#beating ??= (async () => {
+      try {
+        await this.options.shards.heartbeat(this.options.shardId, await directoryBytes(this.options.mirrorsDir));
+      } catch (error) {
+        this.options.logger.warn({ event: 'shard_heartbeat_failed', shard: this.options.shardId, err: String(error) }, 'shard heartbeat failed');
+      } finally {
+        this.#beating = undefined;
+      }
+    })();
+    return this.#beating;
+  }
+}
+
+/** The bytes of the files under `dir` (0 when it does not exist). */
+async function directoryBytes(dir: string): Promise<number> {
+  let total = 0;
+  let handle;
+  try {
+    handle = await opendir(dir);
+  } catch {
+    return 0;
+  }
+  for await (const entry of handle) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += await directoryBytes(path);
+    else if (entry.isFile()) total += (await stat(path).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}

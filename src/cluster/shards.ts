@@ -1,0 +1,114 @@
+import { sql, type Kysely } from 'kysely';
+import type { Schema } from '../store/types.js';
+import { rendezvousShard, type Candidate } from './placement.js';
+
+/** `active` and `draining` are set; `down` is a shard whose worker has not been seen for a while. */
+export type ShardState = 'active' | 'draining' | 'down';
+
+/** A shard as `forgesync shard list --json` prints it (a contract for other tools). */
+export interface ShardInfo {
+  id: string;
+  state: ShardState;
+  /** Sources placed on it. */
+  sources: number;
+  /** What its mirrors take on disk, as its worker last reported. */
+  bytes: number;
+  /** The worker that registered it last: `<host>:<pid>`. */
+  node: string;
+  lastSeenAt: string;
+}
+
+/** What a worker registers about the shard it owns. */
+export interface ShardRegistration {
+  id: string;
+  node: string;
+  dataDir: string;
+  weight?: number;
+}
+
+/** Places this many unplaced sources a statement. */
+const PLACE_BATCH = 500;
+
+/**
+ * The storage shards (migration 008) and where sources live: workers
+ * register and heartbeat their shard; a source is placed on an active shard
+ * when it is added, by weighted rendezvous hashing, and stays there until it
+ * is moved on purpose.
+ */
+export class ShardRepository {
+  constructor(
+    readonly db: Kysely<Schema>,
+    /** A shard whose worker was not seen for this long is down (it gets no new sources). */
+    private readonly downAfterMs: number,
+  ) {}
+
+  /**
+   * Records that a worker owns shard `id` (created active, or taken over with its state kept: a
+   * draining shard stays draining when its worker restarts).
+   */
+  async register(shard: ShardRegistration, now = Date.now()): Promise<void> {
+    await this.db
+      .insertInto('shards')
+      .values({ id: shard.id, state: 'active', node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, bytes: 0, registered_at: now, last_seen_at: now })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, last_seen_at: now }))
+      .execute();
+  }
+
+  /** The worker of shard `id` is alive; `bytes` is what its mirrors take now. */
+  async heartbeat(id: string, bytes: number, now = Date.now()): Promise<void> {
+    await this.db.updateTable('shards').set({ last_seen_at: now, bytes }).where('id', '=', id).execute();
+  }
+
+  /** Every shard with its sources counted, by id. */
+  async list(now = Date.now()): Promise<ShardInfo[]> {
+    const rows = await this.db
+      .selectFrom('shards as h')
+      .leftJoin('sources as s', 's.shard_id', 'h.id')
+      .select(['h.id', 'h.state', 'h.node', 'h.bytes', 'h.last_seen_at', sql<number | string>`count(s.id)`.as('sources')])
+      .groupBy(['h.id', 'h.state', 'h.node', 'h.bytes', 'h.last_seen_at'])
+      .orderBy('h.id')
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      state: this.#state(row.state, Number(row.last_seen_at), now),
+      sources: Number(row.sources),
+      bytes: Number(row.bytes),
+      node: row.node,
+      lastSeenAt: new Date(Number(row.last_seen_at)).toISOString(),
+    }));
+  }
+
+  /** The shards new sources may go to: active, and seen lately. */
+  async candidates(now = Date.now()): Promise<Candidate[]> {
+    const rows = await this.db.selectFrom('shards').select(['id', 'weight']).where('state', '=', 'active').where('weight', '>', 0).where('last_seen_at', '>=', now - this.downAfterMs).execute();
+    return rows.map((row) => ({ id: row.id, weight: Number(row.weight) }));
+  }
+
+  /** The shard source `name` goes to now; null when no shard is active. */
+  async choose(name: string, now = Date.now()): Promise<string | null> {
+    return rendezvousShard(name, await this.candidates(now));
+  }
+
+  /**
+   * Places sources that have no shard yet (added while none was active):
+   * each on its rendezvous choice, only if still unplaced. Returns how many.
+   */
+  async placeUnplaced(now = Date.now()): Promise<number> {
+    const candidates = await this.candidates(now);
+    if (candidates.length === 0) return 0;
+    let placed = 0;
+    for (;;) {
+      const rows = await this.db.selectFrom('sources').select(['id', 'name']).where('shard_id', 'is', null).orderBy('id').limit(PLACE_BATCH).execute();
+      if (rows.length === 0) return placed;
+      for (const row of rows) {
+        const result = await this.db.updateTable('sources').set({ shard_id: rendezvousShard(row.name, candidates) }).where('id', '=', row.id).where('shard_id', 'is', null).executeTakeFirst();
+        placed += Number(result.numUpdatedRows);
+      }
+    }
+  }
+
+  #state(stored: string, lastSeenAt: number, now: number): ShardState {
+    if (stored === 'draining') return 'draining';
+    return now - lastSeenAt > this.downAfterMs ? 'down' : 'active';
+  }
+}
