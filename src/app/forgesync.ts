@@ -20,7 +20,7 @@ import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js'
 import { ShardMembership } from '../cluster/membership.js';
 import { requireSharedBackends } from '../cluster/preflight.js';
 import { ShardRepository } from '../cluster/shards.js';
-import type { Roles } from '../cluster/roles.js';
+import { parseRoles, type Roles } from '../cluster/roles.js';
 import type { ForgesyncConfig } from './config.js';
 
 export type { AddSourceInput, ResyncTarget, SyncWaitResult };
@@ -243,12 +243,13 @@ export class Forgesync {
    * processes share.
    * @throws SharedBackendsRequiredError
    */
-  async startService(roles: Roles = this.config.roles): Promise<void> {
+  async startService(roles: Roles = parseRoles(this.config.role)): Promise<void> {
     requireSharedBackends(roles, this.config);
     if (roles.worker && !this.#membership) {
       const { config } = this;
       this.#membership = new ShardMembership({ shards: this.shards, shardId: config.shardId, dataDir: config.dataDir, mirrorsDir: config.mirrorsDir, heartbeatMs: Math.max(1000, config.leaseTtlMs / 3), logger: this.logger });
-      await this.#membership.start();
+      // Sources placed now had no shard, so no job: their requests are nudged now.
+      await this.replication.nudgeSources(await this.#membership.start());
     }
     await this.kernel.start(roles);
   }

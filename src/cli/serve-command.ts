@@ -43,7 +43,7 @@ export function serveCommand(): Command {
         command,
         async (app) => {
           const { config, logger } = app;
-          const roles = options.role ?? config.roles;
+          const roles = options.role ?? parseRoles(config.role);
           // Before anything listens: a misconfigured distributed process must not half-start.
           requireSharedBackends(roles, config);
           if (!roles.api) {

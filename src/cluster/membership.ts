@@ -26,14 +26,16 @@ export class ShardMembership {
 
   constructor(private readonly options: MembershipOptions) {}
 
-  async start(): Promise<void> {
+  /** Registers the shard and places the unplaced sources; returns the ids of those placed. */
+  async start(): Promise<number[]> {
     const { shards, shardId, dataDir, logger } = this.options;
     await shards.register({ id: shardId, node: `${hostname()}:${process.pid}`, dataDir });
     const placed = await shards.placeUnplaced();
-    logger.info({ event: 'shard_registered', shard: shardId, placed }, `serving shard ${shardId}${placed > 0 ? ` (placed ${placed} unplaced sources)` : ''}`);
+    logger.info({ event: 'shard_registered', shard: shardId, placed: placed.length }, `serving shard ${shardId}${placed.length > 0 ? ` (placed ${placed.length} unplaced sources)` : ''}`);
     this.#timer = setInterval(() => void this.#beat(), this.options.heartbeatMs);
     this.#timer.unref();
     void this.#beat();
+    return placed;
   }
 
   async stop(): Promise<void> {

@@ -1,17 +1,18 @@
 import { setting, text } from '../config/setting.js';
-import { parseRoles } from './roles.js';
+import { parseRoles, rolesText } from './roles.js';
 
 /** A shard id: what FORGESYNC_SHARD may be (it names queues and appears in paths and URLs). */
 export const SHARD_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** Settings of distributed mode: which roles a process runs and which storage shard a worker owns. */
 export const clusterSettings = {
-  roles: setting({
+  role: setting({
     key: 'role',
     env: 'FORGESYNC_ROLE',
     default: 'all',
     doc: 'What `forgesync serve` runs: `all` (one process does everything, the embedded mode), or a comma list of `api` (HTTP, webhooks, dashboard), `worker` (jobs for its shard), `scheduler` (the schedulers). A distributed role needs PostgreSQL, shared leases and BullMQ.',
-    parse: (value: unknown) => parseRoles(text()(value)),
+    // Kept as text (normalised: `all` or the list in order); parseRoles gives the flags.
+    parse: (value: unknown) => rolesText(parseRoles(text()(value))),
   }),
   shardId: setting({
     key: 'shard',

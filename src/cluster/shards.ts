@@ -91,18 +91,19 @@ export class ShardRepository {
 
   /**
    * Places sources that have no shard yet (added while none was active):
-   * each on its rendezvous choice, only if still unplaced. Returns how many.
+   * each on its rendezvous choice, only if still unplaced. Returns the ids
+   * of those it placed (their jobs could not be queued until now).
    */
-  async placeUnplaced(now = Date.now()): Promise<number> {
+  async placeUnplaced(now = Date.now()): Promise<number[]> {
     const candidates = await this.candidates(now);
-    if (candidates.length === 0) return 0;
-    let placed = 0;
+    const placed: number[] = [];
+    if (candidates.length === 0) return placed;
     for (;;) {
       const rows = await this.db.selectFrom('sources').select(['id', 'name']).where('shard_id', 'is', null).orderBy('id').limit(PLACE_BATCH).execute();
       if (rows.length === 0) return placed;
       for (const row of rows) {
         const result = await this.db.updateTable('sources').set({ shard_id: rendezvousShard(row.name, candidates) }).where('id', '=', row.id).where('shard_id', 'is', null).executeTakeFirst();
-        placed += Number(result.numUpdatedRows);
+        if (Number(result.numUpdatedRows) > 0) placed.push(Number(row.id));
       }
     }
   }

@@ -12,6 +12,8 @@ export interface JobTransportOptions {
    * worker. Default 15000 ms.
    */
   lockMs?: number;
+  /** Shared transports: the storage shard this process's workers serve (jobs of sharded kinds for other shards are left to theirs). */
+  shard?: string;
 }
 
 type TransportFactory = (url: string, options: JobTransportOptions) => Promise<JobTransport>;

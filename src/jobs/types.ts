@@ -24,6 +24,13 @@ export interface Job {
    * none: a shared queue serves jobs without a bucket first.
    */
   fairness?: string;
+  /**
+   * The storage shard whose workers run it, for a kind declared `sharded`
+   * (a source's jobs go to the shard holding its mirror). On a shared
+   * transport only the processes serving that shard take it; the
+   * in-process transport serves every shard.
+   */
+  shard?: string;
 }
 
 /**
@@ -37,6 +44,8 @@ export interface JobKind {
   /** Jobs of this kind running at once in this process. */
   concurrency: number;
   run: JobHandler;
+  /** Its jobs carry a shard and run only where that shard is served (see Job.shard). */
+  sharded?: boolean;
 }
 
 /** Jobs of one kind: running in this process, waiting (queue-wide on a shared queue), and this process's capacity. */

@@ -6,6 +6,8 @@ import type { Job, JobKind } from './types.js';
 // BullMQ or Redis treat specially (":" is fine inside a key, it is joined after the kind).
 const KIND = /^[a-z][a-z0-9-]{0,39}$/;
 const KEY = /^[\x21-\x7e]{1,200}$/;
+// A shard id (cluster/settings.ts SHARD_ID): it is joined to the kind in a queue name.
+const SHARD = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** A job kind's name: it becomes a queue name on a shared transport. */
 export function validateKindName(kind: string): void {
@@ -20,11 +22,14 @@ export function validateJobKind(kind: string, spec: JobKind): void {
 }
 
 export function validateJob(job: Job): void {
-  if (job === null || typeof job !== 'object') throw new InvalidJobError('a job must be an object { kind, key, payload?, fairness? }');
+  if (job === null || typeof job !== 'object') throw new InvalidJobError('a job must be an object { kind, key, payload?, fairness?, shard? }');
   if (typeof job.kind !== 'string' || !KIND.test(job.kind)) throw new InvalidJobError(`job kind ${shown(job.kind)} must be 1-40 of a-z, 0-9 and "-"`);
   if (typeof job.key !== 'string' || !KEY.test(job.key)) throw new InvalidJobError(`job key ${shown(job.key)} must be 1-200 printable ASCII characters without spaces`);
   if (job.fairness !== undefined && (typeof job.fairness !== 'string' || job.fairness.length > 255)) {
     throw new InvalidJobError('job fairness bucket must be a string of at most 255 characters');
+  }
+  if (job.shard !== undefined && (typeof job.shard !== 'string' || !SHARD.test(job.shard))) {
+    throw new InvalidJobError(`job shard ${shown(job.shard)} must be 1-63 of a-z, 0-9, "_" and "-", starting with a letter or digit`);
   }
   if (job.payload !== undefined) {
     if (job.payload === null || typeof job.payload !== 'object' || Array.isArray(job.payload)) {

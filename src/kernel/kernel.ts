@@ -15,6 +15,8 @@ export interface KernelOptions {
   jobsUrl: string | undefined;
   /** Lock duration of shared job queues (how soon a dead worker's job is run elsewhere): the lease ttl. */
   leaseTtlMs: number;
+  /** The storage shard this process's workers serve (jobs of sharded kinds go to their shard's workers). */
+  shardId?: string;
   logger: Logger;
 }
 
@@ -47,7 +49,7 @@ export class Kernel {
       opened.push(database);
       const leases = await openLeaseManager(options.leaseUrl);
       opened.push(leases);
-      const jobs = await openJobTransport(options.jobsUrl, { logger: options.logger, lockMs: options.leaseTtlMs });
+      const jobs = await openJobTransport(options.jobsUrl, { logger: options.logger, lockMs: options.leaseTtlMs, ...(options.shardId !== undefined ? { shard: options.shardId } : {}) });
       return new Kernel(database, leases, jobs, options.logger);
     } catch (error) {
       for (const resource of opened.reverse()) await resource.close().catch(() => {});

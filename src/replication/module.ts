@@ -62,7 +62,7 @@ export type SyncWaitResult = SourceWithRegistry & { served: boolean };
 export interface ReplicationOptions {
   database: Pick<Database, 'db' | 'dialect'>;
   leases: LeaseManager;
-  jobs: Pick<JobTransport, 'enqueue' | 'load'>;
+  jobs: Pick<JobTransport, 'name' | 'enqueue' | 'load'>;
   logger: Logger;
   metrics: Registry;
   runner: GitRunner;
@@ -78,7 +78,11 @@ export interface ReplicationOptions {
   onMirrorRemoved?: (mirrorPath: string) => void;
   /** Told when a sync appended changes to the change log (the feeds then deliver them). */
   onChanges?: () => void;
-  /** The storage shard a new source goes to (null: none is active yet, it is placed later). Unset: sources are not placed. */
+  /**
+   * The storage shard a source goes to (null: none is active yet, it is
+   * placed when one registers). Unset: sources are not placed, and their
+   * jobs carry no shard.
+   */
   placeSource?: (name: string) => Promise<string | null>;
 }
 
@@ -146,8 +150,8 @@ export class Replication implements ForgesyncModule {
       verifyIntervalMs: settings.verifyIntervalMs,
     });
     this.jobs = {
-      [SYNC_JOB]: { concurrency: settings.maxConcurrentSyncs, run: (job, signal) => this.#runSync(job, signal) },
-      [VERIFY_JOB]: { concurrency: settings.maxConcurrentSyncs, run: (job, signal) => this.#runVerify(job, signal) },
+      [SYNC_JOB]: { concurrency: settings.maxConcurrentSyncs, sharded: true, run: (job, signal) => this.#runSync(job, signal) },
+      [VERIFY_JOB]: { concurrency: settings.maxConcurrentSyncs, sharded: true, run: (job, signal) => this.#runVerify(job, signal) },
     };
   }
 
@@ -315,7 +319,7 @@ export class Replication implements ForgesyncModule {
    */
   async requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
     const matched = await this.registry.requestByMatchKeys(keys);
-    for (const source of matched) await this.#nudge({ id: source.sourceId, url: source.url }, trigger);
+    for (const source of matched) await this.#nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard }, trigger);
     return matched;
   }
 
@@ -397,7 +401,28 @@ export class Replication implements ForgesyncModule {
   }
 
   /** Nudges a worker about a source: a sync job, or a verification job. */
-  async #nudge(source: Pick<Source, 'id' | 'url'>, trigger: SyncTrigger, kind = SYNC_JOB): Promise<void> {
-    await this.options.jobs.enqueue({ kind, key: String(source.id), payload: { trigger }, fairness: urlHost(source.url) });
+  /** Nudges a worker for each of the sources `ids` (say, just placed on a shard); one gone meanwhile is skipped. */
+  async nudgeSources(ids: readonly number[]): Promise<void> {
+    for (const id of ids) {
+      const source = await this.sources.getById(id);
+      if (source) await this.#nudge(source, 'schedule');
+    }
+  }
+
+  /**
+   * Queues a job for the source's shard. A source not placed yet is placed
+   * now; when no shard is active it gets no job on a shared transport (no
+   * worker would take it): its request stays recorded, and the scheduler
+   * nudges it once a shard registers (which places it).
+   */
+  async #nudge(source: Pick<Source, 'id' | 'name' | 'url' | 'shard'>, trigger: SyncTrigger, kind = SYNC_JOB): Promise<void> {
+    const { placeSource, jobs } = this.options;
+    let shard = source.shard;
+    if (shard === null && placeSource) {
+      shard = await placeSource(source.name);
+      if (shard !== null) shard = await this.sources.place(source.id, shard);
+      if (shard === null && jobs.name !== 'in-process') return;
+    }
+    await jobs.enqueue({ kind, key: String(source.id), payload: { trigger }, fairness: urlHost(source.url), ...(shard !== null ? { shard } : {}) });
   }
 }

@@ -7,11 +7,13 @@ export interface MatchedRequest {
   sourceId: number;
   name: string;
   url: string;
+  /** The storage shard holding its mirror (null: not placed yet). */
+  shard: string | null;
   /** The new requested_seq. */
   requestedSeq: number;
 }
 
-type Row = { source_id: unknown; requested_seq: unknown; name: string; url: string };
+type Row = { source_id: unknown; requested_seq: unknown; name: string; url: string; shard_id: string | null };
 
 /**
  * Records a request (the same change as RegistryRepository.request) on every
@@ -24,7 +26,7 @@ export async function requestByMatchKeys(db: Kysely<Schema>, keys: readonly stri
   if (unique.length === 0) return [];
   const rows = await buildQuery(db, unique, now.getTime()).execute();
   return (rows as Row[])
-    .map((row) => ({ sourceId: Number(row.source_id), name: row.name, url: row.url, requestedSeq: Number(row.requested_seq) }))
+    .map((row) => ({ sourceId: Number(row.source_id), name: row.name, url: row.url, shard: row.shard_id, requestedSeq: Number(row.requested_seq) }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -40,5 +42,6 @@ function buildQuery(db: Kysely<Schema>, keys: string[], nowMs: number) {
       'registry.requested_seq',
       sql<string>`(select s.name from sources s where s.id = registry.source_id)`.as('name'),
       sql<string>`(select s.url from sources s where s.id = registry.source_id)`.as('url'),
+      sql<string | null>`(select s.shard_id from sources s where s.id = registry.source_id)`.as('shard_id'),
     ]);
 }

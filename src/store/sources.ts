@@ -135,6 +135,13 @@ export class SourceRepository {
     return rows.map(toSource);
   }
 
+  /** Places source `id` on `shard` unless it has a shard already; returns the shard it is on. */
+  async place(id: number, shard: string): Promise<string | null> {
+    await this.#db.updateTable('sources').set({ shard_id: shard }).where('id', '=', id).where('shard_id', 'is', null).execute();
+    const row = await this.#db.selectFrom('sources').select('shard_id').where('id', '=', id).executeTakeFirst();
+    return row?.shard_id ?? null;
+  }
+
   /** Sources matching `filter`, sorted by name (code point order on both dialects). */
   async list(filter: SourceFilter = {}): Promise<SourceWithRegistry[]> {
     let query = selectSourcesWithRegistry(this.#db)

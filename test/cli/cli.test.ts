@@ -137,7 +137,8 @@ describe('forgesync CLI', () => {
     let out = '';
     server.stderr!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
     server.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    while (!/#token=\S+/.test(out)) await new Promise((resolve) => setTimeout(resolve, 50));
+    // The log (stderr) and the token (stdout) are two streams: either may arrive first.
+    while (!/#token=\S+/.test(out) || !/"address":"http/.test(logs)) await new Promise((resolve) => setTimeout(resolve, 50));
     const address = /"address":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(logs)![1]!;
     // No token configured: the API does not run open. One is generated, kept private, printed once, never logged.
     const token = /#token=(\S+)/.exec(out)![1]!;

@@ -42,12 +42,12 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       const { shards, sources } = await open();
       await sources.create({ name: 'early', url: 'https://example.com/early.git' });
       expect(await shards.choose('early')).toBeNull();
-      expect(await shards.placeUnplaced()).toBe(0);
+      expect(await shards.placeUnplaced()).toEqual([]);
       await shards.register({ id: 'x', node: 'n:1', dataDir: '/srv/x' });
-      expect(await shards.placeUnplaced()).toBe(1);
+      expect(await shards.placeUnplaced()).toHaveLength(1);
       expect((await sources.get('early'))?.shard).toBe('x');
       await shards.register({ id: 'y', node: 'n:2', dataDir: '/srv/y' });
-      expect(await shards.placeUnplaced()).toBe(0);
+      expect(await shards.placeUnplaced()).toEqual([]);
       expect((await sources.get('early'))?.shard).toBe('x');
     });
   });

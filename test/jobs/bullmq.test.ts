@@ -129,6 +129,28 @@ describe('BullMQ transport', () => {
     if (!existsSync(built)) throw new Error(`the consumer fixture imports dist/: run \`npm run build\` first (${built} is missing)`);
   });
 
+  it("runs a sharded kind's job only where its shard is served; other kinds anywhere", async () => {
+    const url = freshUrl();
+    const ran: Array<{ shard: string; kind: string; key: string }> = [];
+    const serving = async (shard: string) => {
+      const transport = track(await openBullmqTransport(url, { logger: quiet, shard }));
+      transport.handle('sharded', { concurrency: 2, sharded: true, run: async (job) => void ran.push({ shard, kind: job.kind, key: job.key }) });
+      transport.handle('anywhere', { concurrency: 2, run: async (job) => void ran.push({ shard, kind: job.kind, key: job.key }) });
+      await transport.start();
+      return transport;
+    };
+    const a = await serving('a');
+    await serving('b');
+    for (let i = 0; i < 6; i++) await a.enqueue({ kind: 'sharded', key: `to-b-${i}`, shard: 'b' });
+    for (let i = 0; i < 3; i++) await a.enqueue({ kind: 'sharded', key: `to-a-${i}`, shard: 'a' });
+    for (let i = 0; i < 4; i++) await a.enqueue({ kind: 'anywhere', key: `any-${i}` });
+    await until('every job to run', () => ran.length === 13);
+    for (const entry of ran.filter((r) => r.kind === 'sharded')) expect(entry.shard).toBe(entry.key.slice(3, 4));
+    expect(ran.filter((r) => r.kind === 'anywhere').map((r) => r.key).sort()).toEqual(['any-0', 'any-1', 'any-2', 'any-3']);
+    expect((await a.load('sharded')).queued).toBe(0);
+    await expect(a.enqueue({ kind: 'sharded', key: 'bad', shard: 'Not A Shard' })).rejects.toThrow(/job shard "Not A Shard" must be/);
+  });
+
   it('queues jobs of a kind this process does not handle, for a process that does', async () => {
     const url = freshUrl();
     const producer = track(await openJobTransport(url, { logger: quiet }));

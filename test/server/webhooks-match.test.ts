@@ -66,8 +66,8 @@ describe.each(['sqlite', 'postgres'] as const)('sources.match_key on %s', (kind)
       const seq = (name: string) => before.find((s) => s.name === name)!.registry.requestedSeq;
       const matched = await registry.requestByMatchKeys(['github.com/acme/a', 'github.com/acme/b', 'github.com/acme/c', 'x/y']);
       expect(matched).toEqual([
-        { sourceId: before.find((s) => s.name === 'a-ssh')!.id, name: 'a-ssh', url: 'git@github.com:acme/c.git', requestedSeq: seq('a-ssh') + 1 },
-        { sourceId: before.find((s) => s.name === 'renamed')!.id, name: 'renamed', url: 'https://github.com/Acme/A.git', requestedSeq: seq('renamed') + 1 },
+        { sourceId: before.find((s) => s.name === 'a-ssh')!.id, name: 'a-ssh', url: 'git@github.com:acme/c.git', shard: null, requestedSeq: seq('a-ssh') + 1 },
+        { sourceId: before.find((s) => s.name === 'renamed')!.id, name: 'renamed', url: 'https://github.com/Acme/A.git', shard: null, requestedSeq: seq('renamed') + 1 },
       ]);
       const after = await sources.list();
       expect(after.find((s) => s.name === 'b')!.registry.requestedSeq).toBe(seq('b'));

@@ -36,7 +36,8 @@ interface HandledKind {
 
 /**
  * Jobs on BullMQ: one queue per kind on a shared Redis, so any number of processes produce and
- * consume them. Coalescing is BullMQ's deduplication with keepLastIfActive, keyed by the job's
+ * consume them; a sharded kind has one queue per storage shard (`<kind>@<shard>`), taken only
+ * by the processes serving that shard. Coalescing is BullMQ's deduplication with keepLastIfActive, keyed by the job's
  * key: at most one job of a key waits and, while one runs, one follow-up is kept (the latest
  * nudge) and queued when it finishes, so no two jobs of a key run at once anywhere. Jobs are
  * nudges: removed when done or failed, never retried (the app's scheduler re-sends), and a job
@@ -51,6 +52,7 @@ class BullmqTransport implements JobTransport {
   readonly #logger: Logger;
   readonly #errors: ErrorLog;
   readonly #lockMs: number;
+  readonly #shard: string | undefined;
   readonly #kinds = new Map<string, HandledKind>();
   readonly #queues = new Map<string, Queue<JobData>>();
   readonly #shutdown = new AbortController();
@@ -66,6 +68,7 @@ class BullmqTransport implements JobTransport {
     this.#client = client;
     this.#logger = options.logger;
     this.#lockMs = lockMs;
+    this.#shard = options.shard;
     this.#errors = new ErrorLog(options.logger);
     this.#fairness = new Fairness((kind) => this.#queue(kind), (err) => this.#errors.report('fairness', err));
     client.on('error', (err: unknown) => this.#errors.report('redis', err));
@@ -105,8 +108,9 @@ class BullmqTransport implements JobTransport {
     // Buckets are served in turn by priority (fairness.ts). A job without one takes BullMQ's
     // plain wait list, which is served before every prioritized job: a kind either always gives
     // buckets or never does.
-    if (job.fairness !== undefined) options.priority = this.#fairness.rank(job.kind, job.key, job.fairness);
-    return this.#queue(job.kind)
+    const queueName = queueOf(job.kind, job.shard);
+    if (job.fairness !== undefined) options.priority = this.#fairness.rank(queueName, job.key, job.fairness);
+    return this.#queue(queueName)
       .add(job.kind, data, options)
       .then(
         () => undefined,
@@ -121,7 +125,7 @@ class BullmqTransport implements JobTransport {
     const handled = this.#kinds.get(kind);
     let queued: number;
     try {
-      queued = await this.#queue(kind).getJobCountByTypes('wait', 'prioritized', 'delayed');
+      queued = await this.#queue(this.#servedQueue(kind, handled?.spec)).getJobCountByTypes('wait', 'prioritized', 'delayed');
     } catch (err) {
       throw this.#unavailable(`could not count ${kind} jobs`, err);
     }
@@ -159,20 +163,25 @@ class BullmqTransport implements JobTransport {
     await Promise.allSettled([this.#client, ...handled.flatMap((h) => (h.client ? [h.client] : []))].map(shut));
   }
 
-  /** The queue of `kind`, created on first use (producing needs no handler here). */
-  #queue(kind: string): Queue<JobData> {
-    let queue = this.#queues.get(kind);
+  /** The queue named `name` (see queueOf), created on first use (producing needs no handler here). */
+  #queue(name: string): Queue<JobData> {
+    let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new Queue<JobData>(kind, { connection: this.#client, prefix: this.#target.prefix });
-      queue.on('error', (err: unknown) => this.#errors.report(`queue ${kind}`, err));
-      this.#queues.set(kind, queue);
+      queue = new Queue<JobData>(name, { connection: this.#client, prefix: this.#target.prefix });
+      queue.on('error', (err: unknown) => this.#errors.report(`queue ${name}`, err));
+      this.#queues.set(name, queue);
     }
     return queue;
   }
 
+  /** The queue this process's worker of `kind` takes jobs from: its shard's, for a sharded kind. */
+  #servedQueue(kind: string, spec: JobKind | undefined): string {
+    return queueOf(kind, spec?.sharded ? this.#shard : undefined);
+  }
+
   async #startWorker(kind: string, handled: HandledKind): Promise<void> {
     handled.client = workerClient(this.#target, (err) => this.#errors.report(`worker ${kind}`, err), () => this.#closingFlag.now);
-    const worker = new Worker<JobData>(kind, (job: BullJob<JobData>) => this.#process(kind, handled, job), {
+    const worker = new Worker<JobData>(this.#servedQueue(kind, handled.spec), (job: BullJob<JobData>) => this.#process(kind, handled, job), {
       connection: handled.client,
       prefix: this.#target.prefix,
       concurrency: handled.spec.concurrency,
@@ -237,6 +246,11 @@ class BullmqTransport implements JobTransport {
     if (this.#closing) return new JobTransportClosedError();
     return new JobBackendUnavailableError(`${what} on Redis at ${this.#target.shown}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
   }
+}
+
+/** The queue of jobs of `kind`: `<kind>@<shard>` for a shard's jobs, `<kind>` for the others. */
+function queueOf(kind: string, shard: string | undefined): string {
+  return shard === undefined ? kind : `${kind}@${shard}`;
 }
 
 /**

@@ -35,6 +35,7 @@ export const SourceSchema = z
     mirrorPath: z.string().nullable(),
     requestedSeq: z.number().int(),
     completedSeq: z.number().int(),
+    shard: z.string().nullable().describe('The storage shard holding the mirror; null until placed.'),
     fence: fenceString.nullable().describe('fence of the last lease holder that wrote the row'),
     createdAt: isoTime,
     updatedAt: isoTime,

@@ -30,6 +30,7 @@ export function sourceJson(source: SourceWithRegistry): SourceJson {
     mirrorPath: row.mirrorPath,
     requestedSeq: row.requestedSeq,
     completedSeq: row.completedSeq,
+    shard: source.shard,
     fence: row.fence?.toString() ?? null,
     createdAt: source.createdAt.toISOString(),
     updatedAt: source.updatedAt.toISOString(),
