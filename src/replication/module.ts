@@ -114,7 +114,8 @@ export class Replication implements ForgesyncModule {
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
     this.sources = new SourceRepository(database);
-    this.registry = new RegistryRepository(database);
+    // A started row is looked at again (did its worker die?) and a lost job swept after two lease ttls.
+    this.registry = new RegistryRepository(database, { defaultIntervalMs: settings.syncIntervalMs, startedRecheckMs: 2 * options.leaseTtlMs });
     this.#deliveries = new WebhookDeliveryRepository(database);
     this.metrics = replicationMetrics(options.metrics, () => this.registry.counts());
     this.syncService = new SyncService({
@@ -145,7 +146,7 @@ export class Replication implements ForgesyncModule {
       nudgeVerify: (source) => this.#nudge(source, 'verify', VERIFY_JOB),
       logger,
       tickMs: settings.schedulerTickMs,
-      defaultIntervalMs: settings.syncIntervalMs,
+      claimMs: 2 * options.leaseTtlMs,
       leaseTtlMs: options.leaseTtlMs,
       verifyIntervalMs: settings.verifyIntervalMs,
     });

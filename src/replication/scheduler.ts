@@ -18,13 +18,19 @@ export interface SchedulerOptions {
   logger: Logger;
   /** How often the scheduler looks for due work. */
   tickMs: number;
-  /** Sync interval for sources without their own schedule. */
-  defaultIntervalMs: number;
+  /**
+   * How long a claimed row waits before it is due again if its job never
+   * ran (a job lost with a worker or a wiped queue): the sweep.
+   */
+  claimMs: number;
   /** Ttl of the scheduler's own lease. */
   leaseTtlMs: number;
   /** How often a synced mirror is re-verified. */
   verifyIntervalMs: number;
 }
+
+/** Claims per pass at most: rows that need nothing now do not stall the pass. */
+const CLAIM_BATCHES = 4;
 
 /** Only one process schedules at a time; the others stand by. */
 export const SCHEDULER_LEASE_KEY = 'scheduler:replication';
@@ -107,19 +113,23 @@ export class Scheduler {
   }
 
   async #schedule(): Promise<void> {
-    const { registry, defaultIntervalMs } = this.options;
+    const { registry, claimMs } = this.options;
     const { running, queued, capacity } = await this.options.syncLoad();
     const room = capacity * 2 - running - queued;
     if (room <= 0) return;
     const now = new Date();
-    const due = await registry.due(now, { defaultIntervalMs, limit: room * 4 });
+    // Claimed rows that need nothing now (a live worker's, a cron not due) leave room for more.
     let nudged = 0;
-    for (const source of due) {
-      if (nudged >= room) break;
-      const trigger = await this.#triggerFor(source, now);
-      if (!trigger) continue;
-      await this.options.nudge(source, trigger);
-      nudged++;
+    for (let batch = 0; batch < CLAIM_BATCHES && nudged < room; batch++) {
+      const limit = room - nudged;
+      const due = await registry.claimDue(now, { limit, claimMs });
+      for (const source of due) {
+        const trigger = await this.#triggerFor(source, now);
+        if (!trigger) continue;
+        await this.options.nudge(source, trigger);
+        nudged++;
+      }
+      if (due.length < limit) break;
     }
     // Spare room goes to re-verification, which only reads local refs.
     if (nudged >= room) return;

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { runAtomically } from './atomic.js';
 import { selectSourcesWithRegistry, toSourceWithRegistry } from './rows.js';
 import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
 
@@ -12,29 +13,48 @@ import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
 export type RegistryCounts = Record<RegistryState, number> & { verified: number; mismatch: number; missing: number };
 
 /**
- * Enabled sources with work to do at `now`: pending; failed whose
- * next_retry_at has come (missing upstreams included, on the slow cadence
- * the caller set); synced whose interval (or `defaultIntervalMs`) has
- * passed since the last sync; started (the caller checks the lease).
- * Oldest last attempt first, never-attempted first of all.
+ * Claims up to `limit` rows due at `now` (next_run_at reached, earliest
+ * first) and returns them with their sources: in one transaction the rows
+ * are picked through next_run_at's index (PostgreSQL: FOR UPDATE SKIP
+ * LOCKED, so two schedulers never claim one row) and their next_run_at
+ * moved `claimMs` ahead. A row whose job then runs gets its next time from
+ * the sync; one whose job was lost comes due again when the claim runs
+ * out (the sweep). Cost: the rows due, not the fleet.
+ *
+ * Statements (one transaction):
+ *   UPDATE registry SET next_run_at = :now + :claimMs
+ *     WHERE source_id IN (SELECT source_id FROM registry WHERE next_run_at <= :now
+ *                         ORDER BY next_run_at LIMIT :limit [FOR UPDATE SKIP LOCKED])
+ *     RETURNING source_id
+ *   SELECT sources ⨝ registry WHERE id IN (those) AND enabled = 1
+ * Stores: the claimed rows' next_run_at. Returns: the claimed enabled sources,
+ * in the order they were due.
  */
-export async function dueSources(db: Kysely<Schema>, now: Date, options: { defaultIntervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
+export async function claimDue(db: Kysely<Schema>, dialect: 'sqlite' | 'postgres', now: Date, options: { limit: number; claimMs: number }): Promise<SourceWithRegistry[]> {
   const nowMs = now.getTime();
-  const defaultMs = Math.round(options.defaultIntervalMs);
-  const rows = await selectSourcesWithRegistry(db)
-    .where('s.enabled', '=', 1)
-    .where(
-      sql<boolean>`(r.state in ('pending', 'started')
-        or (r.state = 'failed' and r.next_retry_at <= ${nowMs})
-        or (r.state = 'synced' and (r.last_synced_at is null
-            or r.last_synced_at + coalesce(s.interval_ms, ${defaultMs}) <= ${nowMs})))`,
-    )
-    .orderBy(sql`case when r.last_attempt_at is null then 0 else 1 end`)
-    .orderBy('r.last_attempt_at')
-    .orderBy('s.id')
-    .limit(Math.max(0, Math.floor(options.limit)))
-    .execute();
-  return rows.map(toSourceWithRegistry);
+  const limit = Math.max(0, Math.floor(options.limit));
+  if (limit === 0) return [];
+  let due = db.selectFrom('registry').select('source_id').where('next_run_at', '<=', nowMs).orderBy('next_run_at').orderBy('source_id').limit(limit);
+  if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+  const [picked, , rows] = await runAtomically(db, [
+    () => due,
+    (previous) => {
+      const ids = previous[0]!.map((row) => Number(row.source_id));
+      if (ids.length === 0) return null;
+      return db
+        .updateTable('registry')
+        .set({ next_run_at: sql<number>`cast(${nowMs + Math.round(options.claimMs)} as bigint)` })
+        .where('source_id', 'in', ids);
+    },
+    (previous) => {
+      const ids = previous[0]!.map((row) => Number(row.source_id));
+      return ids.length === 0 ? null : selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('s.enabled', '=', 1);
+    },
+  ]);
+  const order = new Map(picked!.map((row, index) => [Number(row.source_id), index]));
+  return (rows as unknown as Parameters<typeof toSourceWithRegistry>[0][])
+    .map(toSourceWithRegistry)
+    .sort((a, b) => order.get(a.id)! - order.get(b.id)!);
 }
 
 /**

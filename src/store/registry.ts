@@ -2,7 +2,7 @@ import { InvalidInputError } from '../errors.js';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { appendChanges, appendChangeSteps, type ChangeInput } from './change-log.js';
 import { runGuarded } from './guarded.js';
-import { dueForVerification, dueSources, registryCounts, type RegistryCounts } from './registry-queries.js';
+import { claimDue, dueForVerification, registryCounts, type RegistryCounts } from './registry-queries.js';
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from './database.js';
 import { SourceNotFoundError } from './errors.js';
@@ -39,6 +39,17 @@ export interface SyncedOutcome {
   now: Date;
 }
 
+/** A time or duration in milliseconds as a bigint in SQL (PostgreSQL would read a bare parameter as integer or text). */
+const ms = (value: unknown) => sql<number>`cast(${value} as bigint)`;
+
+/** When rows come due again (see next_run_at, migration 009). */
+export interface RegistryTiming {
+  /** After a sync, a source without an interval of its own is due this much later. Default 1 hour. */
+  defaultIntervalMs?: number;
+  /** A started row is looked at again this often (did its worker die?). Default 30 s. */
+  startedRecheckMs?: number;
+}
+
 /** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id. */
 type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number];
 
@@ -58,6 +69,7 @@ function countersOf(rows: { requested_seq: number; completed_seq: number }[]): R
  */
 export class RegistryRepository {
   readonly #db: Kysely<Schema>;
+  readonly #dialect: Database['dialect'];
 
   // The statements every sync runs, compiled once (see PreparedQuery); the rest are built per call.
   readonly #request: PreparedQuery<[nowMs: number, sourceId: number], { requested_seq: number }>;
@@ -67,16 +79,27 @@ export class RegistryRepository {
   readonly #get: PreparedQuery<[sourceId: number], RegistryRecord>;
   readonly #pending: PreparedQuery<[sourceId: number], { source_id: number }>;
   readonly #attempts: AttemptQueries;
+  readonly #timing: Required<RegistryTiming>;
 
-  constructor(database: Pick<Database, 'db'>) {
+  constructor(database: Pick<Database, 'db' | 'dialect'>, timing: RegistryTiming = {}) {
     const db = (this.#db = database.db);
+    this.#dialect = database.dialect;
+    const { defaultIntervalMs = 3_600_000, startedRecheckMs = 30_000 } = timing;
+    this.#timing = { defaultIntervalMs, startedRecheckMs };
     this.#request = prepared(db, (arg) =>
       db.updateTable('registry').set(requestedChanges(arg(0))).where('source_id', '=', arg(1)).returning('requested_seq'),
     );
     this.#start = prepared(db, (arg) =>
       db
         .updateTable('registry')
-        .set({ state: 'started', last_attempt_at: arg(0), target_seq: sql<number>`requested_seq`, fence: arg(1), updated_at: arg(0) })
+        .set({
+          state: 'started',
+          last_attempt_at: arg(0),
+          target_seq: sql<number>`requested_seq`,
+          fence: arg(1),
+          updated_at: arg(0),
+          next_run_at: sql<number>`${ms(arg(0))} + ${ms(startedRecheckMs)}`,
+        })
         .where('source_id', '=', arg(2))
         .where(fenceGuard(arg(1)))
         .returning([...registryColumns, fenceText]),
@@ -101,6 +124,11 @@ export class RegistryRepository {
             verification_state: verified ? 'verified' : 'mismatch',
             verified_at: verified ? nowMs : sql<number | null>`verified_at`,
             ...(withPath ? { mirror_path: arg(3) } : {}),
+            // Pending again: due now; synced: after its interval.
+            next_run_at: verified
+              ? sql<number>`case when requested_seq > ${target} then ${ms(nowMs)}
+                  else ${ms(nowMs)} + coalesce((select s.interval_ms from sources s where s.id = registry.source_id), ${ms(defaultIntervalMs)}) end`
+              : nowMs,
             fence,
             updated_at: nowMs,
           })
@@ -252,6 +280,7 @@ export class RegistryRepository {
       last_failure: truncateFailure(outcome.error),
       last_failure_at: nowMs,
       missing_on_primary: outcome.missing ? 1 : 0,
+      next_run_at: sql<number | null>`case when requested_seq > target_seq then ${ms(nowMs)} else ${ms(outcome.nextRetryAt?.getTime() ?? null)} end`,
     });
     if (changes.length === 0) return Number((await update.executeTakeFirst()).numUpdatedRows) > 0;
     // The changes are recorded only with the write that makes them: a refused guard records nothing.
@@ -262,7 +291,7 @@ export class RegistryRepository {
   async releaseStarted(sourceId: number, fence: bigint, now: Date = new Date()): Promise<boolean> {
     const result = await this.#db
       .updateTable('registry')
-      .set({ state: 'pending', fence, updated_at: now.getTime() })
+      .set({ state: 'pending', fence, updated_at: now.getTime(), next_run_at: now.getTime() })
       .where('source_id', '=', sourceId)
       .where('state', '=', 'started')
       .where(fenceGuard(fence))
@@ -275,16 +304,16 @@ export class RegistryRepository {
     if (sourceIds.length === 0) return 0;
     const result = await this.#db
       .updateTable('registry')
-      .set({ state: 'pending', updated_at: now.getTime() })
+      .set({ state: 'pending', updated_at: now.getTime(), next_run_at: now.getTime() })
       .where('source_id', 'in', sourceIds)
       .where('state', '=', 'started')
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
-  /** See {@link dueSources}. */
-  due(now: Date, options: { defaultIntervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
-    return dueSources(this.#db, now, options);
+  /** See {@link claimDue}. */
+  claimDue(now: Date, options: { limit: number; claimMs: number }): Promise<SourceWithRegistry[]> {
+    return claimDue(this.#db, this.#dialect, now, options);
   }
 
   /** See {@link dueForVerification}. */
@@ -304,7 +333,7 @@ export class RegistryRepository {
       verification_state: outcome.verified ? 'verified' : 'mismatch',
       ...(outcome.verified
         ? { verified_at: nowMs }
-        : { state: 'pending' as const, requested_seq: sql<number>`requested_seq + 1`, next_retry_at: null }),
+        : { state: 'pending' as const, requested_seq: sql<number>`requested_seq + 1`, next_retry_at: null, next_run_at: nowMs }),
     });
   }
 

@@ -93,6 +93,8 @@ export class SourceRepository {
               requested_seq: 1,
               completed_seq: 0,
               target_seq: 0,
+              // Due at once, whatever clock the caller's requests use.
+              next_run_at: input.enabled === false ? null : 0,
               updated_at: now,
             })
             .returning([...registryColumns, fenceText]),
@@ -201,13 +203,21 @@ export class SourceRepository {
                   eb.selectFrom('sources').select('id').where('name', '=', name).where('url', '<>', patch.url!),
                 ),
         () => db.updateTable('sources').set({ ...values, updated_at: now }).where('name', '=', name).returning('id'),
+        // Disabled: never due; enabled, or a new schedule: looked at now (the scheduler decides).
+        (previous) =>
+          patch.enabled === undefined && patch.intervalMs === undefined && patch.cron === undefined
+            ? null
+            : db
+                .updateTable('registry')
+                .set({ next_run_at: patch.enabled === false ? null : now })
+                .where('source_id', '=', Number(previous[1]![0]?.id ?? -1)),
         (previous) => {
           const found = previous[1]![0];
           if (!found) throw new SourceNotFoundError(name);
           return selectSourcesWithRegistry(db).where('s.id', '=', Number(found.id));
         },
       ]);
-      return toSourceWithRegistry(results[2]![0] as unknown as SourceRecord & RegistryRecord);
+      return toSourceWithRegistry(results[3]![0] as unknown as SourceRecord & RegistryRecord);
     } catch (error) {
       if (isUniqueViolation(error)) throw new SourceExistsError(patch.name ?? name);
       throw error;

@@ -14,6 +14,8 @@ export function requestedChanges(nowMs: number) {
     requested_seq: sql<number>`requested_seq + 1`,
     state: sql<RegistryState>`case when state in ('synced', 'failed') then 'pending' else state end`,
     next_retry_at: sql<number | null>`case when state in ('synced', 'failed') then null else next_retry_at end`,
+    // Due now, unless a round is running: it serves the request or leaves the row pending.
+    next_run_at: sql<number | null>`case when state = 'started' then next_run_at else ${nowMs} end`,
     updated_at: nowMs,
   };
 }

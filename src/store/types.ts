@@ -63,6 +63,8 @@ export interface RegistryTable {
   state: RegistryState;
   retry_count: number;
   next_retry_at: Millis | null;
+  /** When the scheduler next looks at the row (migration 009); null: only on request. */
+  next_run_at: Millis | null;
   last_attempt_at: Millis | null;
   last_synced_at: Millis | null;
   last_failure: string | null;

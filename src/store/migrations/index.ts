@@ -8,6 +8,7 @@ import { webhookDeliveries } from './005_webhook_deliveries.js';
 import { githubImports } from './006_github_imports.js';
 import { changeFeeds } from './007_change_feeds.js';
 import { storageShards } from './008_storage_shards.js';
+import { registryNextRun } from './009_registry_next_run.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -24,6 +25,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '006_github_imports': githubImports(dialect),
     '007_change_feeds': changeFeeds(dialect),
     '008_storage_shards': storageShards(dialect),
+    '009_registry_next_run': registryNextRun(),
   };
 }
 
