@@ -48,7 +48,8 @@ export async function claimDue(db: Kysely<Schema>, dialect: 'sqlite' | 'postgres
     },
     (previous) => {
       const ids = previous[0]!.map((row) => Number(row.source_id));
-      return ids.length === 0 ? null : selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('s.enabled', '=', 1);
+      // Both sides by key: with only s.id named, PostgreSQL hashes the whole registry.
+      return ids.length === 0 ? null : selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('r.source_id', 'in', ids).where('s.enabled', '=', 1);
     },
   ]);
   const order = new Map(picked!.map((row, index) => [Number(row.source_id), index]));

@@ -22,7 +22,8 @@ export function registryNextRun(): Migration {
           when state = 'failed' then next_retry_at
           else coalesce(last_synced_at, 0) + coalesce((select s.interval_ms from sources s where s.id = registry.source_id), ${sql.lit(DEFAULT_INTERVAL_MS)})
         end`.execute(db);
-      await db.schema.createIndex('registry_next_run_idx').on('registry').column('next_run_at').execute();
+      // (next_run_at, source_id): the claim's order, read off the index.
+      await db.schema.createIndex('registry_next_run_idx').on('registry').columns(['next_run_at', 'source_id']).execute();
     },
     async down(db: Kysely<any>) {
       await db.schema.dropIndex('registry_next_run_idx').execute();
