@@ -92,6 +92,8 @@ export class Forgesync {
           onMirrorRemoved: (path) => snapshots?.objects.forget(path),
           onChanges: () => feeds?.nudge(),
           placeSource: (name) => shards.choose(name),
+          // Placement is enforced where jobs are routed by shard; in-process jobs sync every source here.
+          ...(config.jobsUrl !== undefined ? { localShard: config.shardId } : {}),
         }),
       );
       snapshots = kernel.use(
@@ -234,6 +236,39 @@ export class Forgesync {
   /** The entries of directory `path` ('' for the root) at commit (or ref) `sha` of source `name`. */
   listTree(name: string, sha: string, path = ''): Promise<TreeEntry[]> {
     return this.snapshots.listTree(name, sha, path);
+  }
+
+  /**
+   * Moves source `name` to shard `shard`: a worker of that shard syncs it
+   * (from upstream, under the source's lease), then places it there under a
+   * new epoch in the same write; the old shard's writes are refused from then
+   * on. Resolves once the move is requested; false when it is there already.
+   * @throws SourceNotFoundError, ShardNotFoundError, ShardUnavailableError
+   */
+  async reassignSource(name: string, shard: string): Promise<boolean> {
+    const source = await this.replication.getSource(name);
+    const moving = await this.shards.requestMove(source.id, shard);
+    if (moving) await this.replication.nudgeSources([source.id], 'manual');
+    return moving;
+  }
+
+  /**
+   * Moves every source off shard `id` (marked draining: it takes no new
+   * ones); with `wait`, resolves when none is left on it (or rejects after
+   * `timeoutMs`). Returns how many were asked to move.
+   * @throws ShardNotFoundError, NoOtherShardError
+   */
+  async drainShard(id: string, options: { wait?: boolean; timeoutMs?: number; pollMs?: number } = {}): Promise<number> {
+    const moving = await this.shards.drain(id);
+    await this.replication.nudgeSources(moving, 'manual');
+    if (options.wait) {
+      const deadline = Date.now() + (options.timeoutMs ?? 30 * 60_000);
+      while ((await this.shards.sourcesOn(id)) > 0) {
+        if (Date.now() > deadline) throw new Error(`shard "${id}" still holds ${await this.shards.sourcesOn(id)} sources after ${options.timeoutMs ?? 30 * 60_000} ms; \`forgesync shard list\` shows the progress`);
+        await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
+      }
+    }
+    return moving.length;
   }
 
   /**

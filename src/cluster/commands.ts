@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
 import type { ShardInfo } from './shards.js';
@@ -7,7 +7,7 @@ function shardLine(shard: ShardInfo): string {
   return `${shard.id}\t${shard.state}\t${shard.sources} source${shard.sources === 1 ? '' : 's'}\t${shard.bytes} bytes\t${shard.node}\tseen ${shard.lastSeenAt}`;
 }
 
-/** `forgesync shard list`. */
+/** `forgesync shard list | reassign | drain`. */
 export function clusterCommands(): Command[] {
   const shard = new Command('shard').description('storage shards: where the mirrors live in distributed mode');
   shard
@@ -19,6 +19,32 @@ export function clusterCommands(): Command[] {
       if (options.json) printJson(shards);
       else if (shards.length === 0) process.stdout.write('no shards: a worker registers its shard when it starts (forgesync serve --role worker, FORGESYNC_SHARD)\n');
       else for (const entry of shards) process.stdout.write(`${shardLine(entry)}\n`);
+    });
+  shard
+    .command('reassign')
+    .description("move one source to another shard: that shard's worker syncs it, then it is placed there")
+    .argument('<source>')
+    .argument('<shard>')
+    .option('--json', 'machine-readable output: { source, shard, moving }')
+    .action(async (source: string, target: string, options: { json?: boolean }, command: Command) => {
+      const moving = await withForgesync(command, (app) => app.reassignSource(source, target));
+      if (options.json) printJson({ source, shard: target, moving });
+      else process.stdout.write(moving ? `${source}: moving to shard ${target}\n` : `${source} is on shard ${target} already\n`);
+    });
+  shard
+    .command('drain')
+    .description('move every source off a shard (it takes no new ones); with --wait, return when none is left')
+    .argument('<id>')
+    .option('--wait', 'wait until no source is left on the shard')
+    .option('--timeout <seconds>', 'with --wait: give up after this long (default 1800)', (value) => {
+      if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number of seconds, at least 1');
+      return Number(value);
+    })
+    .option('--json', 'machine-readable output: { shard, moving }')
+    .action(async (id: string, options: { wait?: boolean; timeout?: number; json?: boolean }, command: Command) => {
+      const moving = await withForgesync(command, (app) => app.drainShard(id, { wait: Boolean(options.wait), ...(options.timeout ? { timeoutMs: options.timeout * 1000 } : {}) }));
+      if (options.json) printJson({ shard: id, moving });
+      else process.stdout.write(`shard ${id}: ${moving} source${moving === 1 ? '' : 's'} ${options.wait ? 'moved off' : 'moving off'}\n`);
     });
   return [shard];
 }

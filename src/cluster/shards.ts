@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../store/types.js';
+import { NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from './errors.js';
 import { rendezvousShard, type Candidate } from './placement.js';
 
 /** `active` and `draining` are set; `down` is a shard whose worker has not been seen for a while. */
@@ -106,6 +107,57 @@ export class ShardRepository {
         if (Number(result.numUpdatedRows) > 0) placed.push(Number(row.id));
       }
     }
+  }
+
+  /**
+   * Asks for source `id` to move to shard `target` (its workers then sync it
+   * and flip its placement). False when it is already there.
+   * @throws ShardNotFoundError, ShardUnavailableError
+   */
+  async requestMove(id: number, target: string, now = Date.now()): Promise<boolean> {
+    await this.#takingSources(target, now);
+    const result = await this.db.updateTable('sources').set({ move_to: target }).where('id', '=', id).where((eb) => eb.or([eb('shard_id', 'is', null), eb('shard_id', '<>', target)])).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      // Already there: a move to it asked before is called off.
+      await this.db.updateTable('sources').set({ move_to: null }).where('id', '=', id).execute();
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Marks shard `id` draining (it takes no new sources) and asks every source
+   * on it to move to the other active shards (rendezvous among them). Returns
+   * the ids of the sources asked to move.
+   * @throws ShardNotFoundError, NoOtherShardError
+   */
+  async drain(id: string, now = Date.now()): Promise<number[]> {
+    const shard = await this.db.selectFrom('shards').select('id').where('id', '=', id).executeTakeFirst();
+    if (!shard) throw new ShardNotFoundError(id);
+    const others = (await this.candidates(now)).filter((candidate) => candidate.id !== id);
+    if (others.length === 0) throw new NoOtherShardError(id);
+    await this.db.updateTable('shards').set({ state: 'draining' }).where('id', '=', id).execute();
+    const rows = await this.db.selectFrom('sources').select(['id', 'name']).where('shard_id', '=', id).execute();
+    const moving: number[] = [];
+    for (const row of rows) {
+      await this.db.updateTable('sources').set({ move_to: rendezvousShard(row.name, others) }).where('id', '=', row.id).where('shard_id', '=', id).execute();
+      moving.push(Number(row.id));
+    }
+    return moving;
+  }
+
+  /** Sources still placed on shard `id`. */
+  async sourcesOn(id: string): Promise<number> {
+    const row = await this.db.selectFrom('sources').select(sql<number | string>`count(*)`.as('n')).where('shard_id', '=', id).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** @throws ShardNotFoundError, ShardUnavailableError unless shard `id` is active and seen. */
+  async #takingSources(id: string, now: number): Promise<void> {
+    const row = await this.db.selectFrom('shards').select(['state', 'last_seen_at']).where('id', '=', id).executeTakeFirst();
+    if (!row) throw new ShardNotFoundError(id);
+    const state = this.#state(row.state, Number(row.last_seen_at), now);
+    if (state !== 'active') throw new ShardUnavailableError(id, state);
   }
 
   #state(stored: string, lastSeenAt: number, now: number): ShardState {

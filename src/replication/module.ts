@@ -84,6 +84,8 @@ export interface ReplicationOptions {
    * jobs carry no shard.
    */
   placeSource?: (name: string) => Promise<string | null>;
+  /** The storage shard this process's mirrors are on, when jobs are routed by shard (see SyncServiceOptions.localShard). */
+  localShard?: string;
 }
 
 /** The job kinds of the replication module. */
@@ -129,6 +131,8 @@ export class Replication implements ForgesyncModule {
       leaseTtlMs: options.leaseTtlMs,
       backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs },
       onPending: (source) => void this.#nudge(source, 'retry').catch(() => undefined),
+      onElsewhere: (source) => void this.#nudge(source, 'retry').catch(() => undefined),
+      ...(options.localShard !== undefined ? { localShard: options.localShard } : {}),
       ...(options.onChanges ? { onChanges: options.onChanges } : {}),
       onAttempt: ({ trigger, result, durationMs }) => {
         this.metrics.syncs.inc({ result, trigger });
@@ -402,11 +406,23 @@ export class Replication implements ForgesyncModule {
   }
 
   /** Nudges a worker about a source: a sync job, or a verification job. */
-  /** Nudges a worker for each of the sources `ids` (say, just placed on a shard); one gone meanwhile is skipped. */
-  async nudgeSources(ids: readonly number[]): Promise<void> {
+  /**
+   * Nudges a worker for each of the sources `ids` (just placed on a shard),
+   * first recording a request when `trigger` is given (a move must sync even
+   * a source with nothing to fetch); one gone meanwhile is skipped.
+   */
+  async nudgeSources(ids: readonly number[], trigger?: SyncTrigger): Promise<void> {
     for (const id of ids) {
+      if (trigger) {
+        try {
+          await this.registry.request(id, trigger);
+        } catch (error) {
+          if (error instanceof SourceNotFoundError) continue;
+          throw error;
+        }
+      }
       const source = await this.sources.getById(id);
-      if (source) await this.#nudge(source, 'schedule');
+      if (source) await this.#nudge(source, trigger ?? 'schedule');
     }
   }
 
@@ -416,9 +432,10 @@ export class Replication implements ForgesyncModule {
    * worker would take it): its request stays recorded, and the scheduler
    * nudges it once a shard registers (which places it).
    */
-  async #nudge(source: Pick<Source, 'id' | 'name' | 'url' | 'shard'>, trigger: SyncTrigger, kind = SYNC_JOB): Promise<void> {
+  async #nudge(source: Pick<Source, 'id' | 'name' | 'url' | 'shard'> & { moveTo?: string | null }, trigger: SyncTrigger, kind = SYNC_JOB): Promise<void> {
     const { placeSource, jobs } = this.options;
-    let shard = source.shard;
+    // A source on the move is synced by the shard it moves to (see SyncService).
+    let shard = source.moveTo ?? source.shard;
     if (shard === null && placeSource) {
       shard = await placeSource(source.name);
       if (shard !== null) shard = await this.sources.place(source.id, shard);

@@ -21,7 +21,7 @@ import type { BoundToken } from '../credentials/store.js';
  * (nothing to do, no lease taken), `noop` when a round found the upstream
  * unchanged, `lost` when the lease was lost (or the work was stopped).
  */
-export type SyncOutcome = 'synced' | 'noop' | 'failed' | 'missing' | 'skipped' | 'lost' | 'gone' | 'idle';
+export type SyncOutcome = 'synced' | 'noop' | 'failed' | 'missing' | 'skipped' | 'lost' | 'gone' | 'idle' | 'elsewhere';
 
 export interface SyncServiceOptions {
   sources: SourceRepository;
@@ -46,7 +46,18 @@ export interface SyncServiceOptions {
   onPending?: (source: Source) => void;
   /** Called after changes were appended to the change log (the feeds deliver them). */
   onChanges?: () => void;
+  /**
+   * The storage shard this process's mirrors are on. A source placed on
+   * another shard (or moving away) is not synced here ('elsewhere'); one
+   * moving here is synced here and then placed here. Unset: no placement.
+   */
+  localShard?: string;
+  /** Called for a source whose job reached a shard that does not hold it (to send it where it lives). */
+  onElsewhere?: (source: Source) => void;
 }
+
+/** How this process's sync of a source relates to its placement: the epoch its writes carry, whether it moves the source here. */
+type Placement = { epoch?: number; movedTo?: string } | 'elsewhere';
 
 /** The lease key of one source's mirror. */
 export const syncLeaseKey = (sourceId: number) => `sync:repository:${sourceId}`;
@@ -93,6 +104,12 @@ export class SyncService {
     const source = await this.options.sources.getById(sourceId);
     if (!source) return 'gone';
     if (source.registry.requestedSeq <= source.registry.completedSeq) return 'idle';
+    const placement = this.#placement(source);
+    if (placement === 'elsewhere') {
+      logger.info({ event: 'sync_elsewhere', source: source.name, shard: source.shard, move_to: source.moveTo, local_shard: this.options.localShard }, `sync ${source.name}: held by shard ${source.moveTo ?? source.shard}, not this one`);
+      this.options.onElsewhere?.(source);
+      return 'elsewhere';
+    }
     const key = syncLeaseKey(sourceId);
     const run = await leases.tryWithLease(
       key,
@@ -108,7 +125,7 @@ export class SyncService {
           // The first round may use the source read above; later rounds read it again.
           let known: SourceWithRegistry | undefined = source;
           for (let round = 0; round < MAX_ROUNDS; round++) {
-            const result = await this.#round(source.id, trigger, lease, signal, known);
+            const result = await this.#round(source.id, trigger, lease, signal, known, placement);
             known = undefined;
             outcome = result.outcome;
             if (!result.requestPending) break;
@@ -141,6 +158,7 @@ export class SyncService {
     lease: Lease,
     signal: AbortSignal,
     known: SourceWithRegistry | undefined,
+    placement: Exclude<Placement, 'elsewhere'>,
   ): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
     const { registry, logger } = this.options;
     const startedAt = performance.now();
@@ -149,7 +167,7 @@ export class SyncService {
     // lost its counters and the fence is raised above the row's (see writeFenced).
     const started = await writeFenced(
       lease,
-      (fence) => registry.startSync(sourceId, fence, trigger, new Date()),
+      (fence) => registry.startSync(sourceId, fence, trigger, new Date(), placement.epoch),
       async () => (await registry.get(sourceId))?.fence ?? null,
     ).catch((error: unknown) => {
       if (error instanceof LeaseLostError) return null;
@@ -192,7 +210,7 @@ export class SyncService {
       const counters = await registry.finishSync(
         sourceId,
         lease.fence,
-        { targetSeq: row.targetSeq, checksum: synced.checksum, verified: synced.verified, mirrorPath: synced.path, now },
+        { targetSeq: row.targetSeq, checksum: synced.checksum, verified: synced.verified, mirrorPath: synced.path, now, ...placement },
         attemptId,
         (written) => ({
           result: !written ? 'failed' : synced.action === 'noop' ? 'noop' : 'synced',
@@ -213,7 +231,8 @@ export class SyncService {
         const missing = caught instanceof RemoteNotFoundError;
         const delay = missing ? this.options.backoff.maxMs : backoffDelay(row.retryCount + 1, this.options.backoff);
         const changes = previous === 'failed' ? [] : [sourceStateChange(source.name, 'failed', previous, error)];
-        if (await registry.finishFailed(sourceId, lease.fence, { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date() }, changes)) {
+        const failure = { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date(), ...(placement.epoch !== undefined ? { epoch: placement.epoch } : {}) };
+        if (await registry.finishFailed(sourceId, lease.fence, failure, changes)) {
           if (changes.length > 0) this.options.onChanges?.();
         }
         outcome = missing ? 'missing' : 'failed';
@@ -244,6 +263,15 @@ export class SyncService {
     );
     this.options.onAttempt?.({ trigger, result: outcome, durationMs });
     return { outcome, requestPending };
+  }
+
+  /** Whether this process syncs `source` (see SyncServiceOptions.localShard). */
+  #placement(source: Source): Placement {
+    const here = this.options.localShard;
+    if (here === undefined || source.shard === null) return {};
+    if (source.moveTo === here) return { epoch: source.placementEpoch, movedTo: here };
+    if (source.shard === here && source.moveTo === null) return { epoch: source.placementEpoch };
+    return 'elsewhere';
   }
 
   /** A request may have landed between our last look and the release: hand it on. */

@@ -37,6 +37,10 @@ export interface SyncedOutcome {
   /** Left as it is when undefined. */
   mirrorPath?: string | null;
   now: Date;
+  /** The placement epoch the sync read (the write is refused if the source moved since); undefined: not checked. */
+  epoch?: number;
+  /** The sync moved the source here: it is placed on this shard (epoch + 1) with the same write. */
+  movedTo?: string;
 }
 
 /** A time or duration in milliseconds as a bigint in SQL (PostgreSQL would read a bare parameter as integer or text). */
@@ -50,8 +54,17 @@ export interface RegistryTiming {
   startedRecheckMs?: number;
 }
 
-/** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id. */
-type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number];
+/** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id, placement epoch. */
+type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number, number | null];
+
+/**
+ * The placement guard: a write on behalf of the worker of a source's shard
+ * applies only while the source is still placed as that worker read it
+ * (`epoch`, see migration 008); null: no placement to check.
+ */
+function epochGuard(epoch: unknown) {
+  return sql<boolean>`(cast(${epoch} as integer) is null or (select s.placement_epoch from sources s where s.id = registry.source_id) = cast(${epoch} as integer))`;
+}
 
 /** The counters finishSynced's RETURNING gave, or null when it wrote no row (the guard rejected it). */
 function countersOf(rows: { requested_seq: number; completed_seq: number }[]): RequestCounters | null {
@@ -73,7 +86,9 @@ export class RegistryRepository {
 
   // The statements every sync runs, compiled once (see PreparedQuery); the rest are built per call.
   readonly #request: PreparedQuery<[nowMs: number, sourceId: number], { requested_seq: number }>;
-  readonly #start: PreparedQuery<[nowMs: number, fence: bigint, sourceId: number], RegistryRecord>;
+  readonly #start: PreparedQuery<[nowMs: number, fence: bigint, sourceId: number, epoch: number | null], RegistryRecord>;
+  /** A move's end: the source is placed on the shard that synced it, under a new epoch. */
+  readonly #flip: PreparedQuery<[shard: string, sourceId: number, epoch: number], { id: number }>;
   /** Indexed by (verified ? 1 : 0) + (mirror path given ? 2 : 0). */
   readonly #finishSynced: PreparedQuery<FinishSyncedArgs, { requested_seq: number; completed_seq: number }>[];
   readonly #get: PreparedQuery<[sourceId: number], RegistryRecord>;
@@ -102,7 +117,16 @@ export class RegistryRepository {
         })
         .where('source_id', '=', arg(2))
         .where(fenceGuard(arg(1)))
+        .where(epochGuard(arg(3)))
         .returning([...registryColumns, fenceText]),
+    );
+    this.#flip = prepared(db, (arg) =>
+      db
+        .updateTable('sources')
+        .set({ shard_id: arg(0), move_to: null, placement_epoch: sql<number>`placement_epoch + 1` })
+        .where('id', '=', arg(1))
+        .where('placement_epoch', '=', arg(2))
+        .returning('id'),
     );
     this.#finishSynced = [0, 1, 2, 3].map((variant) => {
       const verified = (variant & 1) !== 0;
@@ -134,6 +158,7 @@ export class RegistryRepository {
           })
           .where('source_id', '=', arg(5))
           .where(fenceGuard(fence))
+          .where(epochGuard(arg(6)))
           .returning(['requested_seq', 'completed_seq']);
       });
     });
@@ -191,7 +216,7 @@ export class RegistryRepository {
 
   /** Guarded: marks the row started, serving the current requested_seq. Null when the guard rejected it. */
   async start(sourceId: number, fence: bigint, now: Date): Promise<RegistryRow | null> {
-    const row = (await this.#start.execute(now.getTime(), fence, sourceId)).rows[0];
+    const row = (await this.#start.execute(now.getTime(), fence, sourceId, null)).rows[0];
     return row ? toRegistryRow(row) : null;
   }
 
@@ -209,7 +234,7 @@ export class RegistryRepository {
   #finishSyncedQuery(sourceId: number, fence: bigint, outcome: SyncedOutcome) {
     const { verified, mirrorPath } = outcome;
     const query = this.#finishSynced[(verified ? 1 : 0) + (mirrorPath !== undefined ? 2 : 0)]!;
-    const args: FinishSyncedArgs = [outcome.targetSeq, outcome.checksum, outcome.now.getTime(), mirrorPath ?? null, fence, sourceId];
+    const args: FinishSyncedArgs = [outcome.targetSeq, outcome.checksum, outcome.now.getTime(), mirrorPath ?? null, fence, sourceId, outcome.epoch ?? null];
     return { query, args };
   }
 
@@ -218,11 +243,11 @@ export class RegistryRepository {
    * startAttempt() for it, back to back (in one transaction on SQLite).
    * Null, and no attempt recorded, when the guard rejected the start.
    */
-  startSync(sourceId: number, fence: bigint, trigger: SyncTrigger, now: Date): Promise<{ row: RegistryRow; attemptId: number } | null> {
+  startSync(sourceId: number, fence: bigint, trigger: SyncTrigger, now: Date, epoch?: number): Promise<{ row: RegistryRow; attemptId: number } | null> {
     const start = this.#start;
     const attempts = this.#attempts;
     return runBatch(this.#db, function* () {
-      const started = (yield* run(start, now.getTime(), fence, sourceId)).rows[0];
+      const started = (yield* run(start, now.getTime(), fence, sourceId, epoch ?? null)).rows[0];
       if (!started) return null;
       const attemptId = yield* insertAttempt(attempts, sourceId, trigger, fence, now);
       return { row: toRegistryRow(started), attemptId };
@@ -245,18 +270,22 @@ export class RegistryRepository {
     changes: readonly ChangeInput[] = [],
   ): Promise<RequestCounters | null> {
     const attempts = this.#attempts;
+    const flip = this.#flip;
     const { query, args } = this.#finishSyncedQuery(sourceId, fence, outcome);
     const appends = appendChanges(this.#db, changes, outcome.now.getTime());
+    const { movedTo, epoch } = outcome;
     return runBatch(
       this.#db,
       function* () {
         const counters = countersOf((yield* run(query, ...args)).rows);
+        // The registry write passed the placement guard, so the epoch is still the one read.
+        if (counters !== null && movedTo !== undefined && epoch !== undefined) yield* run(flip, movedTo, sourceId, epoch);
         yield* completeAttempt(attempts, attemptId, attempt(counters !== null));
         // The changes this sync made are recorded only with the write that makes them.
         if (counters !== null) for (const append of appends) yield append;
         return counters;
       },
-      { atomic: appends.length > 0 },
+      { atomic: appends.length > 0 || movedTo !== undefined },
     );
   }
 
@@ -269,11 +298,11 @@ export class RegistryRepository {
   async finishFailed(
     sourceId: number,
     fence: bigint,
-    outcome: { error: string; nextRetryAt: Date | null; missing: boolean; now: Date },
+    outcome: { error: string; nextRetryAt: Date | null; missing: boolean; now: Date; epoch?: number },
     changes: readonly ChangeInput[] = [],
   ): Promise<boolean> {
     const nowMs = outcome.now.getTime();
-    const update = this.#fencedUpdateQuery(sourceId, fence, nowMs, {
+    const update = this.#fencedUpdateQuery(sourceId, fence, nowMs, outcome.epoch, {
       state: sql<RegistryState>`case when requested_seq > target_seq then 'pending' else 'failed' end`,
       retry_count: sql<number>`retry_count + 1`,
       next_retry_at: outcome.nextRetryAt?.getTime() ?? null,
@@ -339,16 +368,18 @@ export class RegistryRepository {
 
   /** One fence-guarded UPDATE of a registry row; false when the guard (or a missing row) stopped it. */
   async #fencedUpdate(sourceId: number, fence: bigint, nowMs: number, values: UpdateObject<Schema, 'registry'>): Promise<boolean> {
-    const result = await this.#fencedUpdateQuery(sourceId, fence, nowMs, values).executeTakeFirst();
+    const result = await this.#fencedUpdateQuery(sourceId, fence, nowMs, undefined, values).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
-  #fencedUpdateQuery(sourceId: number, fence: bigint, nowMs: number, values: UpdateObject<Schema, 'registry'>) {
+  /** A fence-guarded UPDATE (and placement-guarded when `epoch` is given). */
+  #fencedUpdateQuery(sourceId: number, fence: bigint, nowMs: number, epoch: number | undefined, values: UpdateObject<Schema, 'registry'>) {
     return this.#db
       .updateTable('registry')
       .set({ ...values, fence, updated_at: nowMs })
       .where('source_id', '=', sourceId)
-      .where(fenceGuard(fence));
+      .where(fenceGuard(fence))
+      .where(epochGuard(epoch ?? null));
   }
 
   /** The registry row of a source, or null. */

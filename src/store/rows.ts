@@ -80,6 +80,7 @@ export interface SourceRecord {
   updated_at: Int;
   shard_id: string | null;
   placement_epoch: Int;
+  move_to: string | null;
 }
 
 export function toRegistryRow(row: RegistryRecord): RegistryRow {
@@ -117,6 +118,7 @@ export function toSource(row: SourceRecord): Source {
     updatedAt: new Date(num(row.updated_at)),
     shard: row.shard_id,
     placementEpoch: num(row.placement_epoch),
+    moveTo: row.move_to,
   };
 }
 
@@ -125,7 +127,7 @@ export function selectSourcesWithRegistry(db: Kysely<Schema>) {
   return db
     .selectFrom('sources as s')
     .innerJoin('registry as r', 'r.source_id', 's.id')
-    .select(['s.id', 's.name', 's.url', 's.credential_ref', 's.interval_ms', 's.cron', 's.enabled', 's.created_at', 's.updated_at', 's.shard_id', 's.placement_epoch'])
+    .select(['s.id', 's.name', 's.url', 's.credential_ref', 's.interval_ms', 's.cron', 's.enabled', 's.created_at', 's.updated_at', 's.shard_id', 's.placement_epoch', 's.move_to'])
     .select(registryColumns.map((c) => `r.${c}` as const))
     .select(sql<string | null>`cast(r.fence as text)`.as('fence'));
 }

@@ -130,7 +130,7 @@ export class SourceRepository {
     if (unique.length === 0) return [];
     const rows = await this.#db
       .selectFrom('sources')
-      .select(['id', 'name', 'url', 'credential_ref', 'interval_ms', 'cron', 'enabled', 'created_at', 'updated_at', 'shard_id', 'placement_epoch'])
+      .select(['id', 'name', 'url', 'credential_ref', 'interval_ms', 'cron', 'enabled', 'created_at', 'updated_at', 'shard_id', 'placement_epoch', 'move_to'])
       .where('match_key', 'in', unique)
       .orderBy('name')
       .execute();

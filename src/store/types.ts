@@ -43,6 +43,8 @@ export interface SourcesTable {
   shard_id: string | null;
   /** Moves of the source between shards so far: writes carry it (a fence for placement). */
   placement_epoch: Generated<number>;
+  /** The shard it is being moved to (migration 008), or null. */
+  move_to: string | null;
 }
 
 /** The `shards` table: one row per storage root a worker owns (migration 008). */
@@ -129,6 +131,8 @@ export interface Source {
   shard: string | null;
   /** How many times the source moved between shards: its writes carry it. */
   placementEpoch: number;
+  /** The shard it is moving to (`shard reassign`, `shard drain`), or null. */
+  moveTo: string | null;
 }
 
 /** The durable truth about one source's replication. */

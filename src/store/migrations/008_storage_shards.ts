@@ -14,7 +14,8 @@ import type { StoreDialect } from '../database.js';
  *   is placed (no shard was active when it was added); chosen once, then only
  *   moved on purpose. `placement_epoch` counts the moves: a write for a
  *   source carries the epoch it was placed under, so a worker that still
- *   believes it owns a moved source cannot write.
+ *   believes it owns a moved source cannot write. `move_to`: the shard it is
+ *   moving to (its workers sync it there, then flip `shard_id`), or null.
  */
 export function storageShards(dialect: StoreDialect): Migration {
   const big = dialect === 'postgres' ? 'bigint' : 'integer';
@@ -33,10 +34,12 @@ export function storageShards(dialect: StoreDialect): Migration {
         .execute();
       await db.schema.alterTable('sources').addColumn('shard_id', 'text').execute();
       await db.schema.alterTable('sources').addColumn('placement_epoch', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('sources').addColumn('move_to', 'text').execute();
       await db.schema.createIndex('sources_shard_idx').on('sources').column('shard_id').execute();
     },
     async down(db: Kysely<any>) {
       await db.schema.dropIndex('sources_shard_idx').execute();
+      await db.schema.alterTable('sources').dropColumn('move_to').execute();
       await db.schema.alterTable('sources').dropColumn('placement_epoch').execute();
       await db.schema.alterTable('sources').dropColumn('shard_id').execute();
       await db.schema.dropTable('shards').execute();

@@ -1,0 +1,83 @@
+import { existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from '../../src/cluster/errors.js';
+import type { Forgesync } from '../../src/app/forgesync.js';
+import { Upstream } from '../support/upstream.js';
+import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, testJobsUrl } from '../replication/harness.js';
+
+/**
+ * Two workers on one registry and one BullMQ, each owning a storage shard
+ * (a data dir of its own): a source's jobs reach only its shard's worker, a
+ * move is synced by the target and flips the placement under a new epoch,
+ * and the old shard's writes are refused from then on.
+ */
+describe('shards: placement, moves and drains (SQLite registry, BullMQ jobs)', () => {
+  const apps: Forgesync[] = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0).reverse()) await app.close();
+  });
+
+  async function cluster() {
+    const database = await createTestDatabase('sqlite');
+    const jobsUrl = testJobsUrl(12);
+    const worker = async (shard: string) => {
+      const { app, logs } = await openTestForgesync(testConfig(database.url, { FORGESYNC_JOBS_URL: jobsUrl, FORGESYNC_SHARD: shard }));
+      apps.push(app);
+      await app.startService();
+      return { app, logs };
+    };
+    return { a: await worker('a'), b: await worker('b') };
+  }
+
+  const synced = (app: Forgesync, name: string, shard: string) =>
+    eventually(`${name} synced on shard ${shard}`, async () => {
+      const source = await app.getSource(name);
+      return source.shard === shard && source.moveTo === null && source.registry.state === 'synced' && source.registry.completedSeq >= source.registry.requestedSeq ? source : null;
+    }, 30_000);
+
+  it('syncs each source on its own shard only, moves one on request, and drains a shard', async () => {
+    const { a, b } = await cluster();
+    const upstreams = Array.from({ length: 8 }, () => Upstream.create());
+    const names: string[] = [];
+    for (const [i, upstream] of upstreams.entries()) names.push((await a.app.addSource({ url: upstream.bare, name: `placed-${i}` })).name);
+    const placed = await Promise.all(names.map((name) => a.app.getSource(name)));
+    expect(new Set(placed.map((source) => source.shard))).toEqual(new Set(['a', 'b']));
+    for (const source of placed) {
+      const done = await synced(a.app, source.name, source.shard!);
+      // The mirror is in the data dir of the shard's worker.
+      expect(done.registry.mirrorPath!.startsWith(source.shard === 'a' ? a.app.config.dataDir : b.app.config.dataDir)).toBe(true);
+      expect(refsOf(done.registry.mirrorPath!)).toBe(refsOf(upstreams[names.indexOf(source.name)]!.bare));
+    }
+    const shards = await a.app.shards.list();
+    expect(shards.map((shard) => [shard.id, shard.state, shard.sources])).toEqual([
+      ['a', 'active', placed.filter((s) => s.shard === 'a').length],
+      ['b', 'active', placed.filter((s) => s.shard === 'b').length],
+    ]);
+
+    // A move: the target syncs it from upstream, then it is placed there under the next epoch.
+    const onA = placed.find((source) => source.shard === 'a')!;
+    upstreams[names.indexOf(onA.name)]!.commit();
+    expect(await b.app.reassignSource(onA.name, 'b')).toBe(true);
+    const moved = await synced(a.app, onA.name, 'b');
+    expect(moved.placementEpoch).toBe(onA.placementEpoch + 1);
+    expect(moved.registry.mirrorPath!.startsWith(b.app.config.dataDir)).toBe(true);
+    expect(refsOf(moved.registry.mirrorPath!)).toBe(refsOf(upstreams[names.indexOf(onA.name)]!.bare));
+    expect(await a.app.reassignSource(onA.name, 'b')).toBe(false);
+
+    // A write carrying the old epoch (a worker that still thinks it owns it) is refused.
+    const stale = await a.app.replication.registry.startSync(moved.id, 10n ** 12n, 'manual', new Date(), onA.placementEpoch);
+    expect(stale).toBeNull();
+
+    // Drain b: everything ends up on a, synced there.
+    await expect(a.app.reassignSource(onA.name, 'nowhere')).rejects.toBeInstanceOf(ShardNotFoundError);
+    expect(await a.app.drainShard('b', { wait: true, timeoutMs: 60_000 })).toBeGreaterThan(0);
+    for (const name of names) await synced(a.app, name, 'a');
+    expect((await a.app.shards.list()).map((shard) => [shard.id, shard.state, shard.sources])).toEqual([
+      ['a', 'active', names.length],
+      ['b', 'draining', 0],
+    ]);
+    await expect(a.app.reassignSource(onA.name, 'b')).rejects.toBeInstanceOf(ShardUnavailableError);
+    await expect(a.app.drainShard('a')).rejects.toBeInstanceOf(NoOtherShardError);
+    expect(existsSync(moved.registry.mirrorPath!)).toBe(true);
+  });
+});
