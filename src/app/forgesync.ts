@@ -18,6 +18,7 @@ import type { Snapshot } from '../snapshots/snapshot.js';
 import type { SourceFilter } from '../store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { ShardMembership } from '../cluster/membership.js';
+import { MovesNeedRoutedJobsError } from '../cluster/errors.js';
 import { requireSharedBackends } from '../cluster/preflight.js';
 import { ShardRepository } from '../cluster/shards.js';
 import { parseRoles, type Roles } from '../cluster/roles.js';
@@ -246,6 +247,7 @@ export class Forgesync {
    * @throws SourceNotFoundError, ShardNotFoundError, ShardUnavailableError
    */
   async reassignSource(name: string, shard: string): Promise<boolean> {
+    this.#requireRoutedJobs();
     const source = await this.replication.getSource(name);
     const moving = await this.shards.requestMove(source.id, shard);
     if (moving) await this.replication.nudgeSources([source.id], 'manual');
@@ -259,16 +261,21 @@ export class Forgesync {
    * @throws ShardNotFoundError, NoOtherShardError
    */
   async drainShard(id: string, options: { wait?: boolean; timeoutMs?: number; pollMs?: number } = {}): Promise<number> {
+    this.#requireRoutedJobs();
     const moving = await this.shards.drain(id);
     await this.replication.nudgeSources(moving, 'manual');
-    if (options.wait) {
-      const deadline = Date.now() + (options.timeoutMs ?? 30 * 60_000);
-      while ((await this.shards.sourcesOn(id)) > 0) {
-        if (Date.now() > deadline) throw new Error(`shard "${id}" still holds ${await this.shards.sourcesOn(id)} sources after ${options.timeoutMs ?? 30 * 60_000} ms; \`forgesync shard list\` shows the progress`);
-        await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
-      }
+    const timeoutMs = options.timeoutMs ?? 30 * 60_000;
+    const deadline = Date.now() + timeoutMs;
+    for (let left = options.wait ? await this.shards.sourcesOn(id) : 0; left > 0; left = await this.shards.sourcesOn(id)) {
+      if (Date.now() > deadline) throw new Error(`shard "${id}" still holds ${left} sources after ${timeoutMs} ms; \`forgesync shard list\` shows the progress`);
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
     }
     return moving.length;
+  }
+
+  /** Moves are carried out by the target shard's workers: only jobs routed by shard reach them. */
+  #requireRoutedJobs(): void {
+    if (this.config.jobsUrl === undefined) throw new MovesNeedRoutedJobsError();
   }
 
   /**

@@ -37,3 +37,10 @@ export class NoOtherShardError extends ConflictError {
     super(`cannot drain shard "${shard}": no other shard is active to take its sources; start a worker with another FORGESYNC_SHARD first`);
   }
 }
+
+/** Moving sources between shards needs jobs that reach each shard's workers. */
+export class MovesNeedRoutedJobsError extends InvalidInputError {
+  constructor() {
+    super('moving sources between shards needs shared jobs that reach each shard\'s workers: set FORGESYNC_JOBS_URL=redis://… (BullMQ); with in-process jobs every source is synced where it is asked for');
+  }
+}

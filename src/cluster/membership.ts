@@ -20,9 +20,13 @@ export interface MembershipOptions {
  * (and places the sources added while no shard was active), then
  * heartbeats it with the size of its mirrors until stopped.
  */
+/** The mirrors' size is walked at most this often (a large shard has many files); beats in between report the last one. */
+const SIZE_EVERY_MS = 60_000;
+
 export class ShardMembership {
   #timer: NodeJS.Timeout | undefined;
   #beating: Promise<void> | undefined;
+  #bytes = { value: 0, at: -Infinity };
 
   constructor(private readonly options: MembershipOptions) {}
 
@@ -47,7 +51,8 @@ export class ShardMembership {
   #beat(): Promise<void> {
     this.#beating ??= (async () => {
       try {
-        await this.options.shards.heartbeat(this.options.shardId, await directoryBytes(this.options.mirrorsDir));
+        if (Date.now() - this.#bytes.at >= SIZE_EVERY_MS) this.#bytes = { value: await directoryBytes(this.options.mirrorsDir), at: Date.now() };
+        await this.options.shards.heartbeat(this.options.shardId, this.#bytes.value);
       } catch (error) {
         this.options.logger.warn({ event: 'shard_heartbeat_failed', shard: this.options.shardId, err: String(error) }, 'shard heartbeat failed');
       } finally {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from '../../src/cluster/errors.js';
+import { MovesNeedRoutedJobsError, NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from '../../src/cluster/errors.js';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, testJobsUrl } from '../replication/harness.js';
@@ -79,5 +79,18 @@ describe('shards: placement, moves and drains (SQLite registry, BullMQ jobs)', (
     await expect(a.app.reassignSource(onA.name, 'b')).rejects.toBeInstanceOf(ShardUnavailableError);
     await expect(a.app.drainShard('a')).rejects.toBeInstanceOf(NoOtherShardError);
     expect(existsSync(moved.registry.mirrorPath!)).toBe(true);
+  });
+
+  it('refuses moves on in-process jobs, saying what to set, and moves nothing', async () => {
+    const database = await createTestDatabase('sqlite');
+    const { app } = await openTestForgesync(testConfig(database.url));
+    apps.push(app);
+    await app.startService();
+    const source = await app.addSource({ url: Upstream.create().bare, name: 'stays' });
+    await expect(app.reassignSource('stays', 'elsewhere')).rejects.toBeInstanceOf(MovesNeedRoutedJobsError);
+    await expect(app.drainShard('local')).rejects.toThrow(/FORGESYNC_JOBS_URL=redis:\/\//);
+    expect((await app.getSource('stays')).moveTo).toBeNull();
+    expect((await app.shards.list()).map((shard) => shard.state)).toEqual(['active']);
+    expect(source.shard).toBe('local');
   });
 });
