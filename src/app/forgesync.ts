@@ -289,7 +289,16 @@ export class Forgesync {
     requireSharedBackends(roles, this.config);
     if (roles.worker && !this.#membership) {
       const { config } = this;
-      this.#membership = new ShardMembership({ shards: this.shards, shardId: config.shardId, dataDir: config.dataDir, mirrorsDir: config.mirrorsDir, heartbeatMs: Math.max(1000, config.leaseTtlMs / 3), logger: this.logger });
+      this.#membership = new ShardMembership({
+        shards: this.shards,
+        shardId: config.shardId,
+        dataDir: config.dataDir,
+        mirrorsDir: config.mirrorsDir,
+        heartbeatMs: Math.max(1000, config.leaseTtlMs / 3),
+        logger: this.logger,
+        // Sources move only where jobs are routed by shard (see reassignSource).
+        ...(config.jobsUrl !== undefined ? { sweep: () => this.replication.removeMovedCopies(config.shardId, config.movedCopyGraceMs) } : {}),
+      });
       // Sources placed now had no shard, so no job: their requests are nudged now.
       await this.replication.nudgeSources(await this.#membership.start());
     }

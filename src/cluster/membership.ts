@@ -13,7 +13,12 @@ export interface MembershipOptions {
   mirrorsDir: string;
   heartbeatMs: number;
   logger: Logger;
+  /** The shard's janitor (copies of sources moved away), run every JANITOR_EVERY_MS. */
+  sweep?: () => Promise<unknown>;
 }
+
+/** How often the janitor looks for copies of moved sources. */
+const JANITOR_EVERY_MS = 10 * 60_000;
 
 /**
  * A worker's membership of its storage shard: registers the shard on start
@@ -25,6 +30,8 @@ const SIZE_EVERY_MS = 60_000;
 
 export class ShardMembership {
   #timer: NodeJS.Timeout | undefined;
+  #janitor: NodeJS.Timeout | undefined;
+  #sweeping: Promise<unknown> | undefined;
   #beating: Promise<void> | undefined;
   #bytes = { value: 0, at: -Infinity };
 
@@ -39,13 +46,23 @@ export class ShardMembership {
     this.#timer = setInterval(() => void this.#beat(), this.options.heartbeatMs);
     this.#timer.unref();
     void this.#beat();
+    const { sweep } = this.options;
+    if (sweep) {
+      this.#janitor = setInterval(() => {
+        this.#sweeping ??= sweep()
+          .catch((error: unknown) => logger.warn({ event: 'shard_janitor_failed', shard: shardId, err: String(error) }, 'shard janitor failed'))
+          .finally(() => (this.#sweeping = undefined));
+      }, JANITOR_EVERY_MS);
+      this.#janitor.unref();
+    }
     return placed;
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#beating;
+    clearInterval(this.#janitor);
+    this.#timer = this.#janitor = undefined;
+    await Promise.all([this.#beating, this.#sweeping]);
   }
 
   #beat(): Promise<void> {

@@ -1,4 +1,4 @@
-import { setting, text } from '../config/setting.js';
+import { duration, setting, text } from '../config/setting.js';
 import { parseRoles, rolesText } from './roles.js';
 
 /** A shard id: what FORGESYNC_SHARD may be (it names queues and appears in paths and URLs). */
@@ -21,6 +21,13 @@ export const clusterSettings = {
     default: 'local',
     doc: "The storage shard a worker owns: its data dir holds the mirrors of the sources placed on it. Lower-case letters, digits, `-` and `_`.",
     parse: text({ pattern: SHARD_ID, message: 'must be lower-case letters, digits, - and _ (at most 63), starting with a letter or digit' }),
+  }),
+  movedCopyGraceMs: setting({
+    key: 'movedCopyGrace',
+    env: 'FORGESYNC_MOVED_COPY_GRACE',
+    default: '1h',
+    doc: "How long a worker keeps its copy of a source moved to another shard (untouched that long, it is deleted by the shard's janitor).",
+    parse: duration(0),
   }),
   clusterToken: setting({
     key: 'clusterToken',

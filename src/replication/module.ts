@@ -22,6 +22,7 @@ import { validateCredentialName, type CredentialStore } from '../credentials/sto
 import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
 import { nameFromUrl, validateSourceName } from './names.js';
 import { parseCron, parseInterval } from './schedule.js';
+import { removeMovedCopies } from './janitor.js';
 import { Scheduler } from './scheduler.js';
 import type { replicationSettings } from './settings.js';
 import { SyncService, syncLeaseKey } from './sync.js';
@@ -242,6 +243,18 @@ export class Replication implements ForgesyncModule {
     });
     await this.#nudge(updated, 'manual');
     return updated;
+  }
+
+  /**
+   * The janitor of shard `localShard`: deletes the copies in this process's
+   * storage of sources since moved to another shard, once untouched for
+   * `graceMs` (readers of the old copy get that long), each under the
+   * source's lease. A directory of an unknown or never-moved source is left
+   * alone. Returns the paths removed.
+   */
+  removeMovedCopies(localShard: string, graceMs: number, now = Date.now()): Promise<string[]> {
+    const { mirrorsDir, leases, leaseTtlMs, logger, onMirrorRemoved } = this.options;
+    return removeMovedCopies({ mirrorsDir, leases, leaseTtlMs, logger, sources: this.sources, ...(onMirrorRemoved ? { onMirrorRemoved } : {}) }, { localShard, graceMs, now });
   }
 
   /** Removes a source and deletes its mirror, under the source's lease so no sync runs meanwhile. */

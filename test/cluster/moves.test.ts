@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MovesNeedRoutedJobsError, NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from '../../src/cluster/errors.js';
 import type { Forgesync } from '../../src/app/forgesync.js';
@@ -78,7 +78,18 @@ describe('shards: placement, moves and drains (SQLite registry, BullMQ jobs)', (
     ]);
     await expect(a.app.reassignSource(onA.name, 'b')).rejects.toBeInstanceOf(ShardUnavailableError);
     await expect(a.app.drainShard('a')).rejects.toBeInstanceOf(NoOtherShardError);
-    expect(existsSync(moved.registry.mirrorPath!)).toBe(true);
+    // The old copies: b's janitor deletes them past the grace (here none), a's keeps what a holds.
+    const onB = b.app.config.mirrorsDir;
+    expect(readdirSync(onB).filter((entry) => entry.endsWith('.git')).length).toBeGreaterThan(0);
+    expect(await b.app.replication.removeMovedCopies('b', 60 * 60_000)).toEqual([]);
+    const removed = await b.app.replication.removeMovedCopies('b', 0);
+    expect(removed.length).toBeGreaterThan(0);
+    expect(readdirSync(onB).filter((entry) => entry.endsWith('.git'))).toEqual([]);
+    expect(await a.app.replication.removeMovedCopies('a', 0)).toEqual([]);
+    for (const name of names) {
+      const source = await a.app.getSource(name);
+      expect(refsOf(source.registry.mirrorPath!)).toBe(refsOf(upstreams[names.indexOf(name)]!.bare));
+    }
   });
 
   it('refuses moves on in-process jobs, saying what to set, and moves nothing', async () => {
