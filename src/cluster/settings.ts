@@ -17,7 +17,6 @@ export const clusterSettings = {
   shardId: setting({
     key: 'shard',
     env: 'FORGESYNC_SHARD',
-    defaultDoc: '`local`',
     default: 'local',
     doc: "The storage shard a worker owns: its data dir holds the mirrors of the sources placed on it. Lower-case letters, digits, `-` and `_`.",
     parse: text({ pattern: SHARD_ID, message: 'must be lower-case letters, digits, - and _ (at most 63), starting with a letter or digit' }),

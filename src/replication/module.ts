@@ -1,97 +1,32 @@
 import { cp } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Registry } from 'prom-client';
-import type { SettingValues } from '../config/setting.js';
 import { removeMirror, mirrorPathFor } from '../git/mirror.js';
-import type { GitRunner } from '../git/runner.js';
-import { remoteTarget, urlHost, validateRemoteUrl } from '../git/url.js';
-import type { Job, JobKind, JobTransport } from '../jobs/types.js';
-import type { LeaseManager } from '../leases/manager.js';
+import { remoteTarget, validateRemoteUrl } from '../git/url.js';
+import type { Job, JobKind } from '../jobs/types.js';
 import type { LeaseHolder } from '../leases/types.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
 import type { ForgesyncServer } from '../server/app.js';
-import type { Database } from '../store/database.js';
 import { SourceNotFoundError } from '../store/errors.js';
 import type { MatchedRequest } from '../store/match-requests.js';
 import { RegistryRepository } from '../store/registry.js';
 import { SourceRepository, type SourceFilter } from '../store/sources.js';
-import type { RegistryState, Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
+import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { WebhookDeliveryRepository } from '../store/webhook-deliveries.js';
-import { validateCredentialName, type CredentialStore } from '../credentials/store.js';
+import { validateCredentialName } from '../credentials/store.js';
 import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
 import { nameFromUrl, validateSourceName } from './names.js';
 import { parseCron, parseInterval } from './schedule.js';
 import { removeMovedCopies } from './janitor.js';
 import { Scheduler } from './scheduler.js';
-import type { replicationSettings } from './settings.js';
 import { SyncService, syncLeaseKey } from './sync.js';
+import { Nudger, SYNC_JOB, VERIFY_JOB } from './nudger.js';
+import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
+
+export type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 import { Verifier } from './verify.js';
 
-export interface AddSourceInput {
-  url: string;
-  name?: string;
-  /** Interval like `1h`; default: the configured sync interval. */
-  interval?: string;
-  /** Cron expression, instead of an interval. */
-  cron?: string;
-  /** The name of a credential the operator defined, bound to the URL's host; never the secret. */
-  credentialRef?: string;
-}
-
-/** A webhook delivery as Replication.oncePerDelivery remembers it. */
-export interface WebhookDelivery {
-  /** The receiver (`generic`): ids are unique per sender only. */
-  provider: string;
-  /** The sender's delivery id, the same on each retry of one event. */
-  id: string;
-  /** When the receiver checked the delivery's timestamp. */
-  receivedAt: Date;
-  /** When the delivery's timestamp leaves the receiver's window: a replay after it is refused anyway. */
-  expiresAt: Date;
-}
-
-/** What became of a delivery given to Replication.oncePerDelivery: acted on (with act's value), or a duplicate. */
-export type DeliveryRun<T> = { duplicate: false; value: T } | { duplicate: true };
-
-/** Resync selection: one name, or every failed row, or all rows, or rows in a state. */
-export type ResyncTarget = { name: string } | 'failed' | 'all' | { state: RegistryState };
-
-/** How waiting for a sync ended: the source as it then is, and whether a successful round served the request. */
-export type SyncWaitResult = SourceWithRegistry & { served: boolean };
-
-export interface ReplicationOptions {
-  database: Pick<Database, 'db' | 'dialect'>;
-  leases: LeaseManager;
-  jobs: Pick<JobTransport, 'name' | 'enqueue' | 'load'>;
-  logger: Logger;
-  metrics: Registry;
-  runner: GitRunner;
-  credentials: Pick<CredentialStore, 'tokenFor'>;
-  /** Protocols a source URL may use. */
-  protocols: ReadonlySet<string>;
-  mirrorsDir: string;
-  leaseTtlMs: number;
-  settings: SettingValues<typeof replicationSettings>;
-  /** Receives git's progress lines (clone/fetch), e.g. to draw them on a terminal. */
-  onProgress?: (source: Source, line: string) => void;
-  /** Told once a source's mirror is deleted, so that readers of it can let go. */
-  onMirrorRemoved?: (mirrorPath: string) => void;
-  /** Told when a sync appended changes to the change log (the feeds then deliver them). */
-  onChanges?: () => void;
-  /**
-   * The storage shard a source goes to (null: none is active yet, it is
-   * placed when one registers). Unset: sources are not placed, and their
-   * jobs carry no shard.
-   */
-  placeSource?: (name: string) => Promise<string | null>;
-  /** The storage shard this process's mirrors are on, when jobs are routed by shard (see SyncServiceOptions.localShard). */
-  localShard?: string;
-}
-
-/** The job kinds of the replication module. */
-export const SYNC_JOB = 'sync';
-export const VERIFY_JOB = 'verify';
+export { SYNC_JOB, VERIFY_JOB } from './nudger.js';
 
 // Cron sources are looked at every minute; the cron expression decides when they run.
 const CRON_CHECK_INTERVAL_MS = 60_000;
@@ -113,6 +48,7 @@ export class Replication implements ForgesyncModule {
   readonly metrics: ReplicationMetrics;
   readonly jobs: Record<string, JobKind>;
   readonly #deliveries: WebhookDeliveryRepository;
+  readonly #nudger: Nudger;
 
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
@@ -120,6 +56,7 @@ export class Replication implements ForgesyncModule {
     // A started row is looked at again (did its worker die?) and a lost job swept after two lease ttls.
     this.registry = new RegistryRepository(database, { defaultIntervalMs: settings.syncIntervalMs, startedRecheckMs: 2 * options.leaseTtlMs });
     this.#deliveries = new WebhookDeliveryRepository(database);
+    this.#nudger = new Nudger({ jobs: options.jobs, sources: this.sources, registry: this.registry, ...(options.placeSource ? { placeSource: options.placeSource } : {}) });
     this.metrics = replicationMetrics(options.metrics, () => this.registry.counts());
     this.syncService = new SyncService({
       sources: this.sources,
@@ -131,8 +68,8 @@ export class Replication implements ForgesyncModule {
       storage: options.mirrorsDir,
       leaseTtlMs: options.leaseTtlMs,
       backoff: { baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs },
-      onPending: (source) => void this.#nudge(source, 'retry').catch(() => undefined),
-      onElsewhere: (source) => void this.#nudge(source, 'retry').catch(() => undefined),
+      onPending: (source) => void this.#nudger.nudge(source, 'retry').catch(() => undefined),
+      onElsewhere: (source) => void this.#nudger.nudge(source, 'retry').catch(() => undefined),
       ...(options.localShard !== undefined ? { localShard: options.localShard } : {}),
       ...(options.onChanges ? { onChanges: options.onChanges } : {}),
       onAttempt: ({ trigger, result, durationMs }) => {
@@ -147,8 +84,8 @@ export class Replication implements ForgesyncModule {
       registry: this.registry,
       leases,
       syncLoad: () => this.syncLoad(),
-      nudge: (source, trigger) => this.#nudge(source, trigger),
-      nudgeVerify: (source) => this.#nudge(source, 'verify', VERIFY_JOB),
+      nudge: (source, trigger) => this.#nudger.nudge(source, trigger),
+      nudgeVerify: (source) => this.#nudger.nudge(source, 'verify', VERIFY_JOB),
       logger,
       tickMs: settings.schedulerTickMs,
       claimMs: 2 * options.leaseTtlMs,
@@ -222,7 +159,7 @@ export class Replication implements ForgesyncModule {
     const credentialRef = input.credentialRef ? await this.#usableCredential(input.credentialRef, url) : null;
     const shard = (await this.options.placeSource?.(name)) ?? null;
     const source = await this.sources.create({ name, url, credentialRef, intervalMs, cron, shard });
-    await this.#nudge(source, 'manual');
+    await this.#nudger.nudge(source, 'manual');
     return source;
   }
 
@@ -241,7 +178,7 @@ export class Replication implements ForgesyncModule {
       ...(patch.credentialRef !== undefined ? { credentialRef } : {}),
       ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
     });
-    await this.#nudge(updated, 'manual');
+    await this.#nudger.nudge(updated, 'manual');
     return updated;
   }
 
@@ -326,7 +263,7 @@ export class Replication implements ForgesyncModule {
    */
   async requestSyncOf(source: Source, trigger: SyncTrigger): Promise<number> {
     const seq = await this.registry.request(source.id, trigger);
-    await this.#nudge(source, trigger);
+    await this.#nudger.nudge(source, trigger);
     return seq;
   }
 
@@ -337,7 +274,7 @@ export class Replication implements ForgesyncModule {
    */
   async requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
     const matched = await this.registry.requestByMatchKeys(keys);
-    for (const source of matched) await this.#nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard }, trigger);
+    for (const source of matched) await this.#nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard }, trigger);
     return matched;
   }
 
@@ -415,45 +352,11 @@ export class Replication implements ForgesyncModule {
     const sourceId = Number(job.key);
     if ((await this.verifier.verify(sourceId, signal)) !== 'mismatch') return;
     const source = await this.sources.getById(sourceId);
-    if (source) await this.#nudge(source, 'verify');
+    if (source) await this.#nudger.nudge(source, 'verify');
   }
 
-  /** Nudges a worker about a source: a sync job, or a verification job. */
-  /**
-   * Nudges a worker for each of the sources `ids` (just placed on a shard),
-   * first recording a request when `trigger` is given (a move must sync even
-   * a source with nothing to fetch); one gone meanwhile is skipped.
-   */
-  async nudgeSources(ids: readonly number[], trigger?: SyncTrigger): Promise<void> {
-    for (const id of ids) {
-      if (trigger) {
-        try {
-          await this.registry.request(id, trigger);
-        } catch (error) {
-          if (error instanceof SourceNotFoundError) continue;
-          throw error;
-        }
-      }
-      const source = await this.sources.getById(id);
-      if (source) await this.#nudge(source, trigger ?? 'schedule');
-    }
-  }
-
-  /**
-   * Queues a job for the source's shard. A source not placed yet is placed
-   * now; when no shard is active it gets no job on a shared transport (no
-   * worker would take it): its request stays recorded, and the scheduler
-   * nudges it once a shard registers (which places it).
-   */
-  async #nudge(source: Pick<Source, 'id' | 'name' | 'url' | 'shard'> & { moveTo?: string | null }, trigger: SyncTrigger, kind = SYNC_JOB): Promise<void> {
-    const { placeSource, jobs } = this.options;
-    // A source on the move is synced by the shard it moves to (see SyncService).
-    let shard = source.moveTo ?? source.shard;
-    if (shard === null && placeSource) {
-      shard = await placeSource(source.name);
-      if (shard !== null) shard = await this.sources.place(source.id, shard);
-      if (shard === null && jobs.name !== 'in-process') return;
-    }
-    await jobs.enqueue({ kind, key: String(source.id), payload: { trigger }, fairness: urlHost(source.url), ...(shard !== null ? { shard } : {}) });
+  /** See {@link Nudger.nudgeMany}. */
+  nudgeSources(ids: readonly number[], trigger?: SyncTrigger): Promise<void> {
+    return this.#nudger.nudgeMany(ids, trigger);
   }
 }

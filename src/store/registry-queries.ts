@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { runAtomically } from './atomic.js';
+import { runAtomically, type Row } from './atomic.js';
+import { ms } from './registry-statements.js';
 import { selectSourcesWithRegistry, toSourceWithRegistry } from './rows.js';
 import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
 
@@ -36,23 +37,20 @@ export async function claimDue(db: Kysely<Schema>, dialect: 'sqlite' | 'postgres
   if (limit === 0) return [];
   let due = db.selectFrom('registry').select('source_id').where('next_run_at', '<=', nowMs).orderBy('next_run_at').orderBy('source_id').limit(limit);
   if (dialect === 'postgres') due = due.forUpdate().skipLocked();
-  const [picked, , rows] = await runAtomically(db, [
+  const picked = (previous: Row[][]) => previous[0]!.map((row) => Number(row.source_id));
+  const [claimed, , rows] = await runAtomically(db, [
     () => due,
     (previous) => {
-      const ids = previous[0]!.map((row) => Number(row.source_id));
-      if (ids.length === 0) return null;
-      return db
-        .updateTable('registry')
-        .set({ next_run_at: sql<number>`cast(${nowMs + Math.round(options.claimMs)} as bigint)` })
-        .where('source_id', 'in', ids);
+      const ids = picked(previous);
+      return ids.length === 0 ? null : db.updateTable('registry').set({ next_run_at: ms(nowMs + Math.round(options.claimMs)) }).where('source_id', 'in', ids);
     },
+    // Both sides by key: with only s.id named, PostgreSQL hashes the whole registry.
     (previous) => {
-      const ids = previous[0]!.map((row) => Number(row.source_id));
-      // Both sides by key: with only s.id named, PostgreSQL hashes the whole registry.
+      const ids = picked(previous);
       return ids.length === 0 ? null : selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('r.source_id', 'in', ids).where('s.enabled', '=', 1);
     },
   ]);
-  const order = new Map(picked!.map((row, index) => [Number(row.source_id), index]));
+  const order = new Map(claimed!.map((row, index) => [Number(row.source_id), index]));
   return (rows as unknown as Parameters<typeof toSourceWithRegistry>[0][])
     .map(toSourceWithRegistry)
     .sort((a, b) => order.get(a.id)! - order.get(b.id)!);

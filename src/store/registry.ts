@@ -6,21 +6,16 @@ import { claimDue, dueForVerification, registryCounts, type RegistryCounts } fro
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from './database.js';
 import { SourceNotFoundError } from './errors.js';
-import {
-  fenceText,
-  registryColumns,
-  toRegistryRow,
-  truncateFailure,
-  type RegistryRecord,
-} from './rows.js';
+import { toRegistryRow, truncateFailure } from './rows.js';
+import { epochGuard, ms, registryStatements, type FinishSyncedArgs, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
 import { requestByMatchKeys, type MatchedRequest } from './match-requests.js';
-import { fenceGuard, prepared, requestedChanges, run, runBatch, type PreparedQuery } from './sql.js';
+import { fenceGuard, requestedChanges, run, runBatch } from './sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
 
 /** Which rows requestMany() records a request on. */
 export type RequestManyFilter = { state?: RegistryState } | 'all' | 'failed';
 
-export type { RegistryCounts };
+export type { RegistryCounts, RegistryTiming };
 
 /** A registry row's request counters as a write left them. */
 export interface RequestCounters {
@@ -43,29 +38,6 @@ export interface SyncedOutcome {
   movedTo?: string;
 }
 
-/** A time or duration in milliseconds as a bigint in SQL (PostgreSQL would read a bare parameter as integer or text). */
-const ms = (value: unknown) => sql<number>`cast(${value} as bigint)`;
-
-/** When rows come due again (see next_run_at, migration 009). */
-export interface RegistryTiming {
-  /** After a sync, a source without an interval of its own is due this much later. Default 1 hour. */
-  defaultIntervalMs?: number;
-  /** A started row is looked at again this often (did its worker die?). Default 30 s. */
-  startedRecheckMs?: number;
-}
-
-/** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id, placement epoch. */
-type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number, number | null];
-
-/**
- * The placement guard: a write on behalf of the worker of a source's shard
- * applies only while the source is still placed as that worker read it
- * (`epoch`, see migration 008); null: no placement to check.
- */
-function epochGuard(epoch: unknown) {
-  return sql<boolean>`(cast(${epoch} as integer) is null or (select s.placement_epoch from sources s where s.id = registry.source_id) = cast(${epoch} as integer))`;
-}
-
 /** The counters finishSynced's RETURNING gave, or null when it wrote no row (the guard rejected it). */
 function countersOf(rows: { requested_seq: number; completed_seq: number }[]): RequestCounters | null {
   const row = rows[0];
@@ -85,97 +57,24 @@ export class RegistryRepository {
   readonly #dialect: Database['dialect'];
 
   // The statements every sync runs, compiled once (see PreparedQuery); the rest are built per call.
-  readonly #request: PreparedQuery<[nowMs: number, sourceId: number], { requested_seq: number }>;
-  readonly #start: PreparedQuery<[nowMs: number, fence: bigint, sourceId: number, epoch: number | null], RegistryRecord>;
-  /** A move's end: the source is placed on the shard that synced it, under a new epoch. */
-  readonly #flip: PreparedQuery<[shard: string, sourceId: number, epoch: number], { id: number }>;
-  /** Indexed by (verified ? 1 : 0) + (mirror path given ? 2 : 0). */
-  readonly #finishSynced: PreparedQuery<FinishSyncedArgs, { requested_seq: number; completed_seq: number }>[];
-  readonly #get: PreparedQuery<[sourceId: number], RegistryRecord>;
-  readonly #pending: PreparedQuery<[sourceId: number], { source_id: number }>;
+  readonly #request: RegistryStatements['request'];
+  readonly #start: RegistryStatements['start'];
+  readonly #flip: RegistryStatements['flip'];
+  readonly #finishSynced: RegistryStatements['finishSynced'];
+  readonly #get: RegistryStatements['get'];
+  readonly #pending: RegistryStatements['pending'];
   readonly #attempts: AttemptQueries;
-  readonly #timing: Required<RegistryTiming>;
 
   constructor(database: Pick<Database, 'db' | 'dialect'>, timing: RegistryTiming = {}) {
     const db = (this.#db = database.db);
     this.#dialect = database.dialect;
-    const { defaultIntervalMs = 3_600_000, startedRecheckMs = 30_000 } = timing;
-    this.#timing = { defaultIntervalMs, startedRecheckMs };
-    this.#request = prepared(db, (arg) =>
-      db.updateTable('registry').set(requestedChanges(arg(0))).where('source_id', '=', arg(1)).returning('requested_seq'),
-    );
-    this.#start = prepared(db, (arg) =>
-      db
-        .updateTable('registry')
-        .set({
-          state: 'started',
-          last_attempt_at: arg(0),
-          target_seq: sql<number>`requested_seq`,
-          fence: arg(1),
-          updated_at: arg(0),
-          next_run_at: sql<number>`${ms(arg(0))} + ${ms(startedRecheckMs)}`,
-        })
-        .where('source_id', '=', arg(2))
-        .where(fenceGuard(arg(1)))
-        .where(epochGuard(arg(3)))
-        .returning([...registryColumns, fenceText]),
-    );
-    this.#flip = prepared(db, (arg) =>
-      db
-        .updateTable('sources')
-        .set({ shard_id: arg(0), move_to: null, placement_epoch: sql<number>`placement_epoch + 1` })
-        .where('id', '=', arg(1))
-        .where('placement_epoch', '=', arg(2))
-        .returning('id'),
-    );
-    this.#finishSynced = [0, 1, 2, 3].map((variant) => {
-      const verified = (variant & 1) !== 0;
-      const withPath = (variant & 2) !== 0;
-      return prepared<FinishSyncedArgs, { requested_seq: number; completed_seq: number }>(db, (arg) => {
-        const target = arg(0);
-        const nowMs = arg(2);
-        const fence = arg(4);
-        return db
-          .updateTable('registry')
-          .set({
-            completed_seq: sql<number>`case when completed_seq > ${target} then completed_seq else ${target} end`,
-            state: verified ? sql<RegistryState>`case when requested_seq > ${target} then 'pending' else 'synced' end` : 'pending',
-            retry_count: 0,
-            next_retry_at: null,
-            last_synced_at: nowMs,
-            missing_on_primary: 0,
-            checksum: arg(1),
-            verification_state: verified ? 'verified' : 'mismatch',
-            verified_at: verified ? nowMs : sql<number | null>`verified_at`,
-            ...(withPath ? { mirror_path: arg(3) } : {}),
-            // Pending again: due now; synced: after its interval.
-            next_run_at: verified
-              ? sql<number>`case when requested_seq > ${target} then ${ms(nowMs)}
-                  else ${ms(nowMs)} + coalesce((select s.interval_ms from sources s where s.id = registry.source_id), ${ms(defaultIntervalMs)}) end`
-              : nowMs,
-            fence,
-            updated_at: nowMs,
-          })
-          .where('source_id', '=', arg(5))
-          .where(fenceGuard(fence))
-          .where(epochGuard(arg(6)))
-          .returning(['requested_seq', 'completed_seq']);
-      });
-    });
-    this.#get = prepared(db, (arg) =>
-      db
-        .selectFrom('registry')
-        .select([...registryColumns, fenceText])
-        .where('source_id', '=', arg(0)),
-    );
-    this.#pending = prepared(db, (arg) =>
-      db
-        .selectFrom('registry')
-        .select('source_id')
-        .where('source_id', '=', arg(0))
-        .where('state', '=', 'pending')
-        .whereRef('requested_seq', '>', 'completed_seq'),
-    );
+    const statements = registryStatements(db, timing);
+    this.#request = statements.request;
+    this.#start = statements.start;
+    this.#flip = statements.flip;
+    this.#finishSynced = statements.finishSynced;
+    this.#get = statements.get;
+    this.#pending = statements.pending;
     this.#attempts = attemptQueries(db);
   }
 
