@@ -74,8 +74,8 @@ export class Forgesync {
       const { database, leases, jobs, metrics } = kernel;
       let snapshots: Snapshots | undefined;
       let feeds: Feeds | undefined;
-      // A worker heartbeats every third of the lease ttl; three missed beats and its shard is down.
-      const shards = new ShardRepository(database.db, config.leaseTtlMs);
+      // A worker heartbeats every third of the lease ttl; six missed beats (a busy registry can delay a few) and its shard is down.
+      const shards = new ShardRepository(database.db, 2 * config.leaseTtlMs);
       const replication = kernel.use(
         new Replication({
           database,

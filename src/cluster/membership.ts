@@ -68,8 +68,9 @@ export class ShardMembership {
   #beat(): Promise<void> {
     this.#beating ??= (async () => {
       try {
-        if (Date.now() - this.#bytes.at >= SIZE_EVERY_MS) this.#bytes = { value: await directoryBytes(this.options.mirrorsDir), at: Date.now() };
+        // The beat first: a walk of a large shard's mirrors must not make it late.
         await this.options.shards.heartbeat(this.options.shardId, this.#bytes.value);
+        if (Date.now() - this.#bytes.at >= SIZE_EVERY_MS) this.#bytes = { value: await directoryBytes(this.options.mirrorsDir), at: Date.now() };
       } catch (error) {
         this.options.logger.warn({ event: 'shard_heartbeat_failed', shard: this.options.shardId, err: String(error) }, 'shard heartbeat failed');
       } finally {
