@@ -23,7 +23,14 @@ export class ConflictError extends ForgesyncError {}
 export class InvalidInputError extends ForgesyncError {}
 
 /** A backend or resource forgesync needs does not answer or refuses to work (HTTP 503). */
-export class UnavailableError extends ForgesyncError {}
+export class UnavailableError extends ForgesyncError {
+  /**
+   * Whether the HTTP API may show the message: false by default, since a
+   * backend's error can name internal hosts; true for messages written to
+   * be shown (a shard that is down, say).
+   */
+  readonly shownToCallers: boolean = false;
+}
 
 /** The HTTP status of an error's kind; undefined for anything that is not a ForgesyncError of a kind. */
 export function statusOfError(error: unknown): number | undefined {

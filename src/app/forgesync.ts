@@ -18,6 +18,8 @@ import type { Snapshot } from '../snapshots/snapshot.js';
 import type { SourceFilter } from '../store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { ShardMembership } from '../cluster/membership.js';
+import type { InternalServer } from '../cluster/internal-server.js';
+import { ShardReads } from '../cluster/forward.js';
 import { MovesNeedRoutedJobsError } from '../cluster/errors.js';
 import { requireSharedBackends } from '../cluster/preflight.js';
 import { ShardRepository } from '../cluster/shards.js';
@@ -41,6 +43,7 @@ export interface OpenOptions {
  */
 export class Forgesync {
   #membership: ShardMembership | undefined;
+  #internalServer: InternalServer | undefined;
 
   private constructor(
     readonly config: ForgesyncConfig,
@@ -289,6 +292,17 @@ export class Forgesync {
     requireSharedBackends(roles, this.config);
     if (roles.worker && !this.#membership) {
       const { config } = this;
+      // Distributed: api processes forward reads of this shard's files here.
+      if (config.jobsUrl !== undefined && config.clusterToken !== undefined) {
+        const { startInternalServer } = await import('../cluster/internal-server.js');
+        this.#internalServer = await startInternalServer({
+          token: config.clusterToken,
+          listen: config.internalListen,
+          ...(config.internalUrl !== undefined ? { advertisedUrl: config.internalUrl } : {}),
+          logger: this.logger,
+          routes: (server, context) => this.snapshots.routes(server, context),
+        });
+      }
       this.#membership = new ShardMembership({
         shards: this.shards,
         shardId: config.shardId,
@@ -296,6 +310,7 @@ export class Forgesync {
         mirrorsDir: config.mirrorsDir,
         heartbeatMs: Math.max(1000, config.leaseTtlMs / 3),
         logger: this.logger,
+        ...(this.#internalServer ? { endpoint: this.#internalServer.url } : {}),
         // Sources move only where jobs are routed by shard (see reassignSource).
         ...(config.jobsUrl !== undefined ? { sweep: () => this.replication.removeMovedCopies(config.shardId, config.movedCopyGraceMs) } : {}),
       });
@@ -305,9 +320,26 @@ export class Forgesync {
     await this.kernel.start(roles);
   }
 
+  /**
+   * Where reads that need a source's files are answered, in distributed mode
+   * (jobs routed by shard); undefined when every source's files are here.
+   * `roles` says whether this process has a shard's files (it runs a worker).
+   */
+  shardReads(roles: Roles = parseRoles(this.config.role)): ShardReads | undefined {
+    const { config } = this;
+    if (config.jobsUrl === undefined) return undefined;
+    return new ShardReads({
+      shards: this.shards,
+      localShard: roles.worker ? config.shardId : null,
+      clusterToken: config.clusterToken,
+      shardOf: async (name) => (await this.replication.getSource(name)).shard,
+    });
+  }
+
   /** Stops the scheduler and the jobs (running git is killed, rows left pending), then disconnects. */
   async close(): Promise<void> {
     await this.#membership?.stop();
+    await this.#internalServer?.close();
     await this.kernel.close();
   }
 }

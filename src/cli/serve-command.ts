@@ -61,7 +61,8 @@ export function serveCommand(): Command {
           const allowedHosts = config.allowedHosts ?? defaultAllowedHosts(host);
           // The HTTP stack is loaded by `serve` only: every other command starts without it.
           const { buildServer } = await import('../server/app.js');
-          const server = await buildServer(app, { tokens: { admin: adminToken, read: config.readToken }, allowedHosts });
+          const shardReads = app.shardReads(roles);
+          const server = await buildServer(app, { tokens: { admin: adminToken, read: config.readToken }, allowedHosts, ...(shardReads ? { shardReads } : {}) });
           const address = await server.listen({ port: Number(options.port ?? config.port), host });
           await app.startService(roles);
           logger.info(

@@ -1,4 +1,4 @@
-import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js';
+import { ConflictError, InvalidInputError, NotFoundError, UnavailableError } from '../errors.js';
 
 /** A process given only some roles (the others run elsewhere) on a backend only this process can reach. */
 export class SharedBackendsRequiredError extends InvalidInputError {
@@ -42,5 +42,25 @@ export class NoOtherShardError extends ConflictError {
 export class MovesNeedRoutedJobsError extends InvalidInputError {
   constructor() {
     super('moving sources between shards needs shared jobs that reach each shard\'s workers: set FORGESYNC_JOBS_URL=redis://… (BullMQ); with in-process jobs every source is synced where it is asked for');
+  }
+}
+
+/** A source no shard holds yet: its files are nowhere to read. */
+export class SourceNotPlacedError extends UnavailableError {
+  override readonly shownToCallers = true;
+  constructor(readonly source: string) {
+    super(`source "${source}" is on no storage shard yet (no worker had registered one when it was added): start a worker (forgesync serve --role worker) and it is placed and synced`);
+  }
+}
+
+/** The worker holding a shard's files cannot be reached for a read. */
+export class ShardUnreachableError extends UnavailableError {
+  override readonly shownToCallers = true;
+  constructor(
+    readonly shard: string,
+    /** Why, e.g. `is down` or the connection error. */
+    readonly reason: string,
+  ) {
+    super(`the files of shard "${shard}" cannot be read now: its worker ${reason}; \`forgesync shard list\` shows its state (start its worker, or drain the shard to move its sources)`);
   }
 }

@@ -13,6 +13,8 @@ export interface MembershipOptions {
   mirrorsDir: string;
   heartbeatMs: number;
   logger: Logger;
+  /** Where this worker answers forwarded reads (its internal endpoint), when it runs one. */
+  endpoint?: string;
   /** The shard's janitor (copies of sources moved away), run every JANITOR_EVERY_MS. */
   sweep?: () => Promise<unknown>;
 }
@@ -39,8 +41,8 @@ export class ShardMembership {
 
   /** Registers the shard and places the unplaced sources; returns the ids of those placed. */
   async start(): Promise<number[]> {
-    const { shards, shardId, dataDir, logger } = this.options;
-    await shards.register({ id: shardId, node: `${hostname()}:${process.pid}`, dataDir });
+    const { shards, shardId, dataDir, logger, endpoint } = this.options;
+    await shards.register({ id: shardId, node: `${hostname()}:${process.pid}`, dataDir, ...(endpoint !== undefined ? { endpoint } : {}) });
     const placed = await shards.placeUnplaced();
     logger.info({ event: 'shard_registered', shard: shardId, placed: placed.length }, `serving shard ${shardId}${placed.length > 0 ? ` (placed ${placed.length} unplaced sources)` : ''}`);
     this.#timer = setInterval(() => void this.#beat(), this.options.heartbeatMs);

@@ -34,4 +34,31 @@ export const clusterSettings = {
     doc: "Shared secret of the cluster's internal HTTP endpoints (an api process forwarding reads to the worker owning a source's shard).",
     parse: text({ minLength: 16 }),
   }),
+  internalListen: setting({
+    key: 'internalListen',
+    env: 'FORGESYNC_INTERNAL_LISTEN',
+    default: '127.0.0.1:0',
+    doc: "Where a distributed worker's internal HTTP endpoint listens (`host:port`; port 0 picks a free one): api processes forward snapshot and contents reads of its shard's sources there. Bind a reachable address when the api runs on another machine.",
+    parse: (value: unknown) => {
+      const given = text()(value);
+      if (!/^(?:\[[0-9a-f:.]+\]|[^\s:/[\]]+):\d{1,5}$/i.test(given) || Number(given.slice(given.lastIndexOf(':') + 1)) > 65535) throw new Error('must be host:port, e.g. 0.0.0.0:8081 or [::]:8081');
+      return given;
+    },
+  }),
+  internalUrl: setting({
+    key: 'internalUrl',
+    env: 'FORGESYNC_INTERNAL_URL',
+    doc: "The URL api processes reach a worker's internal endpoint at, e.g. `http://10.0.0.7:8081` (default: `http://` and the address it listens on; set it when that address is not reachable as is, e.g. 0.0.0.0).",
+    parse: (value: unknown) => {
+      const given = text()(value);
+      let url: URL;
+      try {
+        url = new URL(given);
+      } catch {
+        throw new Error('must be an http:// or https:// URL');
+      }
+      if (!/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) throw new Error('must be an http:// or https:// URL with no credentials, query or fragment');
+      return url.origin + url.pathname.replace(/\/+$/, '');
+    },
+  }),
 };

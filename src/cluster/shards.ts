@@ -25,6 +25,16 @@ export interface ShardRegistration {
   node: string;
   dataDir: string;
   weight?: number;
+  /** Where its worker answers reads that need the files (cluster/internal-server.ts). */
+  endpoint?: string;
+}
+
+/** Where to reach a shard's worker for reads, and whether it is up. */
+export interface ShardEndpoint {
+  id: string;
+  state: ShardState;
+  /** Null when its worker runs no internal endpoint. */
+  endpoint: string | null;
 }
 
 /** Places this many unplaced sources a statement. */
@@ -50,8 +60,8 @@ export class ShardRepository {
   async register(shard: ShardRegistration, now = Date.now()): Promise<void> {
     await this.db
       .insertInto('shards')
-      .values({ id: shard.id, state: 'active', node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, bytes: 0, registered_at: now, last_seen_at: now })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, last_seen_at: now }))
+      .values({ id: shard.id, state: 'active', node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, bytes: 0, registered_at: now, last_seen_at: now, endpoint: shard.endpoint ?? null })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, last_seen_at: now, endpoint: shard.endpoint ?? null }))
       .execute();
   }
 
@@ -77,6 +87,14 @@ export class ShardRepository {
       node: row.node,
       lastSeenAt: new Date(Number(row.last_seen_at)).toISOString(),
     }));
+  }
+
+  /** Every shard's endpoint and state, by id (`id` alone: that shard, or nothing when unknown). */
+  async endpoints(id?: string, now = Date.now()): Promise<ShardEndpoint[]> {
+    let query = this.db.selectFrom('shards').select(['id', 'state', 'endpoint', 'last_seen_at']).orderBy('id');
+    if (id !== undefined) query = query.where('id', '=', id);
+    const rows = await query.execute();
+    return rows.map((row) => ({ id: row.id, state: this.#state(row.state, Number(row.last_seen_at), now), endpoint: row.endpoint }));
   }
 
   /** The shards new sources may go to: active, and seen lately. */

@@ -1,12 +1,18 @@
 import type { Command } from 'commander';
+import type { FastifyRequest } from 'fastify';
+import type { ShardReads } from '../cluster/forward.js';
 import type { SettingGroup } from '../config/setting.js';
 import type { JobKind } from '../jobs/types.js';
 import type { AuthTokens } from '../server/auth.js';
 import type { ForgesyncServer } from '../server/app.js';
 
-/** What a module's routes get besides the server: the tokens their access checks use. */
+/** What a module's routes get besides the server: the tokens their access checks use, and in distributed mode where files are. */
 export interface RouteContext {
   tokens: AuthTokens;
+  /** Who makes a request, to tell one caller's holds from another's (default: its token's id, see server/auth.ts callerOf). */
+  caller?: (request: FastifyRequest) => string | null;
+  /** Distributed mode: reads that need a source's files are answered by its shard's worker. */
+  shardReads?: ShardReads;
 }
 
 /**

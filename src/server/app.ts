@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kernel } from '../kernel/kernel.js';
+import type { ShardReads } from '../cluster/forward.js';
 import type { Logger } from '../logging/logger.js';
 import { InvalidInputError } from '../errors.js';
 import { AuthFailures, type AuthTokens } from './auth.js';
@@ -21,6 +22,8 @@ export interface ServerOptions {
   /** Host names accepted in `Host` (default: loopback and this machine's name, see defaultAllowedHosts). */
   allowedHosts?: readonly string[];
   bodyLimit?: number;
+  /** Distributed mode: where reads that need a source's files are answered (see cluster/forward.ts). */
+  shardReads?: ShardReads;
 }
 
 /**
@@ -58,7 +61,8 @@ export async function buildServer(app: { kernel: Kernel }, options: ServerOption
   await server.register(healthRoutes(kernel));
   await server.register(leaseRoutes(kernel.leases, tokens), { prefix: '/api' });
   await server.register(dashboardRoutes());
-  for (const module of kernel.modules) await module.routes?.(server, { tokens });
+  const context = { tokens, ...(options.shardReads ? { shardReads: options.shardReads } : {}) };
+  for (const module of kernel.modules) await module.routes?.(server, context);
   return server;
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { statusOfError } from '../errors.js';
+import { statusOfError, UnavailableError } from '../errors.js';
 
 /** One JSON error shape for every failure: `{ error, message }` (plus `issues` for validation). */
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
@@ -14,9 +14,10 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   // forgesync's own errors by their kind (errors.ts); Fastify's carry their status.
   const status = statusOfError(error) ?? error.statusCode ?? 500;
   if (status >= 500) request.log.error({ err: error }, 'request failed');
-  if (status === 503) return reply.code(503).send({ error: 'unavailable', message: 'a backend forgesync needs is unavailable; see the server log' });
+  if (status === 503 && !(error instanceof UnavailableError && error.shownToCallers)) return reply.code(503).send({ error: 'unavailable', message: 'a backend forgesync needs is unavailable; see the server log' });
+  const shown = status < 500 || status === 503;
   return reply.code(status).send({
-    error: status >= 500 ? 'internal' : error.code ?? error.name,
-    message: status >= 500 ? 'internal error; see the server log' : error.message,
+    error: status === 503 ? 'unavailable' : shown ? error.code ?? error.name : 'internal',
+    message: shown ? error.message : 'internal error; see the server log',
   });
 }

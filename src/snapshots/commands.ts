@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { parseDuration } from '../replication/schedule.js';
 import { formatBytes } from './errors.js';
 import type { SnapshotHold } from './holds.js';
-import { objectAtJson, snapshotEntryJson } from './json.js';
+import { objectAtFromJson, objectAtJson, snapshotEntryJson } from './json.js';
 import { parseObjectSpec } from './revision.js';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
@@ -73,7 +73,14 @@ export function snapshotCommands(): Command[] {
     .option('--json', 'machine-readable output')
     .action(async (name: string, spec: string, options: { json?: boolean }, command: Command) => {
       const { revision, path } = parseObjectSpec(spec);
-      const object = await withForgesync(command, async (app) => app.snapshots.readAt(name, revision, path));
+      const object = await withForgesync(command, async (app) => {
+        // Distributed: the files are on the source's shard, whose worker answers.
+        const reads = app.shardReads();
+        const remote = await reads?.endpointFor(name);
+        if (!remote) return app.snapshots.readAt(name, revision, path);
+        const url = `/api/sources/${encodeURIComponent(name)}/contents?${new URLSearchParams({ ref: revision, path })}`;
+        return objectAtFromJson(await reads!.readJson<ReturnType<typeof objectAtJson>>(remote, url, 'cli'));
+      });
       if (options.json) printJson(objectAtJson(object));
       else if (object.type === 'blob') process.stdout.write(object.content);
       else for (const entry of object.entries) process.stdout.write(`${entry.mode.padStart(6, '0')} ${entry.type} ${entry.oid}\t${entry.name}\n`);

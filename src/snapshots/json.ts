@@ -37,3 +37,9 @@ export function objectAtJson(object: ObjectAt) {
     content: utf8 ? text : object.content.toString('base64'),
   };
 }
+
+/** An object as objectAtJson wrote it, read back (a read another shard answered). */
+export function objectAtFromJson(json: ReturnType<typeof objectAtJson>): ObjectAt {
+  if (json.type === 'tree') return json;
+  return { type: 'blob', sha: json.sha, path: json.path, size: json.size, content: Buffer.from(json.content, json.encoding) };
+}

@@ -2,7 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formatDuration } from '../util/duration.js';
-import { callerOf, type AuthTokens } from '../server/auth.js';
+import type { RouteContext } from '../kernel/module.js';
+import { callerOf } from '../server/auth.js';
+import { NotFoundError } from '../errors.js';
+import { relay } from '../cluster/forward.js';
 import { access, BEARER, errorResponses } from '../server/routes/common.js';
 import { objectAtJson, snapshotEntryJson } from './json.js';
 import type { Snapshots } from './service.js';
@@ -77,9 +80,6 @@ const ContentsSchema = z.union([
  */
 const NO_TOKEN = 'no-token';
 
-function creatorOf(request: FastifyRequest): string {
-  return callerOf(request) ?? NO_TOKEN;
-}
 
 /**
  * Snapshots for analysis jobs and reads of any commit without materialising.
@@ -88,7 +88,9 @@ function creatorOf(request: FastifyRequest): string {
  * are bounded (the byte budget, `maxHoldMs`) and belong to the token that made
  * them: only it lists and releases them.
  */
-export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthTokens; defaultHoldMs: number; maxHoldMs: number }): FastifyPluginAsyncZod {
+export function snapshotRoutes(snapshots: Snapshots, options: RouteContext & { defaultHoldMs: number; maxHoldMs: number }): FastifyPluginAsyncZod {
+  const { shardReads } = options;
+  const creatorOf = (request: FastifyRequest): string => (options.caller ?? callerOf)(request) ?? NO_TOKEN;
   return async (server) => {
     const read = access('read', options.tokens);
     // The configured default hold never outlasts the API's cap.
@@ -112,6 +114,8 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
         },
       },
       async (request, reply) => {
+        const remote = await shardReads?.endpointFor(request.params.name);
+        if (remote) return shardReads!.forward(remote, request, reply, creatorOf(request));
         const { ref, sync, waitMs, holdMs } = request.body;
         const snapshot = await snapshots.open(request.params.name, ref, {
           sync,
@@ -136,7 +140,15 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
           response: { 200: z.array(EntrySchema), ...errorResponses() },
         },
       },
-      async (request) => snapshots.listCreatedBy(creatorOf(request)).map(snapshotEntryJson),
+      async (request) => {
+        const creator = creatorOf(request);
+        const entries = snapshots.listCreatedBy(creator).map(snapshotEntryJson);
+        // Distributed: every other shard's worker lists its own.
+        for (const shard of (await shardReads?.otherEndpoints()) ?? []) {
+          entries.push(...(await shardReads!.readJson<z.output<typeof EntrySchema>[]>(shard, request.url, creator)));
+        }
+        return entries;
+      },
     );
 
     server.delete(
@@ -153,8 +165,23 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
         },
       },
       async (request, reply) => {
-        snapshots.releaseCreatedBy(request.params.handle, creatorOf(request));
-        return reply.code(204).send(null);
+        const creator = creatorOf(request);
+        try {
+          snapshots.releaseCreatedBy(request.params.handle, creator);
+          return reply.code(204).send(null);
+        } catch (error) {
+          if (!(error instanceof NotFoundError) || !shardReads) throw error;
+          // Distributed: the hold is on the shard that made the snapshot; the first that has it releases it.
+          for (const shard of await shardReads.otherEndpoints()) {
+            const answer = await shardReads.send(shard, { method: 'DELETE', url: request.url }, creator);
+            if (answer.status === 404) {
+              answer.body?.resume();
+              continue;
+            }
+            return relay(reply, answer);
+          }
+          throw error;
+        }
       },
     );
 
@@ -171,7 +198,11 @@ export function snapshotRoutes(snapshots: Snapshots, options: { tokens: AuthToke
           response: { 200: ContentsSchema, ...errorResponses(400, 404, 409) },
         },
       },
-      async (request) => objectAtJson(await snapshots.readAt(request.params.name, request.query.ref, request.query.path)),
+      async (request, reply) => {
+        const remote = await shardReads?.endpointFor(request.params.name);
+        if (remote) return shardReads!.forward(remote, request, reply, creatorOf(request));
+        return objectAtJson(await snapshots.readAt(request.params.name, request.query.ref, request.query.path));
+      },
     );
   };
 }

@@ -191,7 +191,7 @@ export class Snapshots implements ForgesyncModule {
     const { defaultHoldMs, apiMaxHoldMs } = this.options;
     // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
     const { snapshotRoutes } = await import('./routes.js');
-    await server.register(snapshotRoutes(this, { tokens: context.tokens, defaultHoldMs, maxHoldMs: apiMaxHoldMs }), { prefix: '/api' });
+    await server.register(snapshotRoutes(this, { ...context, defaultHoldMs, maxHoldMs: apiMaxHoldMs }), { prefix: '/api' });
   }
 
   /** Lets running evictions finish and stops the long-lived readers. */

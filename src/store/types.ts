@@ -57,6 +57,8 @@ export interface ShardsTable {
   bytes: number;
   registered_at: Millis;
   last_seen_at: Millis;
+  /** The worker's internal endpoint (migration 010), or null. */
+  endpoint: string | null;
 }
 
 /** The `registry` table: one row per source, deleted with it. */

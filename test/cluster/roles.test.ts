@@ -33,6 +33,10 @@ describe('roles', () => {
     expect(message).toContain('FORGESYNC_JOBS_URL=redis://');
     // Only what is missing is named.
     expect(() => requireSharedBackends(parseRoles('api'), { databaseUrl: 'postgres://db/x', leaseUrl: 'redis://r:6379', jobsUrl: undefined })).toThrow(/^(?!.*DATABASE_URL)(?!.*LEASE_URL).*FORGESYNC_JOBS_URL/);
-    expect(() => requireSharedBackends(parseRoles('api,scheduler'), { databaseUrl: 'postgres://db/x', leaseUrl: 'redis://r:6379', jobsUrl: 'redis://r:6379' })).not.toThrow();
+    const shared = { databaseUrl: 'postgres://db/x', leaseUrl: 'redis://r:6379', jobsUrl: 'redis://r:6379' };
+    expect(() => requireSharedBackends(parseRoles('api,scheduler'), { ...shared, clusterToken: 'x'.repeat(16) })).not.toThrow();
+    // api and worker processes reach each other with the cluster token; a scheduler alone needs none.
+    expect(() => requireSharedBackends(parseRoles('worker'), shared)).toThrow(/^(?!.*DATABASE_URL)(?!.*JOBS_URL).*set FORGESYNC_CLUSTER_TOKEN/);
+    expect(() => requireSharedBackends(parseRoles('scheduler'), shared)).not.toThrow();
   });
 });

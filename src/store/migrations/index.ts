@@ -9,6 +9,7 @@ import { githubImports } from './006_github_imports.js';
 import { changeFeeds } from './007_change_feeds.js';
 import { storageShards } from './008_storage_shards.js';
 import { registryNextRun } from './009_registry_next_run.js';
+import { shardEndpoints } from './010_shard_endpoints.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -26,6 +27,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '007_change_feeds': changeFeeds(dialect),
     '008_storage_shards': storageShards(dialect),
     '009_registry_next_run': registryNextRun(),
+    '010_shard_endpoints': shardEndpoints(),
   };
 }
 

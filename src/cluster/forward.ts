@@ -1,0 +1,153 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js';
+import type { ShardRepository } from './shards.js';
+import { ShardUnreachableError, SourceNotPlacedError } from './errors.js';
+
+/**
+ * Carries the identity of the api's caller to the worker (the first 16 hex
+ * digits of its token's SHA-256, never the token): what a caller makes there
+ * (a snapshot hold) must be theirs, not the cluster's. Trusted only with the
+ * cluster token (cluster/internal-server.ts).
+ */
+export const CALLER_HEADER = 'forgesync-caller';
+
+/** Response headers worth passing back; hop-by-hop and length headers are the proxy's own. */
+const PASSED_HEADERS = ['content-type', 'retry-after', 'cache-control', 'www-authenticate'];
+
+export interface ShardReadsOptions {
+  shards: ShardRepository;
+  /** The shard whose files this process has (it runs that shard's worker), or null. */
+  localShard: string | null;
+  /** The shared secret of the internal endpoints; undefined when none is configured. */
+  clusterToken: string | undefined;
+  /** The shard source `name` is placed on (null: none yet). @throws NotFoundError */
+  shardOf: (name: string) => Promise<string | null>;
+}
+
+/** A read answered elsewhere, as the caller gets it. */
+export interface ForwardedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable | null;
+}
+
+/**
+ * Reads that need a source's files (snapshots, contents) in distributed
+ * mode: answered here when this process runs the worker of the source's
+ * shard, else by that shard's worker, through its internal endpoint, the
+ * answer streamed back as it comes.
+ */
+export class ShardReads {
+  constructor(private readonly options: ShardReadsOptions) {}
+
+  /**
+   * The internal endpoint answering reads of source `name`, or null when
+   * this process has its files.
+   * @throws NotFoundError, SourceNotPlacedError, ShardUnreachableError
+   */
+  async endpointFor(name: string): Promise<{ shard: string; endpoint: string } | null> {
+    const shard = await this.options.shardOf(name);
+    if (shard === null) throw new SourceNotPlacedError(name);
+    if (shard === this.options.localShard) return null;
+    const [found] = await this.options.shards.endpoints(shard);
+    if (!found) throw new ShardUnreachableError(shard, 'never registered');
+    return { shard, endpoint: this.#usable(found) };
+  }
+
+  /** The other shards' endpoints, for reads that span every shard (a listing); down shards are left out. */
+  async otherEndpoints(): Promise<{ shard: string; endpoint: string }[]> {
+    const all = await this.options.shards.endpoints();
+    return all.filter((entry) => entry.id !== this.options.localShard && entry.state !== 'down').map((entry) => ({ shard: entry.id, endpoint: this.#usable(entry) }));
+  }
+
+  /**
+   * Sends `request` (its method, URL and JSON body, which the api validated
+   * already) to a worker's endpoint, as the caller `caller`; resolves with
+   * the answer's head, its body a stream. Aborts with `signal` (the caller
+   * went away).
+   * @throws ShardUnreachableError when the worker does not answer
+   */
+  async send(target: { shard: string; endpoint: string }, request: { method: string; url: string; body?: unknown }, caller: string, signal?: AbortSignal): Promise<ForwardedResponse> {
+    const token = this.options.clusterToken;
+    if (token === undefined) throw new ShardUnreachableError(target.shard, 'is not asked: this process has no FORGESYNC_CLUSTER_TOKEN');
+    const hasBody = request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD';
+    let response: Response;
+    try {
+      response = await fetch(`${target.endpoint}${request.url}`, {
+        method: request.method,
+        headers: { authorization: `Bearer ${token}`, [CALLER_HEADER]: caller, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+        ...(hasBody ? { body: JSON.stringify(request.body) } : {}),
+        // The token goes to the registered endpoint only, never where a redirect points.
+        redirect: 'manual',
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new ShardUnreachableError(target.shard, `at ${target.endpoint} did not answer (${describeFetchError(error)})`);
+    }
+    if (response.status === 401 || response.status === 403 || (response.status >= 300 && response.status < 400)) {
+      await response.body?.cancel();
+      throw new ShardUnreachableError(target.shard, `at ${target.endpoint} refused the forwarded read (HTTP ${response.status}): the processes must share one FORGESYNC_CLUSTER_TOKEN`);
+    }
+    const headers: Record<string, string> = {};
+    for (const name of PASSED_HEADERS) {
+      const value = response.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    return { status: response.status, headers, body: response.body ? Readable.fromWeb(response.body as import('node:stream/web').ReadableStream) : null };
+  }
+
+  /**
+   * A JSON read from a worker's endpoint (`url` under /api) as the caller
+   * `caller`: its body, or the worker's refusal as the error of its kind.
+   * @throws NotFoundError, ConflictError, InvalidInputError (as the worker answered), ShardUnreachableError
+   */
+  async readJson<T>(target: { shard: string; endpoint: string }, url: string, caller: string): Promise<T> {
+    const answer = await this.send(target, { method: 'GET', url }, caller);
+    let text = '';
+    if (answer.body) for await (const chunk of answer.body) text += chunk.toString();
+    if (answer.status === 200) return JSON.parse(text) as T;
+    const message = (safeJson(text) as { message?: string } | undefined)?.message ?? `HTTP ${answer.status}`;
+    if (answer.status === 404) throw new NotFoundError(message);
+    if (answer.status === 409) throw new ConflictError(message);
+    if (answer.status === 400) throw new InvalidInputError(message);
+    throw new ShardUnreachableError(target.shard, `answered HTTP ${answer.status}: ${message}`);
+  }
+
+  /** Answers `request` from the worker at `target` into `reply`, streamed. */
+  async forward(target: { shard: string; endpoint: string }, request: FastifyRequest, reply: FastifyReply, caller: string): Promise<FastifyReply> {
+    const controller = new AbortController();
+    // The caller hanging up ends the forwarded read too (a snapshot being made carries on there, held as asked).
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) controller.abort();
+    });
+    return relay(reply, await this.send(target, { method: request.method, url: request.url, body: request.body }, caller, controller.signal));
+  }
+
+  #usable(entry: { id: string; state: string; endpoint: string | null }): string {
+    if (entry.state === 'down') throw new ShardUnreachableError(entry.id, 'is down (no heartbeat lately)');
+    if (entry.endpoint === null) throw new ShardUnreachableError(entry.id, 'runs no internal endpoint (it needs FORGESYNC_CLUSTER_TOKEN and FORGESYNC_JOBS_URL)');
+    return entry.endpoint;
+  }
+}
+
+/** Passes a forwarded answer on to the caller as it came (status, headers, streamed body). */
+export function relay(reply: FastifyReply, answer: ForwardedResponse): FastifyReply {
+  return reply.code(answer.status).headers(answer.headers).send(answer.body);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** fetch() hides the socket error in `cause`: `ECONNREFUSED 10.0.0.7:8081` says more than "fetch failed". */
+function describeFetchError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code ?? cause?.message ?? String((error as Error)?.message ?? error);
+}
+

@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Forgesync } from '../../src/app/forgesync.js';
+import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
+import { parseRoles } from '../../src/cluster/roles.js';
+import { testSecret } from '../support/secrets.js';
+import { Upstream } from '../support/upstream.js';
+import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type TestDatabase } from '../replication/harness.js';
+
+const ADMIN = testSecret('ADMIN_TOKEN');
+const READ = testSecret('READ_TOKEN');
+const CLUSTER = testSecret('CLUSTER_TOKEN');
+const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
+const run = promisify(execFile);
+
+/**
+ * Reads that need a source's files, in distributed mode: an api process
+ * with no files forwards them to the internal endpoint of the worker owning
+ * the source's shard, which answers as the api's caller; the answer comes
+ * back streamed, byte for byte.
+ */
+describe('shards: an api process forwards snapshot and contents reads to the owning worker', () => {
+  const apps: Forgesync[] = [];
+  let database: TestDatabase;
+  let api: ForgesyncServer;
+  let base: string;
+  const names = new Map<string, string>();
+  /** A 3 MB file: more than one chunk on every hop. */
+  const big = Buffer.alloc(3 * 1024 * 1024, 'forgesync ').toString();
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    const env = { FORGESYNC_JOBS_URL: testJobsUrl(14), FORGESYNC_CLUSTER_TOKEN: CLUSTER };
+    for (const shard of ['a', 'b']) {
+      const { app } = await openTestForgesync(testConfig(database.url, { ...env, FORGESYNC_SHARD: shard }));
+      apps.push(app);
+      // One of them schedules too (the retries and periodic syncs; a new source's first sync is nudged at once anyway).
+      await app.startService(parseRoles(shard === 'a' ? 'worker,scheduler' : 'worker'));
+    }
+    const { app: apiApp } = await openTestForgesync(testConfig(database.url, env));
+    apps.push(apiApp);
+    const roles = parseRoles('api');
+    api = await buildServer(apiApp, { tokens: { admin: ADMIN, read: READ }, shardReads: apiApp.shardReads(roles)! });
+    base = await api.listen({ port: 0, host: '127.0.0.1' });
+
+    // Sources until each shard holds one.
+    for (let i = 0; names.size < 2; i++) {
+      const upstream = Upstream.create();
+      // Committed with the next change.
+      writeFileSync(join(upstream.work, 'big.txt'), big);
+      upstream.commit();
+      const source = await apiApp.addSource({ url: upstream.bare, name: `fwd-${i}` });
+      if (!names.has(source.shard!)) names.set(source.shard!, source.name);
+    }
+    for (const name of names.values()) {
+      await eventually(`${name} synced`, async () => (await apiApp.getSource(name)).registry.state === 'synced', 30_000);
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await api?.close();
+    for (const app of apps.splice(0).reverse()) await app.close();
+    await database?.drop();
+  });
+
+  const call = (method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
+    fetch(`${base}${path}`, {
+      method,
+      // State changes are JSON, as the API's request guards require.
+      headers: { authorization: `Bearer ${options.token ?? READ}`, ...(method !== 'GET' ? { 'content-type': 'application/json' } : {}) },
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    });
+
+  it('answers contents reads of sources on either shard from that shard, a large blob intact', async () => {
+    for (const [shard, name] of names) {
+      const listing = await call('GET', `/api/sources/${name}/contents?ref=HEAD`);
+      expect(listing.status).toBe(200);
+      expect(((await listing.json()) as { entries: { name: string }[] }).entries.map((entry) => entry.name)).toContain('big.txt');
+      const blob = (await (await call('GET', `/api/sources/${name}/contents?ref=HEAD&path=big.txt`)).json()) as { content: string; size: number };
+      expect(blob.size, `shard ${shard}`).toBe(big.length);
+      expect(blob.content === big).toBe(true);
+      // The worker's own answers pass through as they are (a ref that does not exist).
+      const missing = await call('GET', `/api/sources/${name}/contents?ref=no-such-branch`);
+      expect(missing.status).toBe(404);
+    }
+  });
+
+  it('makes a snapshot on the owning shard, held by the caller: listed and released through the api', async () => {
+    const [onA, onB] = [names.get('a')!, names.get('b')!];
+    const created = await call('POST', `/api/sources/${onB}/snapshots`, { body: { ref: 'HEAD' } });
+    expect(created.status).toBe(201);
+    const snapshot = (await created.json()) as { path: string; handle: string; source: string };
+    const workerB = apps.find((app) => app.config.shardId === 'b')!;
+    expect(snapshot.path.startsWith(workerB.config.dataDir)).toBe(true);
+    // The hold is the read token's, as on one process: the admin token does not see it.
+    const mine = (await (await call('GET', '/api/snapshots')).json()) as { holds: { handle: string }[] }[];
+    expect(mine.flatMap((entry) => entry.holds.map((hold) => hold.handle))).toEqual([snapshot.handle]);
+    const admins = (await (await call('GET', '/api/snapshots', { token: ADMIN })).json()) as { holds: unknown[] }[];
+    expect(admins.flatMap((entry) => entry.holds)).toEqual([]);
+    expect((await call('DELETE', `/api/snapshots/${snapshot.handle}`, { token: ADMIN })).status).toBe(404);
+
+    const other = (await (await call('POST', `/api/sources/${onA}/snapshots`, { body: { ref: 'HEAD' } })).json()) as { handle: string };
+    expect((await call('DELETE', `/api/snapshots/${snapshot.handle}`)).status).toBe(204);
+    expect((await call('DELETE', `/api/snapshots/${snapshot.handle}`)).status).toBe(404);
+    expect((await call('DELETE', `/api/snapshots/${other.handle}`)).status).toBe(204);
+  });
+
+  it('forgesync show on a machine without the files reads them from the owning shard', async () => {
+    const apiApp = apps[apps.length - 1]!;
+    const { config } = apiApp;
+    const env = {
+      PATH: process.env.PATH!,
+      FORGESYNC_DATA_DIR: config.dataDir,
+      FORGESYNC_DATABASE_URL: config.databaseUrl,
+      FORGESYNC_JOBS_URL: config.jobsUrl!,
+      FORGESYNC_CLUSTER_TOKEN: CLUSTER,
+      FORGESYNC_ROLE: 'api',
+    };
+    for (const name of names.values()) {
+      const { stdout } = await run(process.execPath, [CLI, 'show', name, 'HEAD:big.txt'], { env, maxBuffer: 16 * 1024 * 1024 });
+      expect(stdout === big).toBe(true);
+      const tree = JSON.parse((await run(process.execPath, [CLI, 'show', name, 'HEAD:', '--json'], { env })).stdout) as { entries: { name: string }[] };
+      expect(tree.entries.map((entry) => entry.name)).toContain('big.txt');
+    }
+    // The worker's refusal comes back as the CLI's own error.
+    const failed = await run(process.execPath, [CLI, 'show', names.get('a')!, 'no-such-branch:'], { env }).catch((error: { code: number; stderr: string }) => error);
+    expect('code' in failed && failed.code).toBe(1);
+    expect((failed as { stderr: string }).stderr).toMatch(/no-such-branch/);
+  });
+
+  it('lets only the cluster token into a worker endpoint, and says why a read cannot be forwarded', async () => {
+    const [endpoint] = (await apps[0]!.shards.endpoints('a')).map((entry) => entry.endpoint!);
+    expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const path = `/api/sources/${names.get('a')}/contents?ref=HEAD`;
+    expect((await fetch(`${endpoint}${path}`, { headers: { authorization: `Bearer ${READ}` } })).status).toBe(401);
+    expect((await fetch(`${endpoint}${path}`, { headers: { authorization: `Bearer ${CLUSTER}` } })).status).toBe(200);
+
+    // Shard b's worker goes away: its sources' reads answer 503, naming the shard.
+    const workerB = apps.find((app) => app.config.shardId === 'b')!;
+    await workerB.close();
+    apps.splice(apps.indexOf(workerB), 1);
+    const gone = await call('GET', `/api/sources/${names.get('b')}/contents?ref=HEAD`);
+    expect(gone.status).toBe(503);
+    expect(((await gone.json()) as { message: string }).message).toMatch(/^the files of shard "b" cannot be read now: its worker at http:\/\/127\.0\.0\.1:\d+ did not answer \(ECONNREFUSED\)/);
+    // A listing cannot be whole without b: it says so rather than leaving its holds out.
+    const listing = await call('GET', '/api/snapshots');
+    expect(listing.status).toBe(503);
+    // Shard a still answers.
+    expect((await call('GET', path)).status).toBe(200);
+  });
+});
