@@ -97,7 +97,7 @@ export class Forgesync {
           onChanges: () => feeds?.nudge(),
           placeSource: (name) => shards.choose(name),
           // Placement is enforced where jobs are routed by shard; in-process jobs sync every source here.
-          ...(config.jobsUrl !== undefined ? { localShard: config.shardId } : {}),
+          ...(config.jobsUrl !== undefined ? { localShard: config.shardId, liveShards: () => shards.live() } : {}),
         }),
       );
       snapshots = kernel.use(

@@ -97,6 +97,12 @@ export class ShardRepository {
     return rows.map((row) => ({ id: row.id, state: this.#state(row.state, Number(row.last_seen_at), now), endpoint: row.endpoint }));
   }
 
+  /** The ids of the shards whose workers are alive (active or draining, seen lately). */
+  async live(now = Date.now()): Promise<string[]> {
+    const rows = await this.db.selectFrom('shards').select('id').where('last_seen_at', '>=', now - this.downAfterMs).orderBy('id').execute();
+    return rows.map((row) => row.id);
+  }
+
   /** The shards new sources may go to: active, and seen lately. */
   async candidates(now = Date.now()): Promise<Candidate[]> {
     const rows = await this.db.selectFrom('shards').select(['id', 'weight']).where('state', '=', 'active').where('weight', '>', 0).where('last_seen_at', '>=', now - this.downAfterMs).execute();

@@ -77,7 +77,7 @@ export class InProcessTransport implements JobTransport {
     if (queue.add(job)) this.#pump(queue);
   }
 
-  async load(kind: string): Promise<JobLoad> {
+  async load(kind: string, _options?: { shard?: string }): Promise<JobLoad> {
     const queue = this.#kinds.get(kind);
     return { running: queue?.running.size ?? 0, queued: queue?.waiting.size ?? 0, capacity: queue?.spec.concurrency ?? 0 };
   }

@@ -68,7 +68,14 @@ export interface JobTransport {
   start(): Promise<void>;
   /** Queues a job, coalesced per (kind, key); resolves once it is queued (durably, on a shared queue). */
   enqueue(job: Job): Promise<void>;
-  load(kind: string): Promise<JobLoad>;
+  /**
+   * Jobs of `kind` running here and waiting, and this process's capacity.
+   * With `shard` (a sharded kind on a shared queue): that shard's whole
+   * queue, every process consuming it: jobs running anywhere, and the
+   * capacity of its consumers (each counted at this process's concurrency).
+   * The in-process transport serves every shard itself and ignores it.
+   */
+  load(kind: string, options?: { shard?: string }): Promise<JobLoad>;
   /** Stops taking jobs, aborts running handlers through their signal, waits for them, and disconnects. */
   close(): Promise<void>;
 }

@@ -83,7 +83,7 @@ export class Replication implements ForgesyncModule {
     this.scheduler = new Scheduler({
       registry: this.registry,
       leases,
-      syncLoad: () => this.syncLoad(),
+      syncRoom: () => this.#syncRoom(),
       nudge: (source, trigger) => this.#nudger.nudge(source, trigger),
       nudgeVerify: (source) => this.#nudger.nudge(source, 'verify', VERIFY_JOB),
       logger,
@@ -243,6 +243,19 @@ export class Replication implements ForgesyncModule {
   /** Sync jobs running here and waiting, and this process's capacity for them. */
   syncLoad() {
     return this.options.jobs.load(SYNC_JOB);
+  }
+
+  /**
+   * How many more sync jobs the workers have room for (twice their
+   * capacity, less those running and queued). With jobs routed by shard,
+   * each live shard's queue counts on its own: a backlog on one shard
+   * leaves the others' room alone, and a process that runs no worker (the
+   * scheduler) still sees the workers' room.
+   */
+  async #syncRoom(): Promise<number> {
+    const { jobs, liveShards } = this.options;
+    const loads = liveShards ? await Promise.all((await liveShards()).map((shard) => jobs.load(SYNC_JOB, { shard }))) : [await jobs.load(SYNC_JOB)];
+    return loads.reduce((room, load) => room + Math.max(0, 2 * load.capacity - load.running - load.queued), 0);
   }
 
   /** The current holder of a source's sync lease, if any. */

@@ -70,4 +70,6 @@ export interface ReplicationOptions {
   placeSource?: (name: string) => Promise<string | null>;
   /** The storage shard this process's mirrors are on, when jobs are routed by shard (see SyncServiceOptions.localShard). */
   localShard?: string;
+  /** With jobs routed by shard: the shards whose workers are alive (their queues are where the scheduler's room is). */
+  liveShards?: () => Promise<string[]>;
 }

@@ -9,8 +9,8 @@ import { syncLeaseKey } from './sync.js';
 export interface SchedulerOptions {
   registry: RegistryRepository;
   leases: LeaseManager;
-  /** How many sync jobs run and wait, and this process's capacity for them. */
-  syncLoad: () => Promise<{ running: number; queued: number; capacity: number }>;
+  /** How many more sync jobs the workers have room for now. */
+  syncRoom: () => Promise<number>;
   /** Nudges a worker to sync a source. */
   nudge: (source: SourceWithRegistry, trigger: SyncTrigger) => Promise<void>;
   /** Nudges a worker to re-verify a synced mirror. */
@@ -114,8 +114,7 @@ export class Scheduler {
 
   async #schedule(): Promise<void> {
     const { registry, claimMs } = this.options;
-    const { running, queued, capacity } = await this.options.syncLoad();
-    const room = capacity * 2 - running - queued;
+    const room = await this.options.syncRoom();
     if (room <= 0) return;
     const now = new Date();
     // Claimed rows that need nothing now (a live worker's, a cron not due) leave room for more.

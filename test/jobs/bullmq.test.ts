@@ -151,6 +151,30 @@ describe('BullMQ transport', () => {
     await expect(a.enqueue({ kind: 'sharded', key: 'bad', shard: 'Not A Shard' })).rejects.toThrow(/job shard "Not A Shard" must be/);
   });
 
+  it("counts a shard's whole queue for any process: jobs running and waiting there, and its consumers' capacity", async () => {
+    const url = freshUrl();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const consumer = async () => {
+      const transport = track(await openBullmqTransport(url, { logger: quiet, shard: 'b' }));
+      transport.handle('sharded', { concurrency: 2, sharded: true, run: () => gate });
+      await transport.start();
+    };
+    await consumer();
+    await consumer();
+    // A process serving another shard (the scheduler's, say) sees shard b's queue as it is.
+    const elsewhere = track(await openBullmqTransport(url, { logger: quiet, shard: 'a' }));
+    elsewhere.handle('sharded', { concurrency: 2, sharded: true, run: async () => {} });
+    expect(await elsewhere.load('sharded', { shard: 'b' })).toEqual({ running: 0, queued: 0, capacity: 4 });
+    for (let i = 0; i < 7; i++) await elsewhere.enqueue({ kind: 'sharded', key: `job-${i}`, shard: 'b' });
+    await until('both consumers to run two each', async () => (await elsewhere.load('sharded', { shard: 'b' })).running === 4);
+    expect(await elsewhere.load('sharded', { shard: 'b' })).toEqual({ running: 4, queued: 3, capacity: 4 });
+    // Its own shard's queue is empty, and nobody consumes shard c.
+    expect(await elsewhere.load('sharded', { shard: 'c' })).toEqual({ running: 0, queued: 0, capacity: 0 });
+    release();
+    await until('the queue to drain', async () => (await elsewhere.load('sharded', { shard: 'b' })).queued + (await elsewhere.load('sharded', { shard: 'b' })).running === 0);
+  });
+
   it('queues jobs of a kind this process does not handle, for a process that does', async () => {
     const url = freshUrl();
     const producer = track(await openJobTransport(url, { logger: quiet }));

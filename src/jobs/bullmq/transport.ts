@@ -120,9 +120,19 @@ class BullmqTransport implements JobTransport {
       );
   }
 
-  async load(kind: string): Promise<JobLoad> {
+  async load(kind: string, options: { shard?: string } = {}): Promise<JobLoad> {
     validateKindName(kind);
     const handled = this.#kinds.get(kind);
+    if (options.shard !== undefined && handled?.spec.sharded) {
+      const queue = this.#queue(queueOf(kind, options.shard));
+      try {
+        // Consumers are counted by their named connections (CLIENT LIST), as BullMQ's own tools do.
+        const [counts, workers] = await Promise.all([queue.getJobCounts('active', 'wait', 'prioritized', 'delayed'), queue.getWorkersCount()]);
+        return { running: counts.active ?? 0, queued: (counts.wait ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0), capacity: workers * handled.spec.concurrency };
+      } catch (err) {
+        throw this.#unavailable(`could not count ${kind} jobs of shard ${options.shard}`, err);
+      }
+    }
     let queued: number;
     try {
       queued = await this.#queue(this.#servedQueue(kind, handled?.spec)).getJobCountByTypes('wait', 'prioritized', 'delayed');
