@@ -62,14 +62,21 @@ export async function claimDue(db: Kysely<Schema>, dialect: 'sqlite' | 'postgres
  */
 export async function dueForVerification(db: Kysely<Schema>, now: Date, options: { intervalMs: number; limit: number }): Promise<SourceWithRegistry[]> {
   const cutoff = now.getTime() - Math.round(options.intervalMs);
-  const rows = await selectSourcesWithRegistry(db)
-    .where('s.enabled', '=', 1)
-    .where('r.state', '=', 'synced')
-    .where((eb) => eb.or([eb('r.verified_at', 'is', null), eb('r.verified_at', '<=', cutoff)]))
-    .orderBy(sql`coalesce(r.verified_at, 0)`)
-    .limit(Math.max(0, Math.floor(options.limit)))
-    .execute();
-  return rows.map(toSourceWithRegistry);
+  const limit = Math.max(0, Math.floor(options.limit));
+  if (limit === 0) return [];
+  // The ids off registry_verify_idx (state, verified_at), in its order: never
+  // verified first, then the oldest verification. The registry alone, since a
+  // join here makes PostgreSQL scan every source; a synced row has a next
+  // run unless its source is disabled, so that says enabled without one.
+  const pick = () => db.selectFrom('registry').select('source_id').where('state', '=', 'synced').where('next_run_at', 'is not', null);
+  const never = await pick().where('verified_at', 'is', null).orderBy('source_id').limit(limit).execute();
+  const stale = never.length < limit ? await pick().where('verified_at', '<=', cutoff).orderBy('verified_at').orderBy('source_id').limit(limit - never.length).execute() : [];
+  const ids = [...never, ...stale].map((row) => Number(row.source_id));
+  if (ids.length === 0) return [];
+  // Both sides by key (see claimDue); enabled is checked on the source itself.
+  const rows = await selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('r.source_id', 'in', ids).where('s.enabled', '=', 1).execute();
+  const order = new Map(ids.map((id, index) => [id, index]));
+  return rows.map(toSourceWithRegistry).sort((a, b) => order.get(a.id)! - order.get(b.id)!);
 }
 
 /** Rows per state (every state present, 0 when none) and verification / missing totals. */

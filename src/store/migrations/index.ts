@@ -10,6 +10,7 @@ import { changeFeeds } from './007_change_feeds.js';
 import { storageShards } from './008_storage_shards.js';
 import { registryNextRun } from './009_registry_next_run.js';
 import { shardEndpoints } from './010_shard_endpoints.js';
+import { registryVerifyIndex } from './011_registry_verify_index.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -28,6 +29,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '008_storage_shards': storageShards(dialect),
     '009_registry_next_run': registryNextRun(),
     '010_shard_endpoints': shardEndpoints(),
+    '011_registry_verify_index': registryVerifyIndex(),
   };
 }
 

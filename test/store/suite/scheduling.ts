@@ -90,4 +90,38 @@ export function describeScheduling(ctx: StoreContext): void {
       expect(first!.length + second!.length).toBe(40);
     });
   });
+
+  describe('dueForVerification()', () => {
+    const registry = () => new RegistryRepository(ctx.database, { defaultIntervalMs: 2 * HOUR, startedRecheckMs: 10 * 60_000 });
+    /** A source synced (and verified) at `syncedMs`. */
+    async function synced(name: string, syncedMs: number, options: { enabled?: boolean } = {}) {
+      const source = await ctx.add(name);
+      await registry().start(source.id, 1n, at(syncedMs - 1));
+      await registry().finishSynced(source.id, 1n, { targetSeq: 1, checksum: 'c', verified: true, now: at(syncedMs) });
+      if (options.enabled === false) await ctx.sources.update(name, { enabled: false });
+      return source;
+    }
+    const due = async (ms: number, limit = 100) => (await registry().dueForVerification(at(ms), { intervalMs: HOUR, limit })).map((s) => s.name);
+
+    it('picks enabled synced mirrors never verified, then those verified longest ago, up to the limit', async () => {
+      const now = 10 * HOUR;
+      await synced('verified-3h', now - 3 * HOUR);
+      await synced('verified-2h', now - 2 * HOUR);
+      await synced('verified-30m', now - 30 * 60_000);
+      await synced('disabled-old', now - 5 * HOUR, { enabled: false });
+      const never = await synced('never-verified', now - 30 * 60_000);
+      await ctx.database.db.updateTable('registry').set({ verified_at: null }).where('source_id', '=', never.id).execute();
+      await ctx.add('pending-new');
+
+      expect(await due(now)).toEqual(['never-verified', 'verified-3h', 'verified-2h']);
+      expect(await due(now, 2)).toEqual(['never-verified', 'verified-3h']);
+      expect(await due(now, 0)).toEqual([]);
+      // Exactly the interval ago is due; a minute less is not.
+      expect(await due(now - 30 * 60_000 + HOUR)).toContain('verified-30m');
+      expect(await due(now - 31 * 60_000 + HOUR)).not.toContain('verified-30m');
+      // Enabled again, the disabled source is due once more.
+      await ctx.sources.update('disabled-old', { enabled: true });
+      expect(await due(now)).toEqual(['never-verified', 'disabled-old', 'verified-3h', 'verified-2h']);
+    });
+  });
 }
