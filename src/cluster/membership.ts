@@ -44,7 +44,7 @@ export class ShardMembership {
     const { shards, shardId, dataDir, logger, endpoint } = this.options;
     await shards.register({ id: shardId, node: `${hostname()}:${process.pid}`, dataDir, ...(endpoint !== undefined ? { endpoint } : {}) });
     const placed = await shards.placeUnplaced();
-    logger.info({ event: 'shard_registered', shard: shardId, placed: placed.length }, `serving shard ${shardId}${placed.length > 0 ? ` (placed ${placed.length} unplaced sources)` : ''}`);
+    logger.info({ event: 'shard_registered', shard: shardId, placed: placed.length, ...(endpoint !== undefined ? { endpoint } : {}) }, `serving shard ${shardId}${placed.length > 0 ? ` (placed ${placed.length} unplaced sources)` : ''}`);
     this.#timer = setInterval(() => void this.#beat(), this.options.heartbeatMs);
     this.#timer.unref();
     void this.#beat();
