@@ -25,12 +25,15 @@ import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, Syn
 
 export type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 import { Verifier } from './verify.js';
+import { Batcher } from '../util/batcher.js';
 
 export { SYNC_JOB, VERIFY_JOB } from './nudger.js';
 
 // Cron sources are looked at every minute; the cron expression decides when they run.
 const CRON_CHECK_INTERVAL_MS = 60_000;
 const DEFAULT_REMOVE_WAIT_MS = 30_000;
+/** Deliveries whose requests go in one statement at most (their keys, ~6 each, are its parameters). */
+const MATCH_BATCH = 200;
 
 /**
  * Replication: sources, their registry rows and mirrors, the sync and
@@ -49,6 +52,7 @@ export class Replication implements ForgesyncModule {
   readonly jobs: Record<string, JobKind>;
   readonly #deliveries: WebhookDeliveryRepository;
   readonly #nudger: Nudger;
+  readonly #matchRequests = new Map<SyncTrigger, Batcher<readonly string[], MatchedRequest[]>>();
 
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
@@ -285,10 +289,28 @@ export class Replication implements ForgesyncModule {
    * match `keys` (store/match-key.ts) in one statement, and nudges a worker
    * for each: the webhook hot path. Returns those sources (none: nothing recorded).
    */
-  async requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
-    const matched = await this.registry.requestByMatchKeys(keys);
-    for (const source of matched) await this.#nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard }, trigger);
-    return matched;
+  requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
+    let batcher = this.#matchRequests.get(trigger);
+    if (!batcher) this.#matchRequests.set(trigger, (batcher = this.#matchRequestBatcher(trigger)));
+    return batcher.submit(keys);
+  }
+
+  /**
+   * Concurrent deliveries' requests go together (a group commit: one UPDATE
+   * and commit for a batch of them, see util/batcher.ts), and each source
+   * they name is nudged once, unless an earlier request of it still waits
+   * (a storm of pushes to one repository queues one job, not one a push).
+   */
+  #matchRequestBatcher(trigger: SyncTrigger): Batcher<readonly string[], MatchedRequest[]> {
+    return new Batcher(
+      async (keySets) => {
+        const matched = await this.registry.requestByMatchKeySets(keySets);
+        const sources = new Map(matched.flat().filter((source) => !source.alreadyWaiting).map((source) => [source.sourceId, source]));
+        await Promise.all([...sources.values()].map((source) => this.#nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard, moveTo: source.moveTo }, trigger)));
+        return matched;
+      },
+      { maxBatch: MATCH_BATCH, concurrency: 1 },
+    );
   }
 
   /** Requests a sync of every row the target selects; returns how many rows it touched. */

@@ -8,7 +8,7 @@ import type { Database } from './database.js';
 import { SourceNotFoundError } from './errors.js';
 import { toRegistryRow, truncateFailure } from './rows.js';
 import { epochGuard, ms, registryStatements, type FinishSyncedArgs, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
-import { requestByMatchKeys, type MatchedRequest } from './match-requests.js';
+import { requestByMatchKeySets, requestByMatchKeys, type MatchedRequest } from './match-requests.js';
 import { fenceGuard, requestedChanges, run, runBatch } from './sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
 
@@ -99,6 +99,11 @@ export class RegistryRepository {
    */
   requestByMatchKeys(keys: readonly string[], now: Date = new Date()): Promise<MatchedRequest[]> {
     return requestByMatchKeys(this.#db, keys, now);
+  }
+
+  /** requestByMatchKeys for several key sets in one statement; the sources matched, per set (see match-requests.ts). */
+  requestByMatchKeySets(keySets: readonly (readonly string[])[], now: Date = new Date()): Promise<MatchedRequest[][]> {
+    return requestByMatchKeySets(this.#db, keySets, now);
   }
 
   /** request() on every row `filter` selects, in one statement; returns how many rows it touched. */

@@ -66,8 +66,8 @@ describe.each(['sqlite', 'postgres'] as const)('sources.match_key on %s', (kind)
       const seq = (name: string) => before.find((s) => s.name === name)!.registry.requestedSeq;
       const matched = await registry.requestByMatchKeys(['github.com/acme/a', 'github.com/acme/b', 'github.com/acme/c', 'x/y']);
       expect(matched).toEqual([
-        { sourceId: before.find((s) => s.name === 'a-ssh')!.id, name: 'a-ssh', url: 'git@github.com:acme/c.git', shard: null, requestedSeq: seq('a-ssh') + 1 },
-        { sourceId: before.find((s) => s.name === 'renamed')!.id, name: 'renamed', url: 'https://github.com/Acme/A.git', shard: null, requestedSeq: seq('renamed') + 1 },
+        { sourceId: before.find((s) => s.name === 'a-ssh')!.id, name: 'a-ssh', url: 'git@github.com:acme/c.git', shard: null, moveTo: null, requestedSeq: seq('a-ssh') + 1, alreadyWaiting: true },
+        { sourceId: before.find((s) => s.name === 'renamed')!.id, name: 'renamed', url: 'https://github.com/Acme/A.git', shard: null, moveTo: null, requestedSeq: seq('renamed') + 1, alreadyWaiting: true },
       ]);
       const after = await sources.list();
       expect(after.find((s) => s.name === 'b')!.registry.requestedSeq).toBe(seq('b'));
@@ -75,6 +75,16 @@ describe.each(['sqlite', 'postgres'] as const)('sources.match_key on %s', (kind)
       expect(await registry.requestByMatchKeys([])).toEqual([]);
       // A second call reuses the prepared statement and counts again.
       expect((await registry.requestByMatchKeys(['github.com/acme/c']))[0]!.requestedSeq).toBe(seq('a-ssh') + 2);
+      // (New sources: their first sync's request still waits, so a webhook's needs no nudge of its own.)
+      expect(matched.every((source) => source.alreadyWaiting)).toBe(true);
+
+      // Several deliveries in one statement: each counts as a request, and each gets the sources its keys match.
+      const sets = await registry.requestByMatchKeySets([['github.com/acme/c'], ['nowhere/x'], ['github.com/acme/c', 'github.com/acme/a'], []]);
+      expect(sets.map((set) => set.map((source) => source.name))).toEqual([['a-ssh'], [], ['a-ssh', 'renamed'], []]);
+      expect(sets[0]![0]!.requestedSeq).toBe(seq('a-ssh') + 4);
+      expect(sets[2]![1]!.requestedSeq).toBe(seq('renamed') + 2);
+      const synced = await sources.list();
+      expect(synced.find((s) => s.name === 'a-ssh')!.registry.requestedSeq).toBe(seq('a-ssh') + 4);
     } finally {
       await database.close();
       await target.drop();
