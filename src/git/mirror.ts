@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node
 import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitCommandError } from './errors.js';
+import { removeStaleLocks, type RemovedLock } from './locks.js';
 import { mirrorDirName, safeJoin } from './paths.js';
 import {
   countRefChanges,
@@ -34,6 +35,7 @@ import { validateRemoteUrl } from './url.js';
 
 export { lsRemote, localRefs, localHead, refsChecksum, countRefChanges, type RefMap, type RemoteListing } from './refs.js';
 export { cleanupTempDirs, removeMirror, mirrorPathFor } from './storage.js';
+export { removeStaleLocks, STALE_LOCK_AGE_MS, type RemovedLock } from './locks.js';
 
 export interface SyncMirrorOptions {
   runner: GitRunner;
@@ -58,6 +60,11 @@ export interface SyncMirrorOptions {
   onProgress?: (line: string) => void;
   /** Also run `git fsck --connectivity-only` on the existing mirror (slow on large repositories). */
   fsck?: boolean;
+  /**
+   * Told of each stale lock file removed from the mirror before the fetch
+   * (see locks.ts), to log it: such a lock means a git was killed mid-update.
+   */
+  onStaleLock?: (lock: RemovedLock) => void;
 }
 
 export interface MirrorSyncResult {
@@ -132,6 +139,10 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     if (unchanged && (upstream.head === undefined || upstream.head === inspection.head)) {
       return result('noop', path, [], before, upstream, inspection.head);
     }
+    // A git killed mid-update (lost lease, timeout, SIGKILLed worker) may have left lock
+    // files that would make this fetch, and every later one, fail with "File exists".
+    // Under the source's lease, only an orphan can be that old (see STALE_LOCK_AGE_MS).
+    for (const lock of removeStaleLocks(path)) options.onStaleLock?.(lock);
     try {
       await runner.run(
         [

@@ -202,6 +202,12 @@ export class SyncService {
         ...(bound ? { tokenAllowed: (url: URL) => bound.allows(url) } : {}),
         signal,
         ...(onProgress ? { onProgress: (line: string) => onProgress(source, line) } : {}),
+        // Each one means a git was killed mid-update here earlier: worth a look if it recurs.
+        onStaleLock: (lock) =>
+          logger.warn(
+            { event: 'stale_git_lock_removed', source: source.name, path: lock.path, age_ms: lock.ageMs },
+            `sync ${source.name}: removed stale git lock ${lock.path} (${Math.round(lock.ageMs / 1000)} s old) left by a killed git`,
+          ),
       });
       result = synced;
       const now = new Date();
