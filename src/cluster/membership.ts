@@ -37,12 +37,15 @@ export class ShardMembership {
   #beating: Promise<void> | undefined;
   #bytes = { value: 0, at: -Infinity };
 
+  /** This worker as the shard row names it (written at register and with every beat, see ShardRepository.heartbeat). */
+  readonly #node = `${hostname()}:${process.pid}`;
+
   constructor(private readonly options: MembershipOptions) {}
 
   /** Registers the shard and places the unplaced sources; returns the ids of those placed. */
   async start(): Promise<number[]> {
     const { shards, shardId, dataDir, logger, endpoint } = this.options;
-    await shards.register({ id: shardId, node: `${hostname()}:${process.pid}`, dataDir, ...(endpoint !== undefined ? { endpoint } : {}) });
+    await shards.register({ id: shardId, node: this.#node, dataDir, ...(endpoint !== undefined ? { endpoint } : {}) });
     const placed = await shards.placeUnplaced();
     logger.info({ event: 'shard_registered', shard: shardId, placed: placed.length, ...(endpoint !== undefined ? { endpoint } : {}) }, `serving shard ${shardId}${placed.length > 0 ? ` (placed ${placed.length} unplaced sources)` : ''}`);
     this.#timer = setInterval(() => void this.#beat(), this.options.heartbeatMs);
@@ -71,7 +74,8 @@ export class ShardMembership {
     this.#beating ??= (async () => {
       try {
         // The beat first: a walk of a large shard's mirrors must not make it late.
-        await this.options.shards.heartbeat(this.options.shardId, this.#bytes.value);
+        const { endpoint } = this.options;
+        await this.options.shards.heartbeat(this.options.shardId, this.#bytes.value, { node: this.#node, ...(endpoint !== undefined ? { endpoint } : {}) });
         if (Date.now() - this.#bytes.at >= SIZE_EVERY_MS) this.#bytes = { value: await directoryBytes(this.options.mirrorsDir), at: Date.now() };
       } catch (error) {
         this.options.logger.warn({ event: 'shard_heartbeat_failed', shard: this.options.shardId, err: String(error) }, 'shard heartbeat failed');

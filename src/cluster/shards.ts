@@ -14,7 +14,7 @@ export interface ShardInfo {
   sources: number;
   /** What its mirrors take on disk, as its worker last reported. */
   bytes: number;
-  /** The worker that registered it last: `<host>:<pid>`. */
+  /** The worker that registered or heartbeat it last: `<host>:<pid>`. */
   node: string;
   lastSeenAt: string;
 }
@@ -28,6 +28,9 @@ export interface ShardRegistration {
   /** Where its worker answers reads that need the files (cluster/internal-server.ts). */
   endpoint?: string;
 }
+
+/** The worker behind a heartbeat, as it registered. */
+export type ShardWorker = Pick<ShardRegistration, 'node' | 'endpoint'>;
 
 /** Where to reach a shard's worker for reads, and whether it is up. */
 export interface ShardEndpoint {
@@ -65,9 +68,17 @@ export class ShardRepository {
       .execute();
   }
 
-  /** The worker of shard `id` is alive; `bytes` is what its mirrors take now. */
-  async heartbeat(id: string, bytes: number, now = Date.now()): Promise<void> {
-    await this.db.updateTable('shards').set({ last_seen_at: now, bytes }).where('id', '=', id).execute();
+  /**
+   * The worker of shard `id` is alive; `bytes` is what its mirrors take now.
+   * The beating worker's `node` and `endpoint` are written too, not only at
+   * register: several workers may serve one shard (same shard id, same data
+   * dir), and when the one that registered last stops, the row would name it,
+   * and api processes forward reads to its dead endpoint, for good. With
+   * each beat naming its worker, a survivor's next beat (every ttl/3) puts
+   * itself back. Live workers take turns in the row; any of them can answer.
+   */
+  async heartbeat(id: string, bytes: number, worker: ShardWorker, now = Date.now()): Promise<void> {
+    await this.db.updateTable('shards').set({ last_seen_at: now, bytes, node: worker.node, endpoint: worker.endpoint ?? null }).where('id', '=', id).execute();
   }
 
   /** Every shard with its sources counted, by id. */
