@@ -32,6 +32,21 @@ export interface SchedulerOptions {
 /** Claims per pass at most: rows that need nothing now do not stall the pass. */
 const CLAIM_BATCHES = 4;
 
+/**
+ * The pause after a pass that used all the workers' room (more is probably
+ * due): passes a full tick apart would cap scheduled syncs at room/tick
+ * (~4/s a worker process at the defaults), however fast syncs are, where
+ * 100,000 sources on a 1 h interval need ~28/s.
+ */
+const FAST_PASS_MS = 100;
+
+/**
+ * What a pass found: `limited` when it stopped because the room (or its claim
+ * batches) ran out, so more is probably due; `caught-up` when it found less
+ * due than the room; `no-room` when the workers had none.
+ */
+type PassOutcome = 'limited' | 'caught-up' | 'no-room';
+
 /** Only one process schedules at a time; the others stand by. */
 export const SCHEDULER_LEASE_KEY = 'scheduler:replication';
 
@@ -48,7 +63,7 @@ export class Scheduler {
   #state: SchedulerState = 'stopped';
   #stop = new AbortController();
   #loop: Promise<void> | undefined;
-  #pass: Promise<void> | undefined;
+  #pass: Promise<PassOutcome | undefined> | undefined;
 
   constructor(private readonly options: SchedulerOptions) {}
 
@@ -84,9 +99,10 @@ export class Scheduler {
         .tryWithLease(SCHEDULER_LEASE_KEY, { ttlMs: leaseTtlMs, owner: 'scheduler', signal: stopping }, async (lease, signal) => {
           this.#state = 'active';
           logger.info({ event: 'scheduler_active', fence: lease.fence.toString() }, 'scheduler active');
+          let wait = tickMs;
           while (!signal.aborted) {
-            await this.#onePass();
-            await this.#pause(tickMs, signal);
+            wait = this.#nextWait(await this.#onePass(), wait);
+            await this.#pause(wait, signal);
           }
         })
         .catch((error: unknown) => {
@@ -105,20 +121,41 @@ export class Scheduler {
     await sleep(ms, undefined, { signal }).catch(() => undefined);
   }
 
-  #onePass(): Promise<void> {
+  /**
+   * How long to wait after a pass that ended as `outcome`, the last wait being `last`.
+   * A limited pass is followed soon (the backlog drains as fast as the workers take
+   * it); one that caught up, or failed (undefined: no hammering a store that is
+   * down), waits the full tick. No room waits twice as long as the last time, up to
+   * the tick: in a backlog the workers free room within a sync or two, and a full
+   * tick's wait would leave them idle for most of it; when they stay busy the
+   * passes slow down to one a tick after a few doublings, so this never spins.
+   */
+  #nextWait(outcome: PassOutcome | undefined, last: number): number {
+    const { tickMs } = this.options;
+    if (outcome === 'limited') return Math.min(tickMs, FAST_PASS_MS);
+    if (outcome === 'no-room') return Math.min(tickMs, 2 * last);
+    return tickMs;
+  }
+
+  #onePass(): Promise<PassOutcome | undefined> {
     this.#pass ??= this.#schedule()
-      .catch((error: unknown) => this.options.logger.error({ event: 'scheduler_error', err: String(error) }, 'scheduler pass failed'))
+      .catch((error: unknown) => {
+        this.options.logger.error({ event: 'scheduler_error', err: String(error) }, 'scheduler pass failed');
+        return undefined;
+      })
       .finally(() => (this.#pass = undefined));
     return this.#pass;
   }
 
-  async #schedule(): Promise<void> {
+  async #schedule(): Promise<PassOutcome> {
     const { registry, claimMs } = this.options;
     const room = await this.options.syncRoom();
-    if (room <= 0) return;
+    if (room <= 0) return 'no-room';
     const now = new Date();
     // Claimed rows that need nothing now (a live worker's, a cron not due) leave room for more.
     let nudged = 0;
+    // Whether a claim came back short: then nothing more is due now.
+    let drained = false;
     for (let batch = 0; batch < CLAIM_BATCHES && nudged < room; batch++) {
       const limit = room - nudged;
       const due = await registry.claimDue(now, { limit, claimMs });
@@ -128,12 +165,19 @@ export class Scheduler {
         await this.options.nudge(source, trigger);
         nudged++;
       }
-      if (due.length < limit) break;
+      if (due.length < limit) {
+        drained = true;
+        break;
+      }
     }
     // Spare room goes to re-verification, which only reads local refs.
-    if (nudged >= room) return;
+    if (nudged >= room) return 'limited';
     const stale = await registry.dueForVerification(now, { intervalMs: this.options.verifyIntervalMs, limit: room - nudged });
     for (const source of stale) await this.options.nudgeVerify(source);
+    // Out of claim batches with rows still coming (claimed rows stay claimed: the next pass
+    // gets new ones): more is due. Verifications do not count: they are not claimed, so a
+    // pass soon after would only find the same rows, whose jobs have not run yet.
+    return drained ? 'caught-up' : 'limited';
   }
 
   /** Why a due row should run now, recording a request when the schedule (not a user) asks; null to leave it. */
