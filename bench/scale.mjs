@@ -20,6 +20,7 @@
 //   BENCH_SCALE_KILLS=3               SIGKILLs (2 workers each time)
 //   BENCH_SCALE_LEASE_TTL=3s          FORGESYNC_LEASE_TTL of every process (short: it bounds the failover)
 //   BENCH_SCALE_DELIVERIES=10000      deliveries of the intake measurement
+//   BENCH_SCALE_INTAKE_CONNECTIONS=64 keep-alive connections of the intake's closed loop (hello-world and api alike)
 //   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test
 //   BENCH_SCALE_REDIS_URL=redis://127.0.0.1:6379/13   leases and jobs; the db must be this bench's own
 //   BENCH_KEEP=1                      keep the temp directory (logs of every process)
@@ -140,6 +141,7 @@ const cfg = {
   // FORGESYNC_MAX_CONCURRENT_SYNCS is left at its default: 4 per process.
   capacity: 4,
   deliveries: intSetting('BENCH_SCALE_DELIVERIES', quick ? 2000 : 10_000, 1),
+  intakeConnections: intSetting('BENCH_SCALE_INTAKE_CONNECTIONS', 64, 1),
   keep: env.BENCH_KEEP === '1',
   strict: env.BENCH_STRICT === '1',
 };
@@ -209,7 +211,7 @@ if (cfg.procs) {
     results.throughput = await attempt('sync throughput', () => measureThroughput(cluster, { counts: cfg.workerCounts, reps: cfg.rounds, resyncSeconds: cfg.resyncSeconds }));
     if (cfg.kills > 0) results.kill = await attempt('SIGKILL failover', () => measureKill(cluster, { workers: cfg.killWorkers, rounds: cfg.kills, capacity: cfg.capacity }));
     const profile = env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE_DIR}`] : [];
-    results.intake = await attempt('webhook intake', () => measureIntake(cluster, { secret: SECRET, count: cfg.deliveries, nodeArgs: profile }));
+    results.intake = await attempt('webhook intake', () => measureIntake(cluster, { secret: SECRET, count: cfg.deliveries, concurrency: cfg.intakeConnections, nodeArgs: profile }));
   }
   progress('cleaning up');
   await cluster?.close().catch((error) => log(`cleanup failed: ${describeError(error)}`));

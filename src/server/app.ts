@@ -42,6 +42,9 @@ export async function buildServer(app: { kernel: Kernel }, options: ServerOption
     // Per-request access lines (info) would drown the log in a webhook storm;
     // forgesync logs one line per delivery and per sync itself.
     loggerInstance: kernel.logger.child({ component: 'http' }, { level: 'warn' }),
+    // No child logger per request (its reqId binding): the server logs only warnings, and
+    // making one costs more than a webhook's own log line.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
   }).withTypeProvider<ZodTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);

@@ -16,9 +16,23 @@
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 const SCP = /^(?:[^@/]*@)?(\[[^\]/]*\]|[^:/]+):(?!\/\/)(.*)$/s;
 
+/** Keys of the URLs seen last: a forge names the same few repositories in delivery after delivery. */
+const recent = new Map<string, string | null>();
+const RECENT_MAX = 10_000;
+
 /** The match key of a repository URL or path, or null when it names no repository. */
 export function matchKey(url: string | null | undefined): string | null {
   if (typeof url !== 'string') return null;
+  const known = recent.get(url);
+  if (known !== undefined) return known;
+  const key = computeMatchKey(url);
+  // Bounded: past the limit the oldest entry goes (Maps iterate in insertion order).
+  if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!);
+  recent.set(url, key);
+  return key;
+}
+
+function computeMatchKey(url: string): string | null {
   const text = url.trim();
   if (text === '' || text.length > 4096) return null;
   const scheme = SCHEME.exec(text)?.[1]?.toLowerCase();

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { requestedChanges } from './sql.js';
+import type { StoreDialect } from './database.js';
 import type { Schema } from './types.js';
 
 /** A source a request was recorded for by requestByMatchKeys(). */
@@ -29,8 +30,8 @@ type Row = { source_id: unknown; requested_seq: unknown; completed_seq: unknown;
  * statement that also returns each source's name and URL. This is the
  * webhook hot path: one statement instead of a lookup plus a write.
  */
-export async function requestByMatchKeys(db: Kysely<Schema>, keys: readonly string[], now: Date): Promise<MatchedRequest[]> {
-  return (await requestByMatchKeySets(db, [keys], now))[0]!;
+export async function requestByMatchKeys(db: Kysely<Schema>, dialect: StoreDialect, keys: readonly string[], now: Date): Promise<MatchedRequest[]> {
+  return (await requestByMatchKeySets(db, dialect, [keys], now))[0]!;
 }
 
 /**
@@ -39,12 +40,12 @@ export async function requestByMatchKeys(db: Kysely<Schema>, keys: readonly stri
  * counting one request per set that names it (as if each had run alone);
  * then each set gets the sources its own keys match.
  */
-export async function requestByMatchKeySets(db: Kysely<Schema>, keySets: readonly (readonly string[])[], now: Date): Promise<MatchedRequest[][]> {
+export async function requestByMatchKeySets(db: Kysely<Schema>, dialect: StoreDialect, keySets: readonly (readonly string[])[], now: Date): Promise<MatchedRequest[][]> {
   const sets = keySets.map((keys) => new Set(keys.filter(Boolean)));
   const requests = new Map<string, number>();
   for (const set of sets) for (const key of set) requests.set(key, (requests.get(key) ?? 0) + 1);
   if (requests.size === 0) return sets.map(() => []);
-  const rows = (await buildQuery(db, requests, now.getTime()).execute()) as Row[];
+  const rows = (await buildQuery(db, dialect, requests, now.getTime()).execute()) as Row[];
   const matched = rows
     .map((row) => {
       const requestedSeq = Number(row.requested_seq);
@@ -64,8 +65,11 @@ export async function requestByMatchKeySets(db: Kysely<Schema>, keySets: readonl
  *   RETURNING the row's counters and state, and its source's name, url, shard, move_to and match_key.
  * The count is a CASE over the keys when a batch names a key more than once, else 1.
  */
-function buildQuery(db: Kysely<Schema>, requests: ReadonlyMap<string, number>, nowMs: number) {
+function buildQuery(db: Kysely<Schema>, dialect: StoreDialect, requests: ReadonlyMap<string, number>, nowMs: number) {
   const keys = [...requests.keys()];
+  // PostgreSQL takes the keys as one array parameter: a batch's hundreds of keys cost one
+  // parameter to build, send and plan, not hundreds.
+  const keyMatch = dialect === 'postgres' ? sql<boolean>`sources.match_key = any(${keys})` : sql<boolean>`sources.match_key in (${sql.join(keys)})`;
   const repeated = [...requests].filter(([, count]) => count > 1);
   const increment =
     repeated.length === 0
@@ -78,7 +82,7 @@ function buildQuery(db: Kysely<Schema>, requests: ReadonlyMap<string, number>, n
     .updateTable('registry')
     .set({ ...requestedChanges(nowMs), requested_seq: sql<number>`requested_seq + ${increment}` })
     .where('source_id', 'in', (eb) =>
-      eb.selectFrom('sources').select('sources.id').where('sources.match_key', 'in', keys).where('sources.enabled', '=', 1),
+      eb.selectFrom('sources').select('sources.id').where(keyMatch).where('sources.enabled', '=', 1),
     )
     .returning([
       'registry.source_id',

@@ -98,12 +98,12 @@ export class RegistryRepository {
    * For webhooks: a disabled or unknown repository records nothing.
    */
   requestByMatchKeys(keys: readonly string[], now: Date = new Date()): Promise<MatchedRequest[]> {
-    return requestByMatchKeys(this.#db, keys, now);
+    return requestByMatchKeys(this.#db, this.#dialect, keys, now);
   }
 
   /** requestByMatchKeys for several key sets in one statement; the sources matched, per set (see match-requests.ts). */
   requestByMatchKeySets(keySets: readonly (readonly string[])[], now: Date = new Date()): Promise<MatchedRequest[][]> {
-    return requestByMatchKeySets(this.#db, keySets, now);
+    return requestByMatchKeySets(this.#db, this.#dialect, keySets, now);
   }
 
   /** request() on every row `filter` selects, in one statement; returns how many rows it touched. */

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { safeEqual } from '../../server/auth.js';
 
 const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
@@ -16,8 +16,15 @@ export function signBody(secret: string, body: Buffer | string): string {
 export function verifySignature(secret: string, body: Buffer, header: string | undefined): boolean {
   const given = header === undefined ? null : SIGNATURE.exec(header.trim());
   if (!given) return false;
-  const expected = createHmac('sha256', secret).update(body).digest();
+  const expected = createHmac('sha256', keyOf(secret)).update(body).digest();
   return timingSafeEqual(Buffer.from(given[1]!, 'hex'), expected);
+}
+
+/** The secret as a key object, made once: importing a string key costs more than hashing a delivery. */
+let cachedKey: { secret: string; key: KeyObject } | undefined;
+function keyOf(secret: string): KeyObject {
+  if (cachedKey?.secret !== secret) cachedKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
+  return cachedKey.key;
 }
 
 /** Whether a shared-secret token (GitLab's `X-Gitlab-Token`) matches, in constant time. */
