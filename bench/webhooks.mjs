@@ -48,7 +48,6 @@
 import { randomBytes } from 'node:crypto';
 import { intSetting, loads, log, mib, progress, quick, table, writeResults } from './lib/util.mjs';
 import BetterSqlite3 from 'better-sqlite3';
-import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +56,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
-import { signBody } from '../dist/replication/webhooks/signature.js';
+import { pushDelivery } from './lib/push-delivery.mjs';
 import { addCommit, createTemplate, createUpstreams, git, pool, refLines } from './lib/git-fleet.mjs';
 import { runStage } from './lib/webhooks-load.mjs';
 import { cpuMsOf, memoryOf, startHello, startServe, stop } from './lib/webhooks-procs.mjs';
@@ -144,7 +143,7 @@ async function main() {
   const rssAfterClone = memoryOf(serve.child.pid);
 
   // ---- deliveries ----
-  const items = upstreams.map((upstream, i) => delivery(upstream, `bench/${names[i]}`));
+  const items = upstreams.map((upstream, i) => pushDelivery(SECRET, upstream, `bench/${names[i]}`));
   const forgesyncAccepted = (status, body) => status === 202 && body.includes('"result":"accepted"');
   const helloAccepted = (status) => status === 200;
 
@@ -227,25 +226,6 @@ async function main() {
   if (cfg.strict && !met) process.exitCode = 1;
 }
 
-/** A signed GitHub push delivery for one upstream (real payload, URLs rewritten). */
-function delivery(upstream, fullName) {
-  const examples = createRequire(import.meta.url)('@octokit/webhooks-examples');
-  const push = examples.find((g) => g.name === 'push').examples.find((e) => e.ref === 'refs/heads/master');
-  const payload = JSON.parse(JSON.stringify(push).split('Codertocat/Hello-World').join(fullName));
-  payload.repository.clone_url = `file://${upstream}`;
-  const body = Buffer.from(JSON.stringify(payload));
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(body.length),
-      'x-github-event': 'push',
-      'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
-      'x-hub-signature-256': signBody(SECRET, body),
-      'user-agent': 'GitHub-Hookshot/bench',
-    },
-  };
-}
 
 /** Sync attempts recorded so far (all sources). */
 function attemptCount() {

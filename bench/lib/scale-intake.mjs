@@ -2,31 +2,11 @@
 // unthrottled, against a lone `forgesync serve --role api` process and against
 // bare Fastify's hello-world (the ceiling), on the same machine. See the
 // method in bench/scale.mjs's header.
-import { createRequire } from 'node:module';
-import { signBody } from '../../dist/replication/webhooks/signature.js';
+import { pushDelivery } from './push-delivery.mjs';
 import { runStage } from './webhooks-load.mjs';
 import { cpuMsOf, startHello, stop } from './webhooks-procs.mjs';
 import { progress } from './util.mjs';
 
-/** A signed push delivery of the real @octokit/webhooks-examples payload, its clone URL pointed at `upstream`. */
-function delivery(secret, upstream, fullName) {
-  const examples = createRequire(import.meta.url)('@octokit/webhooks-examples');
-  const push = examples.find((g) => g.name === 'push').examples.find((e) => e.ref === 'refs/heads/master');
-  const payload = JSON.parse(JSON.stringify(push).split('Codertocat/Hello-World').join(fullName));
-  payload.repository.clone_url = `file://${upstream}`;
-  const body = Buffer.from(JSON.stringify(payload));
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(body.length),
-      'x-github-event': 'push',
-      'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
-      'x-hub-signature-256': signBody(secret, body),
-      'user-agent': 'GitHub-Hookshot/bench',
-    },
-  };
-}
 
 /**
  * Starts the api process (the scheduler keeps running) and runs hello; api
@@ -40,7 +20,7 @@ export async function measureIntake(cluster, { secret, count, concurrency = 64, 
   progress('starting the api process and the hello-world server');
   const [api, hello] = await Promise.all([cluster.start('api', undefined, nodeArgs), startHello()]);
   try {
-    const items = cluster.upstreams.map((upstream, i) => delivery(secret, upstream, `bench/${cluster.names[i]}`));
+    const items = cluster.upstreams.map((upstream, i) => pushDelivery(secret, upstream, `bench/${cluster.names[i]}`));
     const common = { items, count, rate: null, concurrency, maxMs };
     const runHello = async (which) => {
       progress(`intake: hello (${which})`);
