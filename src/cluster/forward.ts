@@ -25,6 +25,12 @@ export interface ShardReadsOptions {
   shardOf: (name: string) => Promise<string | null>;
 }
 
+/** A shard's worker, where reads of its sources' files are sent. */
+export interface ShardTarget {
+  shard: string;
+  endpoint: string;
+}
+
 /** A read answered elsewhere, as the caller gets it. */
 export interface ForwardedResponse {
   status: number;
@@ -46,7 +52,7 @@ export class ShardReads {
    * this process has its files.
    * @throws NotFoundError, SourceNotPlacedError, ShardUnreachableError
    */
-  async endpointFor(name: string): Promise<{ shard: string; endpoint: string } | null> {
+  async endpointFor(name: string): Promise<ShardTarget | null> {
     const shard = await this.options.shardOf(name);
     if (shard === null) throw new SourceNotPlacedError(name);
     if (shard === this.options.localShard) return null;
@@ -56,7 +62,7 @@ export class ShardReads {
   }
 
   /** The other shards' endpoints, for reads that span every shard (a listing); down shards are left out. */
-  async otherEndpoints(): Promise<{ shard: string; endpoint: string }[]> {
+  async otherEndpoints(): Promise<ShardTarget[]> {
     const all = await this.options.shards.endpoints();
     return all.filter((entry) => entry.id !== this.options.localShard && entry.state !== 'down').map((entry) => ({ shard: entry.id, endpoint: this.#usable(entry) }));
   }
@@ -68,7 +74,7 @@ export class ShardReads {
    * went away).
    * @throws ShardUnreachableError when the worker does not answer
    */
-  async send(target: { shard: string; endpoint: string }, request: { method: string; url: string; body?: unknown }, caller: string, signal?: AbortSignal): Promise<ForwardedResponse> {
+  async send(target: ShardTarget, request: { method: string; url: string; body?: unknown }, caller: string, signal?: AbortSignal): Promise<ForwardedResponse> {
     const token = this.options.clusterToken;
     if (token === undefined) throw new ShardUnreachableError(target.shard, 'is not asked: this process has no FORGESYNC_CLUSTER_TOKEN');
     const hasBody = request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD';
@@ -103,7 +109,7 @@ export class ShardReads {
    * `caller`: its body, or the worker's refusal as the error of its kind.
    * @throws NotFoundError, ConflictError, InvalidInputError (as the worker answered), ShardUnreachableError
    */
-  async readJson<T>(target: { shard: string; endpoint: string }, url: string, caller: string): Promise<T> {
+  async readJson<T>(target: ShardTarget, url: string, caller: string): Promise<T> {
     const answer = await this.send(target, { method: 'GET', url }, caller);
     let text = '';
     if (answer.body) for await (const chunk of answer.body) text += chunk.toString();
@@ -116,7 +122,7 @@ export class ShardReads {
   }
 
   /** Answers `request` from the worker at `target` into `reply`, streamed. */
-  async forward(target: { shard: string; endpoint: string }, request: FastifyRequest, reply: FastifyReply, caller: string): Promise<FastifyReply> {
+  async forward(target: ShardTarget, request: FastifyRequest, reply: FastifyReply, caller: string): Promise<FastifyReply> {
     const controller = new AbortController();
     // The caller hanging up ends the forwarded read too (a snapshot being made carries on there, held as asked).
     reply.raw.once('close', () => {
