@@ -65,8 +65,8 @@
 //    workers' own CPU per sync and the whole machine's busy share (/proc).
 //    Then, per worker count, `sync --all` as the CLI does it (resync('all'):
 //    one UPDATE, the scheduler process nudges), timed for
-//    BENCH_SCALE_SYNC_ALL_SECONDS: the scheduler hands out at most 2 × the
-//    workers' capacity per tick, so that path is bounded by the tick.
+//    BENCH_SCALE_SYNC_ALL_SECONDS: the scheduler hands out up to 2 × the
+//    workers' room a pass, the next pass 100 ms after one that used it all.
 //    The machine has 2 CPUs: workers, git, PostgreSQL, Redis and the bench
 //    share them, so 2 workers cannot double and 4 cannot quadruple the
 //    1-worker figure.

@@ -30,8 +30,8 @@ export function printThroughput(throughput, { sources, capacity, cpus, tickMs })
   const all = throughput.find((t) => t.syncAll);
   if (all) {
     log(
-      `  (sync --all: resync('all') then the scheduler nudges at most 2 × the workers' capacity less what runs and waits per ${tickMs} ms tick,` +
-        ` i.e. ≤ ${fixed((2 * capacity * 1000) / tickMs)} syncs/s per worker process; timed for the first ${fixed(all.syncAll.ms / 1000)} s, no-op)`,
+      `  (sync --all: resync('all'), then the scheduler nudges up to 2 × the workers' capacity less what runs and waits a pass, the next pass` +
+        ` 100 ms after one that used all its room (${tickMs} ms after one that did not); timed for the first ${fixed(all.syncAll.ms / 1000)} s, no-op)`,
     );
   }
   log(`  (${cpus} CPUs: every worker, its git processes, PostgreSQL, Redis and this process share them, so more workers than CPUs cannot scale linearly)`);
