@@ -21,11 +21,11 @@ import { removeMovedCopies } from './janitor.js';
 import { Scheduler } from './scheduler.js';
 import { SyncService, syncLeaseKey } from './sync.js';
 import { Nudger, SYNC_JOB, VERIFY_JOB } from './nudger.js';
+import { Batcher } from '../util/batcher.js';
 import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 
 export type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 import { Verifier } from './verify.js';
-import { Batcher } from '../util/batcher.js';
 
 export { SYNC_JOB, VERIFY_JOB } from './nudger.js';
 
@@ -286,8 +286,9 @@ export class Replication implements ForgesyncModule {
 
   /**
    * Records a sync request for every enabled source whose URL has one of the
-   * match `keys` (store/match-key.ts) in one statement, and nudges a worker
-   * for each: the webhook hot path. Returns those sources (none: nothing recorded).
+   * match `keys` (store/match-key.ts) in one statement (shared with the calls
+   * made meanwhile), and nudges a worker for each: the webhook hot path.
+   * Returns those sources (none: nothing recorded).
    */
   requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
     let batcher = this.#matchRequests.get(trigger);
