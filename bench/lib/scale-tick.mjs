@@ -14,7 +14,11 @@ import { progress } from './util.mjs';
 const CLAIM_MS = 30_000;
 const HOUR = 3_600_000;
 
-/** Fills an empty registry with `count` sources, `due` of them pending, the rest synced and due in an hour. */
+/**
+ * Fills an empty registry with `count` sources, `due` of them pending, the
+ * rest synced and due in an hour; of those, `due` were verified two hours ago
+ * (due for re-verification at a 1 h interval), the others just now.
+ */
 async function fill(db, count, due, label) {
   const now = Date.now();
   const CHUNK = 1000;
@@ -29,6 +33,7 @@ async function fill(db, count, due, label) {
       .values(
         ids.map(({ id }, k) => {
           const pending = from + k < due;
+          const verifyDue = !pending && from + k < 2 * due;
           return {
             source_id: Number(id),
             state: pending ? 'pending' : 'synced',
@@ -39,6 +44,7 @@ async function fill(db, count, due, label) {
             completed_seq: pending ? 0 : 1,
             target_seq: pending ? 0 : 1,
             last_synced_at: pending ? null : now,
+            verified_at: pending ? null : verifyDue ? now - 2 * HOUR : now,
             next_run_at: pending ? 0 : now + HOUR,
             updated_at: now,
           };
@@ -67,7 +73,7 @@ async function openFleet(kind, count, cfg, root, cleanups) {
   }
   await fill(database.db, count, cfg.due, `${kind} fleet of ${count.toLocaleString('en-US')}`);
   await sql`analyze`.execute(database.db);
-  return { count, database, registry: new RegistryRepository(database), samples: [] };
+  return { count, database, registry: new RegistryRepository(database), samples: [], verifySamples: [] };
 }
 
 /** One timed tick: claimDue of the due rows; then (untimed) they are made due again. */
@@ -78,6 +84,16 @@ async function tick(fleet, cfg) {
   const ms = performance.now() - t0;
   if (claimed.length !== cfg.due) throw new Error(`a tick of the ${fleet.count}-source fleet claimed ${claimed.length} rows, expected ${cfg.due}`);
   await fleet.database.db.updateTable('registry').set({ next_run_at: 0 }).where('state', '=', 'pending').execute();
+  return ms;
+}
+
+/** One timed verification pick: the mirrors due for re-verification (what a pass gives its spare room), which must be the `due` verified two hours ago. */
+async function verifyPick(fleet, cfg) {
+  collectGarbage();
+  const t0 = performance.now();
+  const picked = await fleet.registry.dueForVerification(new Date(), { intervalMs: HOUR, limit: cfg.due });
+  const ms = performance.now() - t0;
+  if (picked.length !== cfg.due) throw new Error(`a verification pick of the ${fleet.count}-source fleet found ${picked.length} rows, expected ${cfg.due}`);
   return ms;
 }
 
@@ -97,13 +113,26 @@ async function measureTicksOn(kind, cfg, root, cleanups) {
     for (let rep = -2; rep < cfg.reps; rep++) {
       for (const fleet of rep % 2 ? [...fleets].reverse() : fleets) {
         const ms = await tick(fleet, cfg);
-        if (rep >= 0) fleet.samples.push(ms);
+        const verifyMs = await verifyPick(fleet, cfg);
+        if (rep >= 0) {
+          fleet.samples.push(ms);
+          fleet.verifySamples.push(verifyMs);
+        }
       }
     }
     const [big, small] = fleets;
     const bigMs = median(big.samples);
     const smallMs = median(small.samples);
-    return { kind, bigMs, smallMs, ratio: bigMs / smallMs, spread: { big: spreadPct(big.samples), small: spreadPct(small.samples) }, samples: { big: big.samples, small: small.samples } };
+    const verify = { bigMs: median(big.verifySamples), smallMs: median(small.verifySamples) };
+    return {
+      kind,
+      bigMs,
+      smallMs,
+      ratio: bigMs / smallMs,
+      spread: { big: spreadPct(big.samples), small: spreadPct(small.samples) },
+      samples: { big: big.samples, small: small.samples },
+      verify: { ...verify, ratio: verify.bigMs / verify.smallMs },
+    };
   } finally {
     for (const fleet of fleets) await fleet.database.close();
   }
