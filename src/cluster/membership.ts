@@ -22,14 +22,14 @@ export interface MembershipOptions {
 /** How often the janitor looks for copies of moved sources. */
 const JANITOR_EVERY_MS = 10 * 60_000;
 
+/** The mirrors' size is walked at most this often (a large shard has many files); beats in between report the last one. */
+const SIZE_EVERY_MS = 60_000;
+
 /**
  * A worker's membership of its storage shard: registers the shard on start
  * (and places the sources added while no shard was active), then
  * heartbeats it with the size of its mirrors until stopped.
  */
-/** The mirrors' size is walked at most this often (a large shard has many files); beats in between report the last one. */
-const SIZE_EVERY_MS = 60_000;
-
 export class ShardMembership {
   #timer: NodeJS.Timeout | undefined;
   #janitor: NodeJS.Timeout | undefined;

@@ -8,7 +8,7 @@ import { syncLeaseKey } from './sync.js';
 
 export interface JanitorOptions {
   mirrorsDir: string;
-  sources: Pick<SourceRepository, 'getById'>;
+  sources: Pick<SourceRepository, 'getByIds'>;
   leases: LeaseManager;
   leaseTtlMs: number;
   logger: Logger;
@@ -31,18 +31,23 @@ export async function removeMovedCopies(options: JanitorOptions, run: { localSha
   const { mirrorsDir, leases, leaseTtlMs, logger } = options;
   const { localShard, graceMs, now } = run;
   const removed: string[] = [];
+  // A source's directories (one per URL it had), then their sources in a few statements, not one a directory.
+  const dirs = new Map<number, string[]>();
   for (const entry of await readdir(mirrorsDir).catch(() => [] as string[])) {
     const id = MIRROR_DIR.exec(entry)?.[1];
-    if (id === undefined) continue;
-    const source = await options.sources.getById(Number(id));
-    if (!source || source.placementEpoch === 0 || source.shard === null || source.shard === localShard || source.moveTo === localShard) continue;
-    const path = join(mirrorsDir, entry);
-    const modified = (await stat(path).catch(() => undefined))?.mtimeMs;
-    if (modified === undefined || now - modified < graceMs) continue;
-    await leases.tryWithLease(syncLeaseKey(source.id), { ttlMs: leaseTtlMs, owner: `janitor ${source.name}`.slice(0, 128) }, async () => {
-      options.onMirrorRemoved?.(path);
-      if (await removeMirror(mirrorsDir, source, source.url)) removed.push(path);
-    });
+    if (id !== undefined) dirs.set(Number(id), [...(dirs.get(Number(id)) ?? []), entry]);
+  }
+  for (const source of await options.sources.getByIds([...dirs.keys()])) {
+    if (source.placementEpoch === 0 || source.shard === null || source.shard === localShard || source.moveTo === localShard) continue;
+    for (const entry of dirs.get(source.id)!) {
+      const path = join(mirrorsDir, entry);
+      const modified = (await stat(path).catch(() => undefined))?.mtimeMs;
+      if (modified === undefined || now - modified < graceMs) continue;
+      await leases.tryWithLease(syncLeaseKey(source.id), { ttlMs: leaseTtlMs, owner: `janitor ${source.name}`.slice(0, 128) }, async () => {
+        options.onMirrorRemoved?.(path);
+        if (await removeMirror(mirrorsDir, source, source.url)) removed.push(path);
+      });
+    }
   }
   if (removed.length > 0) logger.info({ event: 'moved_copies_removed', shard: localShard, count: removed.length }, `removed ${removed.length} copies of sources moved off shard ${localShard}`);
   return removed;

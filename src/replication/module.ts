@@ -52,7 +52,21 @@ export class Replication implements ForgesyncModule {
   readonly jobs: Record<string, JobKind>;
   readonly #deliveries: WebhookDeliveryRepository;
   readonly #nudger: Nudger;
-  readonly #matchRequests = new Map<SyncTrigger, Batcher<readonly string[], MatchedRequest[]>>();
+  /**
+   * Concurrent deliveries' requests go together (a group commit: one UPDATE
+   * and commit for a batch of them, see util/batcher.ts), and each source
+   * they name is nudged once, unless an earlier request of it still waits
+   * (a storm of pushes to one repository queues one job, not one a push).
+   */
+  readonly #webhookRequests = new Batcher<readonly string[], MatchedRequest[]>(
+    async (keySets) => {
+      const matched = await this.registry.requestByMatchKeySets(keySets);
+      const sources = new Map(matched.flat().filter((source) => !source.alreadyWaiting).map((source) => [source.sourceId, source]));
+      await Promise.all([...sources.values()].map((source) => this.#nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard, moveTo: source.moveTo }, 'webhook')));
+      return matched;
+    },
+    { maxBatch: MATCH_BATCH, concurrency: 1 },
+  );
 
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
@@ -285,33 +299,13 @@ export class Replication implements ForgesyncModule {
   }
 
   /**
-   * Records a sync request for every enabled source whose URL has one of the
-   * match `keys` (store/match-key.ts) in one statement (shared with the calls
-   * made meanwhile), and nudges a worker for each: the webhook hot path.
-   * Returns those sources (none: nothing recorded).
+   * Records a webhook's sync request for every enabled source whose URL has
+   * one of the match `keys` (store/match-key.ts) in one statement (shared with
+   * the deliveries made meanwhile), and nudges a worker for each: the webhook
+   * hot path. Returns those sources (none: nothing recorded).
    */
-  requestSyncByMatchKeys(keys: readonly string[], trigger: SyncTrigger): Promise<MatchedRequest[]> {
-    let batcher = this.#matchRequests.get(trigger);
-    if (!batcher) this.#matchRequests.set(trigger, (batcher = this.#matchRequestBatcher(trigger)));
-    return batcher.submit(keys);
-  }
-
-  /**
-   * Concurrent deliveries' requests go together (a group commit: one UPDATE
-   * and commit for a batch of them, see util/batcher.ts), and each source
-   * they name is nudged once, unless an earlier request of it still waits
-   * (a storm of pushes to one repository queues one job, not one a push).
-   */
-  #matchRequestBatcher(trigger: SyncTrigger): Batcher<readonly string[], MatchedRequest[]> {
-    return new Batcher(
-      async (keySets) => {
-        const matched = await this.registry.requestByMatchKeySets(keySets);
-        const sources = new Map(matched.flat().filter((source) => !source.alreadyWaiting).map((source) => [source.sourceId, source]));
-        await Promise.all([...sources.values()].map((source) => this.#nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard, moveTo: source.moveTo }, trigger)));
-        return matched;
-      },
-      { maxBatch: MATCH_BATCH, concurrency: 1 },
-    );
+  requestWebhookSync(keys: readonly string[]): Promise<MatchedRequest[]> {
+    return this.#webhookRequests.submit(keys);
   }
 
   /** Requests a sync of every row the target selects; returns how many rows it touched. */

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { runAtomically, type Row } from './atomic.js';
 import { ms } from './registry-statements.js';
-import { selectSourcesWithRegistry, toSourceWithRegistry } from './rows.js';
+import { inIdOrder, selectSourcesByIds, toSourceWithRegistry } from './rows.js';
 import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
 
 /*
@@ -44,16 +44,13 @@ export async function claimDue(db: Kysely<Schema>, dialect: 'sqlite' | 'postgres
       const ids = picked(previous);
       return ids.length === 0 ? null : db.updateTable('registry').set({ next_run_at: ms(nowMs + Math.round(options.claimMs)) }).where('source_id', 'in', ids);
     },
-    // Both sides by key: with only s.id named, PostgreSQL hashes the whole registry.
     (previous) => {
       const ids = picked(previous);
-      return ids.length === 0 ? null : selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('r.source_id', 'in', ids).where('s.enabled', '=', 1);
+      return ids.length === 0 ? null : selectSourcesByIds(db, ids).where('s.enabled', '=', 1);
     },
   ]);
-  const order = new Map(claimed!.map((row, index) => [Number(row.source_id), index]));
-  return (rows as unknown as Parameters<typeof toSourceWithRegistry>[0][])
-    .map(toSourceWithRegistry)
-    .sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  const sources = (rows as unknown as Parameters<typeof toSourceWithRegistry>[0][]).map(toSourceWithRegistry);
+  return inIdOrder(sources, picked([claimed!]));
 }
 
 /**
@@ -73,10 +70,9 @@ export async function dueForVerification(db: Kysely<Schema>, now: Date, options:
   const stale = never.length < limit ? await pick().where('verified_at', '<=', cutoff).orderBy('verified_at').orderBy('source_id').limit(limit - never.length).execute() : [];
   const ids = [...never, ...stale].map((row) => Number(row.source_id));
   if (ids.length === 0) return [];
-  // Both sides by key (see claimDue); enabled is checked on the source itself.
-  const rows = await selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('r.source_id', 'in', ids).where('s.enabled', '=', 1).execute();
-  const order = new Map(ids.map((id, index) => [id, index]));
-  return rows.map(toSourceWithRegistry).sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  // Enabled is checked on the source itself.
+  const rows = await selectSourcesByIds(db, ids).where('s.enabled', '=', 1).execute();
+  return inIdOrder(rows.map(toSourceWithRegistry), ids);
 }
 
 /** Rows per state (every state present, 0 when none) and verification / missing totals. */

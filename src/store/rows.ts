@@ -136,6 +136,20 @@ export function toSourceWithRegistry(row: SourceRecord & RegistryRecord) {
   return { ...toSource(row), registry: toRegistryRow(row) };
 }
 
+/**
+ * selectSourcesWithRegistry of the sources `ids`, both tables by key: with
+ * only `s.id` named, PostgreSQL hashes the whole registry for the join.
+ */
+export function selectSourcesByIds(db: Kysely<Schema>, ids: readonly number[]) {
+  return selectSourcesWithRegistry(db).where('s.id', 'in', ids).where('r.source_id', 'in', ids);
+}
+
+/** `sources` in the order of `ids` (a query by ids returns them in any order). */
+export function inIdOrder<T extends { id: number }>(sources: T[], ids: readonly number[]): T[] {
+  const order = new Map(ids.map((id, index) => [id, index]));
+  return sources.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+}
+
 /** A sync_attempts row, fence as text. */
 export interface AttemptRecord {
   id: Int;

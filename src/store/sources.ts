@@ -6,6 +6,7 @@ import { matchKey } from './match-key.js';
 import {
   fenceText,
   registryColumns,
+  selectSourcesByIds,
   selectSourcesWithRegistry,
   toRegistryRow,
   toSource,
@@ -15,6 +16,9 @@ import {
 } from './rows.js';
 import { prepared, requestedChanges, type PreparedQuery } from './sql.js';
 import type { RegistryState, Schema, Source, SourceWithRegistry } from './types.js';
+
+/** Ids in one `IN (…)` of getByIds (well under SQLite's and PostgreSQL's parameter limits). */
+const IDS_PER_STATEMENT = 500;
 
 /** What a new source is made of; names are validated by the caller. */
 export interface CreateSourceInput {
@@ -118,6 +122,17 @@ export class SourceRepository {
   async getById(id: number): Promise<SourceWithRegistry | null> {
     const row = (await this.#byId.execute(id)).rows[0];
     return row ? toSourceWithRegistry(row) : null;
+  }
+
+  /** The sources among `ids` that exist, read a few hundred a statement. */
+  async getByIds(ids: readonly number[]): Promise<SourceWithRegistry[]> {
+    const found: SourceWithRegistry[] = [];
+    for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
+      const chunk = ids.slice(from, from + IDS_PER_STATEMENT);
+      const rows = await selectSourcesByIds(this.#db, chunk).execute();
+      found.push(...rows.map(toSourceWithRegistry));
+    }
+    return found;
   }
 
   /**

@@ -13,9 +13,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refsOf } from '../replication/harness.js';
+import { eventually as until } from '../support/eventually.js';
 import { LOOPBACK_NETWORKS } from '../support/egress.js';
 import { testSecret } from '../support/secrets.js';
 import { Pusher, UpstreamFleet, WebhookSender } from '../support/cluster/fleet.js';
@@ -29,17 +29,6 @@ const TTL_MS = 3_000;
 const ADMIN_TOKEN = testSecret('PROOF_ADMIN_TOKEN');
 const WEBHOOK_SECRET = testSecret('PROOF_WEBHOOK_SECRET');
 const CLUSTER_TOKEN = testSecret('PROOF_CLUSTER_TOKEN');
-
-/** Polls `check` every `everyMs` until it returns a truthy value; throws naming `what` after `timeoutMs`. */
-async function until<T>(what: string, check: () => Promise<T>, timeoutMs: number, everyMs = 100): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 const caughtUp = (row: SourceRow) => row.state === 'synced' && row.completedSeq >= row.requestedSeq && row.moveTo === null;
 const indexOf = (name: string) => Number(name.slice(1));

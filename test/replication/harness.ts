@@ -88,16 +88,7 @@ export function refsOf(gitDir: string): string {
   return [...refMap(gitDir)].map(([ref, sha]) => `${sha} ${ref}`).sort().join('\n');
 }
 
-/** Waits until `check` returns a truthy value, polling; throws with `what` after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { eventually } from '../support/eventually.js';
 
 /**
  * A BullMQ jobs URL of its own for one test file: Redis `db` (each file that

@@ -12,6 +12,7 @@ import { RegistryRepository } from '../../src/store/registry.js';
 import { SourceRepository } from '../../src/store/sources.js';
 import { sqliteBackend as leaseBackend } from '../leases/backends.js';
 import { sqliteBackend, type StoreTarget } from '../store/backends.js';
+import { eventually } from '../support/eventually.js';
 
 /** Long enough that any pass beyond the first one within a test's few seconds is a short one. */
 const TICK_MS = 10_000;
@@ -59,23 +60,15 @@ async function setup(due: number, room: (pass: number) => number) {
   return { passes, nudged, started };
 }
 
-async function eventually(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 describe('Scheduler pace', () => {
   it('follows a pass that used all its room soon, so a backlog drains at the workers\' pace, not one room a tick', async () => {
     const { passes, nudged, started } = await setup(50, () => 5);
     // 10 passes of 5: about a second at short pauses, 100 s at one pass a tick.
-    await eventually('all 50 sources nudged', () => nudged.length === 50, 5_000);
+    await eventually('all 50 sources nudged', () => nudged.length === 50, 5_000, 20);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(new Set(nudged).size).toBe(50);
     // The pass after the last full one finds nothing due (less than its room): the full tick follows.
-    await eventually('the pass that finds the backlog drained', () => passes.length === 11, 1_000);
+    await eventually('the pass that finds the backlog drained', () => passes.length === 11, 1_000, 20);
     await sleep(1_000);
     expect(passes).toHaveLength(11);
     expect(nudged).toHaveLength(50);
@@ -83,7 +76,7 @@ describe('Scheduler pace', () => {
 
   it('does not spin when the workers have no room: one pass a tick from the start', async () => {
     const { passes, nudged } = await setup(50, () => 0);
-    await eventually('the first pass', () => passes.length === 1, 2_000);
+    await eventually('the first pass', () => passes.length === 1, 2_000, 20);
     await sleep(1_500);
     expect(passes).toHaveLength(1);
     expect(nudged).toEqual([]);
@@ -92,7 +85,7 @@ describe('Scheduler pace', () => {
   it('backs off when the room runs out in a backlog, doubling the pause up to the tick', async () => {
     // Room for one pass, then none: the pauses after it grow 200, 400, 800, 1600 ms…
     const { passes, nudged } = await setup(50, (pass) => (pass === 0 ? 5 : 0));
-    await eventually('the first pass', () => passes.length >= 1, 2_000);
+    await eventually('the first pass', () => passes.length >= 1, 2_000, 20);
     await sleep(2_000);
     expect(nudged).toHaveLength(5);
     // Spinning at the short pause would be ~20 passes by now; the doubling gives 5 or so (0, 100, 300, 700, 1500 ms).

@@ -20,7 +20,7 @@ export async function requestMatching(
   if (wanted.length === 0) {
     return { status: 202, result: 'unknown_repository', event, reason: 'the payload names no repository URL' };
   }
-  const matched = await app.requestSyncByMatchKeys(wanted, 'webhook');
+  const matched = await app.requestWebhookSync(wanted);
   if (matched.length > 0) return accepted(event, matched.map((source) => source.name), note);
   // Nothing recorded: say whether a disabled source matched (a read only on this rare path).
   const disabled = (await app.sources.findByMatchKeys(wanted)).length > 0;

@@ -8,8 +8,8 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { eventually as until } from '../eventually.js';
 
 const run = promisify(execFile);
 
@@ -35,14 +35,6 @@ function ask(port: number, line: string): Promise<string | null> {
     socket.once('connect', () => socket.write(line));
     socket.once('data', (chunk) => done(chunk.toString()));
   });
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 /** `redis-server` in the foreground on a free port, nothing persisted: a restart loses every key. */
