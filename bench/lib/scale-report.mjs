@@ -83,7 +83,7 @@ export function printIntake(intake, goal) {
       ['webhook intake, unthrottled', 'sent', 'accepted/s', 'vs hello', 'p50 ms', 'p99 ms', 'server CPU ms/delivery', 'PostgreSQL / Redis / worker CPU ms/delivery'],
       [
         ['bare Fastify hello-world (better of 2 runs)', int(hello.sent), int(hello.acceptedPerSec), '1.00×', fixed(hello.p50Ms, 2), fixed(hello.p99Ms, 2), fixed(hello.serverCpuMsPerDelivery, 3), '-'],
-        row('forgesync serve --role api, no worker running', alone),
+        row('forgesync serve --role api, no worker running (better of 2)', alone),
         row('forgesync serve --role api, 1 worker syncing', withWorker),
       ],
     ),
@@ -93,6 +93,6 @@ export function printIntake(intake, goal) {
     '  (CPU from /proc: each delivery is one committed UPDATE in PostgreSQL and a BullMQ add in Redis, on the same CPUs as the api;' +
       ' the worker figure is its node process, its git processes not counted)',
   );
-  log(`  (the worker served the requests ${fixed(alone.catchUpMs / 1000)} s / ${fixed(withWorker.catchUpMs / 1000)} s after the last delivery; hello runs ${hello.runsPerSec.map(int).join(' / ')} ok/s)`);
+  log(`  (the worker served the requests ${fixed(alone.catchUpMs / 1000)} s / ${fixed(withWorker.catchUpMs / 1000)} s after the last delivery; hello runs ${hello.runsPerSec.map(int).join(' / ')} ok/s, api runs with no worker ${alone.runsPerSec.map(int).join(' / ')} ok/s)`);
   return intake.ratio >= goal;
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { requestedChanges } from './sql.js';
+import { prepared, requestedChanges } from './sql.js';
 import type { StoreDialect } from './database.js';
 import type { Schema } from './types.js';
 
@@ -24,52 +24,95 @@ export interface MatchedRequest {
 
 type Row = { source_id: unknown; requested_seq: unknown; completed_seq: unknown; state: string; name: string; url: string; shard_id: string | null; move_to: string | null; match_key: string };
 
-/**
- * Records a request (the same change as RegistryRepository.request) on every
- * enabled source whose match key is among `keys`, in one UPDATE … RETURNING
- * statement that also returns each source's name and URL. This is the
- * webhook hot path: one statement instead of a lookup plus a write.
- */
-export async function requestByMatchKeys(db: Kysely<Schema>, dialect: StoreDialect, keys: readonly string[], now: Date): Promise<MatchedRequest[]> {
-  return (await requestByMatchKeySets(db, dialect, [keys], now))[0]!;
+/** Records webhook requests by match key; see {@link matchRequests}. */
+export interface MatchRequests {
+  /**
+   * For several deliveries at once (a group commit of concurrent webhooks):
+   * records a request (the same change as RegistryRepository.request) on
+   * every enabled source whose match key is in a set, in one statement, each
+   * source counting one request per set that names it (as if each delivery
+   * had run alone); then each set gets the sources its own keys match.
+   */
+  requestByMatchKeySets(keySets: readonly (readonly string[])[], now: Date): Promise<MatchedRequest[][]>;
 }
 
 /**
- * requestByMatchKeys for several deliveries at once (a group commit of
- * concurrent webhooks): one UPDATE for the union of their keys, each source
- * counting one request per set that names it (as if each had run alone);
- * then each set gets the sources its own keys match.
+ * The webhook hot path's statement, one UPDATE … RETURNING that also
+ * returns each source's name, URL and placement (no lookup before the
+ * write). PostgreSQL gets one statement compiled once, the batch's keys and
+ * counts as two array parameters; SQLite one built per batch.
  */
-export async function requestByMatchKeySets(db: Kysely<Schema>, dialect: StoreDialect, keySets: readonly (readonly string[])[], now: Date): Promise<MatchedRequest[][]> {
-  const sets = keySets.map((keys) => new Set(keys.filter(Boolean)));
-  const requests = new Map<string, number>();
-  for (const set of sets) for (const key of set) requests.set(key, (requests.get(key) ?? 0) + 1);
-  if (requests.size === 0) return sets.map(() => []);
-  const rows = (await buildQuery(db, dialect, requests, now.getTime()).execute()) as Row[];
-  const matched = rows
-    .map((row) => {
-      const requestedSeq = Number(row.requested_seq);
-      const before = requestedSeq - (requests.get(row.match_key) ?? 1);
-      return {
-        key: row.match_key,
-        request: { sourceId: Number(row.source_id), name: row.name, url: row.url, shard: row.shard_id, moveTo: row.move_to, requestedSeq, alreadyWaiting: row.state === 'pending' && before > Number(row.completed_seq) },
-      };
-    })
-    .sort((a, b) => (a.request.name < b.request.name ? -1 : a.request.name > b.request.name ? 1 : 0));
-  return sets.map((set) => matched.filter((entry) => set.has(entry.key)).map((entry) => entry.request));
+export function matchRequests(db: Kysely<Schema>, dialect: StoreDialect): MatchRequests {
+  const run = dialect === 'postgres' ? postgresStatement(db) : (requests: ReadonlyMap<string, number>, nowMs: number) => sqliteQuery(db, requests, nowMs).execute();
+  return {
+    async requestByMatchKeySets(keySets, now) {
+      const sets = keySets.map((keys) => new Set(keys.filter(Boolean)));
+      const requests = new Map<string, number>();
+      for (const set of sets) for (const key of set) requests.set(key, (requests.get(key) ?? 0) + 1);
+      if (requests.size === 0) return sets.map(() => []);
+      const rows = (await run(requests, now.getTime())) as Row[];
+      const matched = rows
+        .map((row) => {
+          const requestedSeq = Number(row.requested_seq);
+          const before = requestedSeq - (requests.get(row.match_key) ?? 1);
+          return {
+            key: row.match_key,
+            request: { sourceId: Number(row.source_id), name: row.name, url: row.url, shard: row.shard_id, moveTo: row.move_to, requestedSeq, alreadyWaiting: row.state === 'pending' && before > Number(row.completed_seq) },
+          };
+        })
+        .sort((a, b) => (a.request.name < b.request.name ? -1 : a.request.name > b.request.name ? 1 : 0));
+      return sets.map((set) => matched.filter((entry) => set.has(entry.key)).map((entry) => entry.request));
+    },
+  };
 }
 
 /**
- * UPDATE registry SET <a request, see requestedChanges>, requested_seq + <the requests of the source's match key>
- *   WHERE source_id IN (enabled sources whose match_key is one of `requests`' keys)
- *   RETURNING the row's counters and state, and its source's name, url, shard, move_to and match_key.
+ * PostgreSQL, compiled once; arguments: the distinct keys (text[]), how many
+ * deliveries named each (integer[], same order), now (ms).
+ *   UPDATE registry SET <a request, see requestedChanges>, requested_seq + batch.requests
+ *     FROM sources, (SELECT unnest(keys) AS match_key, unnest(counts) AS requests) AS batch
+ *     WHERE sources.id = registry.source_id AND sources.match_key = batch.match_key AND sources.enabled = 1
+ *     RETURNING the row's counters and state, and its source's name, url, shard_id, move_to and match_key.
+ * A source has one match key, so a row joins at most one batch entry and is updated once.
+ */
+function postgresStatement(db: Kysely<Schema>) {
+  const statement = prepared<[keys: string[], counts: number[], nowMs: number], Row>(db, (arg) =>
+    db
+      .updateTable('registry')
+      .from([
+        'sources',
+        // Two arrays unnested side by side in one select list are zipped, row i holding entry i of each.
+        sql<{ match_key: string; requests: number }>`(select unnest(cast(${arg(0)} as text[])) as match_key, unnest(cast(${arg(1)} as integer[])) as requests)`.as('batch'),
+      ])
+      .set({ ...requestedChanges(arg(2)), requested_seq: sql<number>`registry.requested_seq + batch.requests` })
+      .whereRef('sources.id', '=', 'registry.source_id')
+      .whereRef('sources.match_key', '=', 'batch.match_key')
+      .where('sources.enabled', '=', 1)
+      .returning([
+        'registry.source_id',
+        'registry.requested_seq',
+        'registry.completed_seq',
+        'registry.state',
+        'sources.name',
+        'sources.url',
+        'sources.shard_id',
+        'sources.move_to',
+        'batch.match_key',
+      ]),
+  );
+  return async (requests: ReadonlyMap<string, number>, nowMs: number) => (await statement.execute([...requests.keys()], [...requests.values()], nowMs)).rows;
+}
+
+/**
+ * SQLite, built per batch (its RETURNING cannot name another table, so the
+ * source's columns are subselects):
+ *   UPDATE registry SET <a request, see requestedChanges>, requested_seq + <the requests of the source's match key>
+ *     WHERE source_id IN (enabled sources whose match_key is one of `requests`' keys)
+ *     RETURNING the row's counters and state, and its source's name, url, shard, move_to and match_key.
  * The count is a CASE over the keys when a batch names a key more than once, else 1.
  */
-function buildQuery(db: Kysely<Schema>, dialect: StoreDialect, requests: ReadonlyMap<string, number>, nowMs: number) {
+function sqliteQuery(db: Kysely<Schema>, requests: ReadonlyMap<string, number>, nowMs: number) {
   const keys = [...requests.keys()];
-  // PostgreSQL takes the keys as one array parameter: a batch's hundreds of keys cost one
-  // parameter to build, send and plan, not hundreds.
-  const keyMatch = dialect === 'postgres' ? sql<boolean>`sources.match_key = any(${keys})` : sql<boolean>`sources.match_key in (${sql.join(keys)})`;
   const repeated = [...requests].filter(([, count]) => count > 1);
   const increment =
     repeated.length === 0
@@ -82,7 +125,7 @@ function buildQuery(db: Kysely<Schema>, dialect: StoreDialect, requests: Readonl
     .updateTable('registry')
     .set({ ...requestedChanges(nowMs), requested_seq: sql<number>`requested_seq + ${increment}` })
     .where('source_id', 'in', (eb) =>
-      eb.selectFrom('sources').select('sources.id').where(keyMatch).where('sources.enabled', '=', 1),
+      eb.selectFrom('sources').select('sources.id').where(sql<boolean>`sources.match_key in (${sql.join(keys)})`).where('sources.enabled', '=', 1),
     )
     .returning([
       'registry.source_id',

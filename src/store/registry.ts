@@ -8,7 +8,7 @@ import type { Database } from './database.js';
 import { SourceNotFoundError } from './errors.js';
 import { toRegistryRow, truncateFailure } from './rows.js';
 import { epochGuard, ms, registryStatements, type FinishSyncedArgs, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
-import { requestByMatchKeySets, requestByMatchKeys, type MatchedRequest } from './match-requests.js';
+import { matchRequests, type MatchRequests, type MatchedRequest } from './match-requests.js';
 import { fenceGuard, requestedChanges, run, runBatch } from './sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
 
@@ -64,6 +64,7 @@ export class RegistryRepository {
   readonly #get: RegistryStatements['get'];
   readonly #pending: RegistryStatements['pending'];
   readonly #attempts: AttemptQueries;
+  readonly #matchRequests: MatchRequests;
 
   constructor(database: Pick<Database, 'db' | 'dialect'>, timing: RegistryTiming = {}) {
     const db = (this.#db = database.db);
@@ -76,6 +77,7 @@ export class RegistryRepository {
     this.#get = statements.get;
     this.#pending = statements.pending;
     this.#attempts = attemptQueries(db);
+    this.#matchRequests = matchRequests(db, database.dialect);
   }
 
   /**
@@ -98,12 +100,12 @@ export class RegistryRepository {
    * For webhooks: a disabled or unknown repository records nothing.
    */
   requestByMatchKeys(keys: readonly string[], now: Date = new Date()): Promise<MatchedRequest[]> {
-    return requestByMatchKeys(this.#db, this.#dialect, keys, now);
+    return this.#matchRequests.requestByMatchKeySets([keys], now).then((sets) => sets[0]!);
   }
 
   /** requestByMatchKeys for several key sets in one statement; the sources matched, per set (see match-requests.ts). */
   requestByMatchKeySets(keySets: readonly (readonly string[])[], now: Date = new Date()): Promise<MatchedRequest[][]> {
-    return requestByMatchKeySets(this.#db, this.#dialect, keySets, now);
+    return this.#matchRequests.requestByMatchKeySets(keySets, now);
   }
 
   /** request() on every row `filter` selects, in one statement; returns how many rows it touched. */

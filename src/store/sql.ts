@@ -14,8 +14,10 @@ export function requestedChanges(nowMs: number) {
     requested_seq: sql<number>`requested_seq + 1`,
     state: sql<RegistryState>`case when state in ('synced', 'failed') then 'pending' else state end`,
     next_retry_at: sql<number | null>`case when state in ('synced', 'failed') then null else next_retry_at end`,
-    // Due now, unless a round is running: it serves the request or leaves the row pending.
-    next_run_at: sql<number | null>`case when state = 'started' then next_run_at else ${nowMs} end`,
+    // Due now, unless a round is running (it serves the request or leaves the row pending) or
+    // the row already waits, due since earlier: it keeps its place, and on PostgreSQL a
+    // request that changes no indexed column is a HOT update (no index entries written).
+    next_run_at: sql<number | null>`case when state = 'started' or (state = 'pending' and next_run_at <= ${nowMs}) then next_run_at else ${nowMs} end`,
     updated_at: nowMs,
   };
 }

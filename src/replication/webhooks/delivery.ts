@@ -48,6 +48,13 @@ export interface ReceiverContext {
   app: Replication;
   /** The webhooks logger (`component: webhooks`), not the HTTP access logger (warn and above only). */
   logger: Logger;
+  /**
+   * The same, without the key-based redaction of secret-named fields, for
+   * finish()'s line: its fields are fixed below and none is named like a
+   * secret, so on the hot path the redaction would only cost (about half
+   * the line's time). Errors, whose objects carry any fields, go to `logger`.
+   */
+  deliveryLogger: Logger;
   provider: WebhookProvider;
 }
 
@@ -57,7 +64,7 @@ export interface ReceiverContext {
  * payload or a secret).
  */
 export function finish(context: ReceiverContext, request: FastifyRequest, reply: FastifyReply, outcome: DeliveryOutcome): FastifyReply {
-  const { provider, logger } = context;
+  const { provider, deliveryLogger: logger } = context;
   context.app.metrics.webhooks.inc({ provider, result: outcome.result });
   const delivery = DELIVERY_HEADERS.map((name) => request.headers[name]).find((value) => typeof value === 'string');
   const fields = {

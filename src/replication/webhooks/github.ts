@@ -1,5 +1,5 @@
 import type { Replication } from '../module.js';
-import { fullNameKey, matchKey } from '../../store/match-key.js';
+import { fullNameKey, matchKey, matchKeyHost } from '../../store/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
 import type { DeliveryOutcome } from './delivery.js';
 import { requestMatching } from './match.js';
@@ -95,6 +95,9 @@ function previousFullName(repository: Payload, changes: Payload | undefined, act
 /** The web host of a repository (GitHub Enterprise has its own), from html_url; github.com by default. */
 function hostOf(repository: Payload): string {
   const url = stringAt(repository, 'html_url');
+  // The match key is memoised (a forge names the same repositories again and again) and starts with the host.
+  const key = matchKey(url);
+  if (key) return matchKeyHost(key);
   try {
     return url ? new URL(url).hostname.toLowerCase() : 'github.com';
   } catch {

@@ -36,7 +36,8 @@ export function header(request: FastifyRequest, name: string): string | undefine
  * and parser errors included, is counted and logged once by finish().
  */
 export function registerReceiver(app: Replication, spec: ReceiverSpec) {
-  const context: ReceiverContext = { app, logger: app.logger.child({ component: 'webhooks' }), provider: spec.provider };
+  const logger = app.logger.child({ component: 'webhooks' });
+  const context: ReceiverContext = { app, logger, deliveryLogger: logger.child({}, { redact: [] }), provider: spec.provider };
   return async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
