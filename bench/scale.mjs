@@ -214,7 +214,7 @@ if (cfg.procs) {
   if (ready) {
     results.throughput = await attempt('sync throughput', () => measureThroughput(cluster, { counts: cfg.workerCounts, reps: cfg.rounds, resyncSeconds: cfg.resyncSeconds }));
     if (cfg.kills > 0) results.kill = await attempt('SIGKILL failover', () => measureKill(cluster, { workers: cfg.killWorkers, rounds: cfg.kills, capacity: cfg.capacity }));
-    const profile = [...(env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE_DIR}`] : []), ...(env.HACK_ARGS ? env.HACK_ARGS.split(' ') : [])];
+    const profile = env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE_DIR}`] : [];
     results.intake = await attempt('webhook intake', () => measureIntake(cluster, { secret: SECRET, count: cfg.deliveries, concurrency: cfg.intakeConnections, nodeArgs: profile }));
   }
   progress('cleaning up');

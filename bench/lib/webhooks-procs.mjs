@@ -17,7 +17,7 @@ export async function startServe(env, logFile, nodeArgs = [], timeoutMs = 30_000
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', '--host', '127.0.0.1'], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', fd, fd],
+    stdio: ['ignore', 'ignore', fd],
   });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
