@@ -52,6 +52,13 @@ export const replicationSettings = {
     doc: 'How often a synced mirror is re-checked against its recorded refs checksum.',
     parse: duration(1000),
   }),
+  webhookReaderThreads: setting({
+    key: 'webhookReaderThreads',
+    env: 'FORGESYNC_WEBHOOK_READER_THREADS',
+    default: '1',
+    doc: 'Threads that check GitHub and GitLab deliveries\' signatures and parse their payloads, off the event loop that serves every request; 0 reads them on the event loop.',
+    parse: integer(0, 16),
+  }),
   githubWebhookSecret: setting({
     key: 'githubWebhookSecret',
     env: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',

@@ -32,6 +32,17 @@ export interface DeliveryOutcome {
   body?: Record<string, unknown>;
 }
 
+/**
+ * What a delivery asks for, once read (see read.ts): an answer as it
+ * stands (ping, ignored, refused), or a sync request for the sources
+ * matching `keys` (`note` goes in the answer and the log; a warning when
+ * `warnWhenAccepted` and a request was recorded). Plain data, so a reader
+ * thread can send it back.
+ */
+export type DeliveryIntent =
+  | { answer: DeliveryOutcome }
+  | { request: { event: string; keys: (string | null)[]; note?: string; warnWhenAccepted?: boolean } };
+
 /** Most source names written to one log line. */
 const LOGGED_SOURCES = 10;
 

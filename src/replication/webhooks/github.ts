@@ -1,15 +1,13 @@
-import type { Replication } from '../module.js';
 import { fullNameKey, matchKey, matchKeyHost } from '../../store/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
-import type { DeliveryOutcome } from './delivery.js';
-import { requestMatching } from './match.js';
+import type { DeliveryIntent } from './delivery.js';
 
 /** Events whose only meaning for a mirror is "refs changed". */
 const REF_EVENTS = new Set(['push', 'create', 'delete']);
 
 /**
- * Acts on one verified GitHub delivery (payload shapes of
- * `@octokit/webhooks-types`):
+ * What one verified GitHub delivery asks for (payload shapes of
+ * `@octokit/webhooks-types`); pure, so it can run off the event loop:
  * - `push`, `create`, `delete` → a sync request for the matching sources.
  * - `repository` `renamed` / `transferred` → matched by the new and the old
  *   name; a sync is requested (GitHub redirects the old URL) and a warning
@@ -19,20 +17,20 @@ const REF_EVENTS = new Set(['push', 'create', 'delete']);
  *   `edited` with a new default branch → a sync (the mirror follows HEAD).
  * - `ping` → 200; anything else → 202 ignored.
  */
-export async function handleGitHub(app: Replication, event: string, payload: Payload): Promise<DeliveryOutcome> {
+export function readGitHub(event: string, payload: Payload): DeliveryIntent {
   if (event === 'ping') {
-    return { status: 200, result: 'ignored', event, reason: 'ping', body: { result: 'pong', zen: stringAt(payload, 'zen') ?? null } };
+    return { answer: { status: 200, result: 'ignored', event, reason: 'ping', body: { result: 'pong', zen: stringAt(payload, 'zen') ?? null } } };
   }
   const repository = objectAt(payload, 'repository');
   if (REF_EVENTS.has(event)) {
-    if (!repository) return { status: 202, result: 'ignored', event, reason: 'the payload has no repository' };
-    return requestMatching(app, event, repositoryKeys(repository));
+    if (!repository) return { answer: { status: 202, result: 'ignored', event, reason: 'the payload has no repository' } };
+    return { request: { event, keys: repositoryKeys(repository) } };
   }
-  if (event === 'repository' && repository) return handleRepositoryEvent(app, payload, repository);
-  return { status: 202, result: 'ignored', event, reason: `forgesync does not act on "${event}" events` };
+  if (event === 'repository' && repository) return readRepositoryEvent(payload, repository);
+  return { answer: { status: 202, result: 'ignored', event, reason: `forgesync does not act on "${event}" events` } };
 }
 
-async function handleRepositoryEvent(app: Replication, payload: Payload, repository: Payload): Promise<DeliveryOutcome> {
+function readRepositoryEvent(payload: Payload, repository: Payload): DeliveryIntent {
   const action = stringAt(payload, 'action') ?? '';
   const event = `repository.${action}`;
   const changes = objectAt(payload, 'changes');
@@ -40,30 +38,18 @@ async function handleRepositoryEvent(app: Replication, payload: Payload, reposit
     case 'renamed':
     case 'transferred': {
       const old = previousFullName(repository, changes, action);
-      const keys = [...repositoryKeys(repository), fullNameKey(hostOf(repository), old)];
-      const outcome = await requestMatching(
-        app,
-        event,
-        keys,
-        `repository ${action} from ${old ?? '?'} to ${stringAt(repository, 'full_name') ?? '?'}; ` +
-          'GitHub redirects the old URL, but update the source URL',
-      );
-      return { ...outcome, warn: outcome.result === 'accepted' };
+      const note = `repository ${action} from ${old ?? '?'} to ${stringAt(repository, 'full_name') ?? '?'}; GitHub redirects the old URL, but update the source URL`;
+      return { request: { event, keys: [...repositoryKeys(repository), fullNameKey(hostOf(repository), old)], note, warnWhenAccepted: true } };
     }
-    case 'deleted': {
-      const outcome = await requestMatching(
-        app,
-        event,
-        repositoryKeys(repository),
-        'repository deleted upstream: the next sync marks it missing_on_primary; the mirror is kept',
-      );
-      return { ...outcome, warn: outcome.result === 'accepted' };
-    }
+    case 'deleted':
+      return {
+        request: { event, keys: repositoryKeys(repository), note: 'repository deleted upstream: the next sync marks it missing_on_primary; the mirror is kept', warnWhenAccepted: true },
+      };
     case 'edited':
-      if (objectAt(changes, 'default_branch')) return requestMatching(app, event, repositoryKeys(repository));
-      return { status: 202, result: 'ignored', event, reason: 'only a default branch change matters to a mirror' };
+      if (objectAt(changes, 'default_branch')) return { request: { event, keys: repositoryKeys(repository) } };
+      return { answer: { status: 202, result: 'ignored', event, reason: 'only a default branch change matters to a mirror' } };
     default:
-      return { status: 202, result: 'ignored', event, reason: `forgesync does not act on repository "${action}"` };
+      return { answer: { status: 202, result: 'ignored', event, reason: `forgesync does not act on repository "${action}"` } };
   }
 }
 

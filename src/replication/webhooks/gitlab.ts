@@ -1,8 +1,6 @@
-import type { Replication } from '../module.js';
 import { fullNameKey, matchKey } from '../../store/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
-import type { DeliveryOutcome } from './delivery.js';
-import { requestMatching } from './match.js';
+import type { DeliveryIntent } from './delivery.js';
 
 /** Project hooks that mean "refs changed". */
 const REF_HOOKS = new Set(['Push Hook', 'Tag Push Hook']);
@@ -10,21 +8,21 @@ const REF_HOOKS = new Set(['Push Hook', 'Tag Push Hook']);
 const REF_SYSTEM_EVENTS = new Set(['push', 'tag_push', 'repository_update']);
 
 /**
- * Acts on one authenticated GitLab delivery: `Push Hook` and `Tag Push Hook`,
- * and `System Hook` deliveries whose `event_name` is `push`, `tag_push` or
- * `repository_update`, request a sync of the sources matching the project
- * (`git_http_url`, `git_ssh_url`, `web_url`, `path_with_namespace`); any
- * other hook is answered 202 ignored.
+ * What one authenticated GitLab delivery asks for (pure): `Push Hook` and
+ * `Tag Push Hook`, and `System Hook` deliveries whose `event_name` is
+ * `push`, `tag_push` or `repository_update`, request a sync of the sources
+ * matching the project (`git_http_url`, `git_ssh_url`, `web_url`,
+ * `path_with_namespace`); any other hook is answered 202 ignored.
  */
-export async function handleGitLab(app: Replication, hook: string, payload: Payload): Promise<DeliveryOutcome> {
+export function readGitLab(hook: string, payload: Payload): DeliveryIntent {
   if (hook === 'System Hook') {
     const name = stringAt(payload, 'event_name') ?? stringAt(payload, 'object_kind') ?? '?';
     const event = `System Hook ${name}`;
-    if (!REF_SYSTEM_EVENTS.has(name)) return { status: 202, result: 'ignored', event, reason: `forgesync does not act on system hook "${name}"` };
-    return requestMatching(app, event, projectKeys(payload));
+    if (!REF_SYSTEM_EVENTS.has(name)) return { answer: { status: 202, result: 'ignored', event, reason: `forgesync does not act on system hook "${name}"` } };
+    return { request: { event, keys: projectKeys(payload) } };
   }
-  if (!REF_HOOKS.has(hook)) return { status: 202, result: 'ignored', event: hook, reason: `forgesync does not act on "${hook}"` };
-  return requestMatching(app, hook, projectKeys(payload));
+  if (!REF_HOOKS.has(hook)) return { answer: { status: 202, result: 'ignored', event: hook, reason: `forgesync does not act on "${hook}"` } };
+  return { request: { event: hook, keys: projectKeys(payload) } };
 }
 
 /** Every key the project (and repository) object of a GitLab payload can match by. */

@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Replication } from '../module.js';
-import { parsePayload } from './body.js';
 import { refusal } from './delivery.js';
 import { genericReceiver } from './generic.js';
-import { handleGitHub } from './github.js';
-import { handleGitLab } from './gitlab.js';
+import { actOn } from './match.js';
+import { openReaders, type DeliveryReaders } from './readers.js';
 import { header, registerReceiver, type ReceiverSpec } from './receiver.js';
-import { tokenMatches, verifySignature } from './signature.js';
+import { tokenMatches } from './signature.js';
 
 export { signBody } from './signature.js';
 export type { WebhookProvider, WebhookResult } from './delivery.js';
@@ -30,14 +29,22 @@ export type { WebhookProvider, WebhookResult } from './delivery.js';
  * matching source → 202 with nothing recorded, unconfigured receiver → 404.
  * A refused delivery never touches the store.
  */
-export function webhookRoutes(app: Replication): FastifyPluginAsyncZod {
+export function webhookRoutes(app: Replication, options: { readerThreads: number }): FastifyPluginAsyncZod {
   return async (server) => {
     const scope = server as unknown as FastifyInstance;
-    for (const spec of receivers(app)) await scope.register(registerReceiver(app, spec));
+    const readers = openReaders({ github: app.webhookSecrets.github }, options.readerThreads);
+    scope.addHook('onClose', () => readers.close());
+    for (const spec of receivers(app, readers)) await scope.register(registerReceiver(app, spec));
   };
 }
 
-function receivers(app: Replication): ReceiverSpec[] {
+/**
+ * GitHub's and GitLab's deliveries are read (signature, payload) by
+ * `readers`, on reader threads when there are any; what a delivery asks
+ * for is then done here (actOn). The generic receiver reads on the event
+ * loop: its deliveries name their source, with no payload to parse.
+ */
+function receivers(app: Replication, readers: DeliveryReaders): ReceiverSpec[] {
   const secrets = app.webhookSecrets;
   return [
     {
@@ -49,15 +56,17 @@ function receivers(app: Replication): ReceiverSpec[] {
       secretEnv: 'FORGESYNC_GITHUB_WEBHOOK_SECRET',
       checkHeaders: (request) =>
         header(request, 'x-hub-signature-256') ? null : refusal(401, 'unauthorized', 'unauthorized', 'missing X-Hub-Signature-256 header'),
-      verifyBody: (request, raw, secret) =>
-        verifySignature(secret, raw, header(request, 'x-hub-signature-256'))
-          ? null
-          : refusal(401, 'unauthorized', 'unauthorized', 'the signature does not match the body'),
-      handle: async (request, raw) => {
-        const event = header(request, 'x-github-event');
-        if (!event) return refusal(400, 'invalid', 'invalid_payload', 'missing X-GitHub-Event header');
-        return handleGitHub(app, event, parsePayload(raw, header(request, 'content-type')));
-      },
+      handle: async (request, raw) =>
+        actOn(
+          app,
+          await readers.read({
+            provider: 'github',
+            body: raw,
+            event: header(request, 'x-github-event'),
+            signature: header(request, 'x-hub-signature-256'),
+            contentType: header(request, 'content-type'),
+          }),
+        ),
     },
     {
       provider: 'gitlab',
@@ -71,11 +80,8 @@ function receivers(app: Replication): ReceiverSpec[] {
         if (token === undefined) return refusal(401, 'unauthorized', 'unauthorized', 'missing X-Gitlab-Token header');
         return tokenMatches(token, secret) ? null : refusal(401, 'unauthorized', 'unauthorized', 'X-Gitlab-Token does not match');
       },
-      handle: async (request, raw) => {
-        const hook = header(request, 'x-gitlab-event');
-        if (!hook) return refusal(400, 'invalid', 'invalid_payload', 'missing X-Gitlab-Event header');
-        return handleGitLab(app, hook, parsePayload(raw, header(request, 'content-type')));
-      },
+      handle: async (request, raw) =>
+        actOn(app, await readers.read({ provider: 'gitlab', body: raw, event: header(request, 'x-gitlab-event'), contentType: header(request, 'content-type') })),
     },
     genericReceiver(app),
   ];

@@ -1,7 +1,7 @@
 import type { Replication } from '../module.js';
 import { SourceNotFoundError } from '../../store/errors.js';
 import type { Source } from '../../store/types.js';
-import type { DeliveryOutcome } from './delivery.js';
+import type { DeliveryIntent, DeliveryOutcome } from './delivery.js';
 
 /**
  * Records a webhook sync request for every enabled source whose match key
@@ -49,4 +49,12 @@ function accepted(event: string, sources: string[], note?: string): DeliveryOutc
 function notRequested(event: string, disabled: boolean): DeliveryOutcome {
   if (disabled) return { status: 202, result: 'ignored', event, reason: 'the matching source is disabled' };
   return { status: 202, result: 'unknown_repository', event, reason: 'no source matches this repository' };
+}
+
+/** Answers a read delivery: as it stands, or by recording its sync request (see requestMatching). */
+export async function actOn(app: Replication, intent: DeliveryIntent): Promise<DeliveryOutcome> {
+  if ('answer' in intent) return intent.answer;
+  const { event, keys, note, warnWhenAccepted } = intent.request;
+  const outcome = await requestMatching(app, event, keys, note);
+  return warnWhenAccepted && outcome.result === 'accepted' ? { ...outcome, warn: true } : outcome;
 }
