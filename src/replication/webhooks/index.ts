@@ -41,8 +41,9 @@ export function webhookRoutes(app: Replication, options: { readerThreads: number
 /**
  * GitHub's and GitLab's deliveries are read (signature, payload) by
  * `readers`, on reader threads when there are any; what a delivery asks
- * for is then done here (actOn). The generic receiver reads on the event
- * loop: its deliveries name their source, with no payload to parse.
+ * for is then done here (actOn). The generic receiver checks and reads on
+ * the event loop: its deliveries name their source in the path, and its
+ * once-per-id claim needs the registry between the check and the answer.
  */
 function receivers(app: Replication, readers: DeliveryReaders): ReceiverSpec[] {
   const secrets = app.webhookSecrets;
