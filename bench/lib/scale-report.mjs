@@ -74,25 +74,34 @@ export function printKill(kill, { leaseTtlMs, schedulerTickMs, workers }) {
 
 /** Webhook intake of the lone api process against hello-world; returns whether the goal was met. */
 export function printIntake(intake, goal) {
-  const { hello, alone, withWorker } = intake;
+  const { hello, alone, withWorker, levels } = intake;
   const cpu = (run) => run.elsewhereCpuMsPerDelivery;
-  const row = (label, run) => [label, int(run.sent), int(run.acceptedPerSec), `${fixed(run.acceptedPerSec / hello.acceptedPerSec, 2)}×`, fixed(run.p50Ms, 2), fixed(run.p99Ms, 2), fixed(run.serverCpuMsPerDelivery, 3), `${fixed(cpu(run).postgres, 3)} / ${fixed(cpu(run).redis, 3)} / ${fixed(cpu(run).workers, 3)}`];
+  const runs = (rates) => rates.map(int).join(' / ');
+  const row = (label, run, ceiling, rates) => [
+    label,
+    int(run.sent),
+    int(run.acceptedPerSec),
+    rates ? runs(rates) : '-',
+    `${fixed(run.acceptedPerSec / ceiling.acceptedPerSec, 2)}×`,
+    fixed(run.p50Ms, 2),
+    fixed(run.p99Ms, 2),
+    fixed(run.serverCpuMsPerDelivery, 3),
+    cpu(run) ? `${fixed(cpu(run).postgres, 3)} / ${fixed(cpu(run).redis, 3)} / ${fixed(cpu(run).workers, 3)}` : '-',
+  ];
+  const rows = [];
+  for (const level of levels) {
+    rows.push(row(`bare Fastify hello-world, ${level.concurrency} connections`, level.hello, level.hello, level.helloRuns));
+    rows.push(row(`forgesync serve --role api, no worker running, ${level.concurrency} connections`, level.alone, level.hello, level.aloneRuns));
+  }
+  rows.push(row(`forgesync serve --role api, 1 worker syncing, ${withWorker.concurrency} connections`, withWorker, hello));
   log('');
-  log(
-    table(
-      ['webhook intake, unthrottled', 'sent', 'accepted/s', 'vs hello', 'p50 ms', 'p99 ms', 'server CPU ms/delivery', 'PostgreSQL / Redis / worker CPU ms/delivery'],
-      [
-        ['bare Fastify hello-world (better of 2 runs)', int(hello.sent), int(hello.acceptedPerSec), '1.00×', fixed(hello.p50Ms, 2), fixed(hello.p99Ms, 2), fixed(hello.serverCpuMsPerDelivery, 3), '-'],
-        row('forgesync serve --role api, no worker running (better of 2)', alone),
-        row('forgesync serve --role api, 1 worker syncing', withWorker),
-      ],
-    ),
-  );
-  for (const run of [alone, withWorker]) if (run.accepted !== run.sent) log(`  note: ${run.accepted}/${run.sent} accepted, statuses ${JSON.stringify(run.statuses)}`);
+  log(table(['webhook intake, unthrottled', 'sent', 'accepted/s (median)', 'runs', 'vs hello', 'p50 ms', 'p99 ms', 'server CPU ms/delivery', 'PostgreSQL / Redis / worker CPU ms/delivery'], rows));
+  for (const run of [...levels.map((level) => level.alone), withWorker]) if (run.accepted !== run.sent) log(`  note: ${run.accepted}/${run.sent} accepted, statuses ${JSON.stringify(run.statuses)}`);
   log(
     '  (CPU from /proc: each delivery is one committed UPDATE in PostgreSQL and a BullMQ add in Redis, on the same CPUs as the api;' +
-      ' the worker figure is its node process, its git processes not counted)',
+      ' the worker figure is its node process, its git processes not counted; vs hello: ÷ hello at the same connections, the worker row ÷ hello at its best)',
   );
-  log(`  (the worker served the requests ${fixed(alone.catchUpMs / 1000)} s / ${fixed(withWorker.catchUpMs / 1000)} s after the last delivery; hello runs ${hello.runsPerSec.map(int).join(' / ')} ok/s, api runs with no worker ${alone.runsPerSec.map(int).join(' / ')} ok/s)`);
+  log(`  (unthrottled rate, each server's median run at its best level: hello ${int(hello.acceptedPerSec)}/s at ${hello.concurrency} connections, api ${int(alone.acceptedPerSec)}/s at ${alone.concurrency}: ${fixed(intake.ratio, 2)}×)`);
+  log(`  (the worker served the requests ${fixed(alone.catchUpMs / 1000)} s / ${fixed(withWorker.catchUpMs / 1000)} s after the last delivery)`);
   return intake.ratio >= goal;
 }

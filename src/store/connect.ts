@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type QueryResult, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type QueryResult, type SqliteDatabase } from 'kysely';
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
 import { SqliteReader } from './sqlite-reader.js';
+import { preparedStatementName } from './statement-names.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
 import type { Schema } from './types.js';
@@ -196,7 +197,23 @@ export async function connectPostgres(url: string, schema: string | undefined): 
   // An idle client dying (server restart, network drop) must not crash the
   // process; the next query opens a new connection.
   pool.on('error', () => {});
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  // The texts of prepared queries go as named statements (parsed once per connection, see
+  // statement-names.ts); anything else as Kysely sends it.
+  const named: PostgresPool = {
+    connect: async () => {
+      const client = await pool.connect();
+      return {
+        query: ((text: string | PostgresCursor<unknown>, values?: readonly unknown[]) => {
+          if (typeof text !== 'string') return client.query(text as never);
+          const name = preparedStatementName(text);
+          return name ? client.query({ name, text, values: values as unknown[] }) : client.query(text, values as unknown[]);
+        }) as unknown as PostgresPoolClient['query'],
+        release: (destroy?: boolean) => client.release(destroy),
+      };
+    },
+    end: () => pool.end(),
+  };
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: named }) });
   let migrationSchema = schema;
   try {
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);

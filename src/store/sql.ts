@@ -1,5 +1,6 @@
 import { sql, type Compilable, type CompiledQuery, type Kysely, type QueryResult, type RawBuilder } from 'kysely';
 import { runOnSqlite, sqliteHandle, type SqliteHandle } from './connect.js';
+import { nameStatement } from './statement-names.js';
 import type { RegistryState, Schema } from './types.js';
 
 /**
@@ -125,6 +126,7 @@ export class PreparedQuery<A extends readonly unknown[], O> {
     });
     this.#sources = sources;
     this.#compiled = compiled;
+    nameStatement(compiled.sql);
     return compiled;
   }
 }
