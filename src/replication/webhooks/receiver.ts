@@ -18,7 +18,10 @@ export interface ReceiverSpec {
   checkHeaders(request: FastifyRequest, secret: string): DeliveryOutcome | null;
   /** Checks the raw body against its signature; a refusal (401) or null. */
   verifyBody?(request: FastifyRequest, raw: Buffer, secret: string): DeliveryOutcome | null;
-  /** Acts on an authenticated delivery (after the request is durably recorded, it answers). */
+  /**
+   * Acts on a delivery that passed the checks above (after the request is durably recorded,
+   * it answers); GitHub's and GitLab's read theirs, signature included, through the readers (index.ts).
+   */
   handle(request: FastifyRequest, raw: Buffer): Promise<DeliveryOutcome>;
 }
 
