@@ -119,14 +119,15 @@ import { measureKill } from './lib/scale-kill.mjs';
 import { mark, printIntake, printKill, printThroughput } from './lib/scale-report.mjs';
 import { measureThroughput } from './lib/scale-throughput.mjs';
 import { measureTicks } from './lib/scale-tick.mjs';
+import { durationToMs } from '../dist/util/duration.js';
 import { describeError, intSetting, loads, log, progress, quick, redactUrl, reportLoad, table, writeResults } from './lib/util.mjs';
 
 const env = process.env;
-/** "3s", "1500ms", "2m" → milliseconds (the subset of forgesync's durations the bench passes on). */
+/** A forgesync duration ("3s", "1500ms") in milliseconds, as the processes read it. */
 const durationMs = (text) => {
-  const m = /^(\d+)(ms|s|m)?$/.exec(text);
-  if (!m) throw new Error(`not a duration: ${text}`);
-  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] ?? 'ms'];
+  const ms = durationToMs(text);
+  if (ms === null) throw new Error(`not a duration: ${text}`);
+  return ms;
 };
 const cfg = {
   quick,
@@ -234,7 +235,9 @@ clearInterval(loadSampler);
 
 // ---- report ----
 const ticks = Object.values(results.tick).filter(Boolean);
-const goalRows = [];
+const goals = [];
+/** One row of the goals table; `met` decides the run's verdict. */
+const goal = (label, measured, target, met) => goals.push({ row: [label, measured, target, mark(met)], met });
 if (ticks.length > 0) {
   log('');
   log(
@@ -254,19 +257,19 @@ if (ticks.length > 0) {
     ),
   );
   for (const r of ticks) log(`  ${r.kind}: spread ±${Math.round(r.spread.big)}% / ±${Math.round(r.spread.small)}%; per tick big/small ms: ${r.samples.big.map((ms, i) => `${ms.toFixed(1)}/${r.samples.small[i].toFixed(1)}`).join(', ')}`);
-  if (results.tick.postgres) goalRows.push([`scheduler tick, ${cfg.big.toLocaleString('en-US')} vs ${cfg.small.toLocaleString('en-US')} sources (postgres)`, `${results.tick.postgres.ratio.toFixed(2)}×`, `≤ ${GOALS.tickRatio.toFixed(2)}×`, mark(results.tick.postgres.ratio <= GOALS.tickRatio)]);
+  if (results.tick.postgres) goal(`scheduler tick, ${cfg.big.toLocaleString('en-US')} vs ${cfg.small.toLocaleString('en-US')} sources (postgres)`, `${results.tick.postgres.ratio.toFixed(2)}×`, `≤ ${GOALS.tickRatio.toFixed(2)}×`, results.tick.postgres.ratio <= GOALS.tickRatio);
 }
 if (results.throughput) printThroughput(results.throughput, { sources: cfg.sources, capacity: cfg.capacity, cpus: os.cpus().length, tickMs: durationMs(cfg.schedulerTick) });
 if (results.kill) printKill(results.kill, { leaseTtlMs: durationMs(cfg.leaseTtl), schedulerTickMs: durationMs(cfg.schedulerTick), workers: cfg.killWorkers });
 if (results.intake) {
   const met = printIntake(results.intake, GOALS.intakeRatio);
-  goalRows.push(['webhook intake, lone api (no worker on its CPUs) ÷ hello-world', `${results.intake.ratio.toFixed(2)}×`, `≥ ${GOALS.intakeRatio.toFixed(2)}×`, mark(met)]);
+  goal('webhook intake, lone api (no worker on its CPUs) ÷ hello-world', `${results.intake.ratio.toFixed(2)}×`, `≥ ${GOALS.intakeRatio.toFixed(2)}×`, met);
 }
-if (goalRows.length > 0) {
+if (goals.length > 0) {
   log('');
-  log(table(['goal', 'measured', 'target', 'met'], goalRows));
+  log(table(['goal', 'measured', 'target', 'met'], goals.map((g) => g.row)));
 }
-const met = failures.length === 0 && goalRows.every((row) => row[3] === '✓');
+const met = failures.length === 0 && goals.every((g) => g.met);
 log('');
 reportLoad(loadAtStart, sampledLoads, ' (another build or test run?)');
 log(`goals: ${failures.length ? `run FAILED (${failures.join('; ')})` : met ? 'all met' : 'NOT all met'}; total ${((performance.now() - started) / 1000).toFixed(0)} s`);

@@ -4,11 +4,16 @@
 import { createRequire } from 'node:module';
 import { signBody } from '../../dist/replication/webhooks/signature.js';
 
+/** The example push as text, looked up once (a bench makes one delivery a source). */
+const PUSH_TEXT = JSON.stringify(
+  createRequire(import.meta.url)('@octokit/webhooks-examples')
+    .find((g) => g.name === 'push')
+    .examples.find((e) => e.ref === 'refs/heads/master'),
+);
+
 /** A signed push delivery of the real @octokit/webhooks-examples payload, its clone URL pointed at `upstream`. */
 export function pushDelivery(secret, upstream, fullName) {
-  const examples = createRequire(import.meta.url)('@octokit/webhooks-examples');
-  const push = examples.find((g) => g.name === 'push').examples.find((e) => e.ref === 'refs/heads/master');
-  const payload = JSON.parse(JSON.stringify(push).split('Codertocat/Hello-World').join(fullName));
+  const payload = JSON.parse(PUSH_TEXT.split('Codertocat/Hello-World').join(fullName));
   payload.repository.clone_url = `file://${upstream}`;
   const body = Buffer.from(JSON.stringify(payload));
   return {

@@ -147,13 +147,7 @@ export async function openRedis(ctx, url) {
   const cleanup = async () => {
     for (const c of contenders) await c.close().catch(() => {});
     // forgesync:lease:{…} and forgesync:fence:{…}, mutex:…, and the raw/redlock keys.
-    let cursor = '0';
-    let removed = 0;
-    do {
-      const [next, names] = await admin.scan(cursor, 'MATCH', `*${ctx.keyPrefix}*`, 'COUNT', 1000);
-      if (names.length) removed += await admin.del(...names);
-      cursor = next;
-    } while (cursor !== '0');
+    const removed = await deleteMatching(admin, `*${ctx.keyPrefix}*`);
     await admin.quit().catch(() => admin.disconnect());
     return `removed ${removed} bench keys`;
   };
@@ -175,4 +169,16 @@ export async function openRedis(ctx, url) {
     'redlock sends an extra release EVALSHA and throws ExecutionError on each failed try',
   ];
   return { url, contenders, factories, cleanup, notes };
+}
+
+/** Deletes the keys matching `pattern` (SCAN, never KEYS: the server may be shared); returns how many. */
+export async function deleteMatching(redis, pattern) {
+  let cursor = '0';
+  let removed = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    if (keys.length) removed += await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return removed;
 }

@@ -13,23 +13,11 @@ import { pino } from 'pino';
 import { Forgesync, loadConfig, openLeaseManager } from '../../dist/index.js';
 import { createLogger } from '../../dist/logging/logger.js';
 import { createTemplate, createUpstreams, pool } from './git-fleet.mjs';
-import { connectRedis } from './redis.mjs';
+import { connectRedis, deleteMatching } from './redis.mjs';
 import { startServe, stop } from './webhooks-procs.mjs';
 
 /** The shard every worker serves (see "one shard" in bench/scale.mjs's header). */
 export const SHARD = 'bench';
-
-/** Deletes the keys matching `pattern` (SCAN, never KEYS: the server may be shared). */
-async function deleteMatching(redis, pattern) {
-  let cursor = '0';
-  let removed = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    if (keys.length) removed += await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return removed;
-}
 
 /**
  * Opens the cluster's backends and fixtures: `options` = { root, postgresUrl,
@@ -78,12 +66,9 @@ export async function openCluster(options) {
   let library;
   let leases;
   let logs = 0;
+  let redisPid;
 
   const cluster = {
-    env,
-    databaseUrl,
-    jobsUrl,
-    workerDir,
     upstreams: [],
     names: [],
     workers: [],
@@ -92,7 +77,6 @@ export async function openCluster(options) {
       mkdirSync(dataDir, { recursive: true });
       const logFile = join(root, `${role}-${++logs}.log`);
       const proc = await startServe({ ...env, FORGESYNC_ROLE: role, FORGESYNC_DATA_DIR: dataDir }, logFile, nodeArgs);
-      proc.logFile = logFile;
       children.add(proc.child);
       proc.child.once('exit', () => children.delete(proc.child));
       return proc;
@@ -119,7 +103,8 @@ export async function openCluster(options) {
     /** The pids of the PostgreSQL backends serving the run's database, and of redis-server (same machine). */
     async backendPids() {
       const rows = await cluster.query(`select pid from pg_stat_activity where datname = current_database()`);
-      const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+      // redis-server's pid does not change: asked once.
+      redisPid ??= Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
       return { postgres: rows.map((r) => r.pid), redis: redisPid };
     },
     /** Rows caught up: synced and every request served. */

@@ -1,10 +1,10 @@
 // The tables of bench/scale.mjs's process measurements (throughput,
 // SIGKILL failover, webhook intake), printed from the results object.
 import { log, table } from './util.mjs';
+import { percentile } from './webhooks-load.mjs';
 
 const int = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
 const fixed = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 export const mark = (met) => (met ? '✓' : '✗');
 
 /** Sync throughput per worker count, ratios against the 1-worker row (or the first measured). */
@@ -51,7 +51,7 @@ export function printKill(kill, { leaseTtlMs, schedulerTickMs, workers }) {
           kill.rounds.length,
           kill.rounds.map((r) => r.inFlight).join(' + '),
           kill.rounds.reduce((n, r) => n + r.failedAfterKill.length, 0),
-          int(pct(all, 50)),
+          int(percentile(all, 50)),
           int(all.at(-1)),
           int(bound),
         ],

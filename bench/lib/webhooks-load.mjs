@@ -25,7 +25,8 @@ function send(agent, target, item, accepted) {
   });
 }
 
-function percentile(sorted, p) {
+/** Nearest-rank percentile `p` (0–100) of the ascending `sorted`. */
+export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }

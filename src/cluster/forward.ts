@@ -111,8 +111,10 @@ export class ShardReads {
    */
   async readJson<T>(target: ShardTarget, url: string, caller: string): Promise<T> {
     const answer = await this.send(target, { method: 'GET', url }, caller);
-    let text = '';
-    if (answer.body) for await (const chunk of answer.body) text += chunk.toString();
+    const chunks: Buffer[] = [];
+    if (answer.body) for await (const chunk of answer.body) chunks.push(chunk as Buffer);
+    // Decoded whole: a character split across two chunks stays one character.
+    const text = Buffer.concat(chunks).toString('utf8');
     if (answer.status === 200) return JSON.parse(text) as T;
     const message = (safeJson(text) as { message?: string } | undefined)?.message ?? `HTTP ${answer.status}`;
     if (answer.status === 404) throw new NotFoundError(message);

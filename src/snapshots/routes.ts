@@ -143,11 +143,9 @@ export function snapshotRoutes(snapshots: Snapshots, options: RouteContext & { d
       async (request) => {
         const creator = creatorOf(request);
         const entries = snapshots.listCreatedBy(creator).map(snapshotEntryJson);
-        // Distributed: every other shard's worker lists its own.
-        for (const shard of (await shardReads?.otherEndpoints()) ?? []) {
-          entries.push(...(await shardReads!.readJson<z.output<typeof EntrySchema>[]>(shard, request.url, creator)));
-        }
-        return entries;
+        // Distributed: every other shard's worker lists its own, all asked at once.
+        const others = await Promise.all(((await shardReads?.otherEndpoints()) ?? []).map((shard) => shardReads!.readJson<z.output<typeof EntrySchema>[]>(shard, request.url, creator)));
+        return [...entries, ...others.flat()];
       },
     );
 

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { parseRoles } from '../../src/cluster/roles.js';
+import { BIN, forgesyncCli } from '../support/cluster/processes.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type TestDatabase } from '../replication/harness.js';
@@ -14,7 +14,6 @@ import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobs
 const ADMIN = testSecret('ADMIN_TOKEN');
 const READ = testSecret('READ_TOKEN');
 const CLUSTER = testSecret('CLUSTER_TOKEN');
-const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
 const run = promisify(execFile);
 
 /**
@@ -113,7 +112,6 @@ describe('shards: an api process forwards snapshot and contents reads to the own
     const apiApp = apps[apps.length - 1]!;
     const { config } = apiApp;
     const env = {
-      PATH: process.env.PATH!,
       FORGESYNC_DATA_DIR: config.dataDir,
       FORGESYNC_DATABASE_URL: config.databaseUrl,
       FORGESYNC_JOBS_URL: config.jobsUrl!,
@@ -121,13 +119,12 @@ describe('shards: an api process forwards snapshot and contents reads to the own
       FORGESYNC_ROLE: 'api',
     };
     for (const name of names.values()) {
-      const { stdout } = await run(process.execPath, [CLI, 'show', name, 'HEAD:big.txt'], { env, maxBuffer: 16 * 1024 * 1024 });
-      expect(stdout === big).toBe(true);
-      const tree = JSON.parse((await run(process.execPath, [CLI, 'show', name, 'HEAD:', '--json'], { env })).stdout) as { entries: { name: string }[] };
+      expect((await forgesyncCli(['show', name, 'HEAD:big.txt'], env)) === big).toBe(true);
+      const tree = JSON.parse(await forgesyncCli(['show', name, 'HEAD:', '--json'], env)) as { entries: { name: string }[] };
       expect(tree.entries.map((entry) => entry.name)).toContain('big.txt');
     }
     // The worker's refusal comes back as the CLI's own error.
-    const failed = await run(process.execPath, [CLI, 'show', names.get('a')!, 'no-such-branch:'], { env }).catch((error: { code: number; stderr: string }) => error);
+    const failed = await run(process.execPath, [BIN, 'show', names.get('a')!, 'no-such-branch:'], { env: { PATH: process.env.PATH, ...env } }).catch((error: { code: number; stderr: string }) => error);
     expect('code' in failed && failed.code).toBe(1);
     expect((failed as { stderr: string }).stderr).toMatch(/no-such-branch/);
   });

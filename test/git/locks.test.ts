@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GitCommandError } from '../../src/git/errors.js';
 import { localRefs, STALE_LOCK_AGE_MS, syncMirror, type RemovedLock } from '../../src/git/mirror.js';
 import { countingRunner } from '../support/counting-runner.js';
-import { removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
+import { plantLock, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 
 /**
  * A git killed mid-update (SIGKILLed worker, lost lease, timeout) leaves its
@@ -19,16 +19,6 @@ function setup() {
   const removed: RemovedLock[] = [];
   const sync = () => syncMirror({ runner, storage, id: 1, name: 'project', url: upstream.bare, onStaleLock: (lock) => removed.push(lock) });
   return { upstream, runner, removed, sync };
-}
-
-/** Writes a lock file at `relative` inside `gitDir`, its mtime `ageMs` in the past. */
-function plantLock(gitDir: string, relative: string, ageMs: number): string {
-  const path = join(gitDir, relative);
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, '0000000000000000000000000000000000000000\n');
-  const when = new Date(Date.now() - ageMs);
-  utimesSync(path, when, when);
-  return path;
 }
 
 afterEach(() => removeTempDirs());

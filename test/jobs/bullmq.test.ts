@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -15,6 +14,7 @@ import { JobBackendUnavailableError, UnsupportedJobsUrlError } from '../../src/j
 import { openJobTransport } from '../../src/jobs/open.js';
 import type { Job, JobTransport } from '../../src/jobs/types.js';
 import { describeTransportConformance, until } from './conformance.js';
+import { freePort } from '../support/free-port.js';
 
 // The server of FORGESYNC_TEST_REDIS_URL, but not its db: db 0 belongs to other test files,
 // db 2 is FLUSHed by one test here, the rest runs on db 1.
@@ -172,7 +172,10 @@ describe('BullMQ transport', () => {
     // Its own shard's queue is empty, and nobody consumes shard c.
     expect(await elsewhere.load('sharded', { shard: 'c' })).toEqual({ running: 0, queued: 0, capacity: 0 });
     release();
-    await until('the queue to drain', async () => (await elsewhere.load('sharded', { shard: 'b' })).queued + (await elsewhere.load('sharded', { shard: 'b' })).running === 0);
+    await until('the queue to drain', async () => {
+      const load = await elsewhere.load('sharded', { shard: 'b' });
+      return load.queued + load.running === 0;
+    });
   });
 
   it('queues jobs of a kind this process does not handle, for a process that does', async () => {
@@ -474,12 +477,3 @@ class ThrowawayRedis {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}

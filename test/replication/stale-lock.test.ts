@@ -1,7 +1,7 @@
-import { existsSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { STALE_LOCK_AGE_MS } from '../../src/git/locks.js';
+import { plantLock } from '../support/git-fixtures.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, openTestForgesync, refsOf, testConfig } from './harness.js';
 
@@ -21,10 +21,7 @@ describe('a stale git lock left in a mirror by a killed git', () => {
       const mirror = (await app.syncAndWait(source.name)).registry.mirrorPath!;
       upstream.commit('main');
       // What a git SIGKILLed mid-`fetch --atomic` leaves, a minute ago.
-      const lock = join(mirror, 'refs', 'heads', 'main.lock');
-      writeFileSync(lock, '');
-      const then = new Date(Date.now() - STALE_LOCK_AGE_MS - 30_000);
-      utimesSync(lock, then, then);
+      const lock = plantLock(mirror, 'refs/heads/main.lock', STALE_LOCK_AGE_MS + 30_000);
 
       const status = await app.syncAndWait(source.name);
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openReaders, ReaderThreadStoppedError, ThreadedReaders, type DeliveryReaders } from '../../src/replication/webhooks/readers.js';
 import type { DeliveryJob } from '../../src/replication/webhooks/read.js';
 import { signBody } from '../../src/replication/webhooks/signature.js';
@@ -36,8 +36,10 @@ const JOBS: Record<string, DeliveryJob> = {
 
 describe('webhook reader threads', () => {
   let readers: DeliveryReaders[] = [];
+  beforeAll(() => {
+    if (!existsSync(fileURLToPath(SCRIPT))) throw new Error(`the reader thread runs dist/: run \`npm run build\` first (${fileURLToPath(SCRIPT)} is missing)`);
+  });
   const open = (threads: number) => {
-    if (threads > 0 && !existsSync(fileURLToPath(SCRIPT))) throw new Error(`the reader thread runs dist/: run \`npm run build\` first (${fileURLToPath(SCRIPT)} is missing)`);
     const opened = openReaders({ github: SECRETS.github }, threads, SCRIPT);
     readers.push(opened);
     return opened;

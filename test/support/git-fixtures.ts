@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** An environment for fixture git commands: no user config, fixed identity. */
-const FIXTURE_ENV: NodeJS.ProcessEnv = {
+export const FIXTURE_ENV: NodeJS.ProcessEnv = {
   PATH: process.env.PATH,
   HOME: '/nonexistent',
   LANG: 'C',
@@ -132,4 +132,14 @@ export class Upstream {
   refs(): Map<string, string> {
     return refsOf(this.bare);
   }
+}
+
+/** Writes a lock file at `relative` inside `gitDir`, its mtime `ageMs` in the past: what a git killed mid-update leaves. */
+export function plantLock(gitDir: string, relative: string, ageMs: number): string {
+  const path = join(gitDir, relative);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, '0000000000000000000000000000000000000000\n');
+  const when = new Date(Date.now() - ageMs);
+  utimesSync(path, when, when);
+  return path;
 }

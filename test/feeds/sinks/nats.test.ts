@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { DiscardPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { UnsupportedSinkUrlError } from '../../../src/feeds/sinks/errors.js';
 import { openSink } from '../../../src/feeds/sinks/open.js';
 import type { DeliveryOutcome, FeedSink, SinkOptions } from '../../../src/feeds/sinks/types.js';
 import { describeSinkConformance, makeEvents, type ReceivedEvent } from './conformance.js';
+import { freePort } from '../../support/free-port.js';
 
 const NATS = process.env.FORGESYNC_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const NATS_SERVER = process.env.FORGESYNC_TEST_NATS_SERVER ?? '/usr/sbin/nats-server';
@@ -98,13 +98,6 @@ const failure = (outcome: DeliveryOutcome | undefined) => {
   return outcome as Extract<DeliveryOutcome, { ok: false }>;
 };
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('nats sink', () => {
   it('sets Nats-Msg-Id to the event id, and a redelivery is dropped by the stream yet acknowledged', async () => {

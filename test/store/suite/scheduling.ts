@@ -8,22 +8,23 @@ const HOUR = 3_600_000;
 const CLAIM = 60_000;
 
 export function describeScheduling(ctx: StoreContext): void {
-  describe('claimDue()', () => {
-    /** A registry whose default interval is 2 h and whose started rows are looked at again after 10 min. */
-    const registry = () => new RegistryRepository(ctx.database, { defaultIntervalMs: 2 * HOUR, startedRecheckMs: 10 * 60_000 });
+  /** A registry whose default interval is 2 h and whose started rows are looked at again after 10 min. */
+  const registry = () => new RegistryRepository(ctx.database, { defaultIntervalMs: 2 * HOUR, startedRecheckMs: 10 * 60_000 });
 
-    /** Runs a sync of `name` that started at `startMs` and ended as told. */
-    async function settle(name: string, startMs: number, end: 'synced' | 'failed' | 'missing' | 'started', retryAtMs?: number) {
-      const source = (await ctx.sources.get(name)) ?? (await ctx.add(name));
-      await registry().start(source.id, 1n, at(startMs));
-      if (end === 'synced') {
-        await registry().finishSynced(source.id, 1n, { targetSeq: 1, checksum: 'c', verified: true, now: at(startMs + 1) });
-      } else if (end !== 'started') {
-        const nextRetryAt = retryAtMs === undefined ? null : at(retryAtMs);
-        await registry().finishFailed(source.id, 1n, { error: 'e', nextRetryAt, missing: end === 'missing', now: at(startMs + 1) });
-      }
-      return source;
+  /** Runs a sync of `name` that started at `startMs` and ended as told. */
+  async function settle(name: string, startMs: number, end: 'synced' | 'failed' | 'missing' | 'started', retryAtMs?: number) {
+    const source = (await ctx.sources.get(name)) ?? (await ctx.add(name));
+    await registry().start(source.id, 1n, at(startMs));
+    if (end === 'synced') {
+      await registry().finishSynced(source.id, 1n, { targetSeq: 1, checksum: 'c', verified: true, now: at(startMs + 1) });
+    } else if (end !== 'started') {
+      const nextRetryAt = retryAtMs === undefined ? null : at(retryAtMs);
+      await registry().finishFailed(source.id, 1n, { error: 'e', nextRetryAt, missing: end === 'missing', now: at(startMs + 1) });
     }
+    return source;
+  }
+
+  describe('claimDue()', () => {
     const claim = async (ms: number, limit = 100) => (await registry().claimDue(at(ms), { limit, claimMs: CLAIM })).map((s) => s.name);
 
     it('claims exactly the rows with work to do, for each state, in the order they came due', async () => {
@@ -92,12 +93,9 @@ export function describeScheduling(ctx: StoreContext): void {
   });
 
   describe('dueForVerification()', () => {
-    const registry = () => new RegistryRepository(ctx.database, { defaultIntervalMs: 2 * HOUR, startedRecheckMs: 10 * 60_000 });
     /** A source synced (and verified) at `syncedMs`. */
     async function synced(name: string, syncedMs: number, options: { enabled?: boolean } = {}) {
-      const source = await ctx.add(name);
-      await registry().start(source.id, 1n, at(syncedMs - 1));
-      await registry().finishSynced(source.id, 1n, { targetSeq: 1, checksum: 'c', verified: true, now: at(syncedMs) });
+      const source = await settle(name, syncedMs - 1, 'synced');
       if (options.enabled === false) await ctx.sources.update(name, { enabled: false });
       return source;
     }

@@ -10,27 +10,16 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { signBody } from '../../../src/replication/webhooks/signature.js';
+import { FIXTURE_ENV } from '../git-fixtures.js';
 import { GitHttpServer } from '../git-http-server.js';
 
 const run = promisify(execFile);
 
-/** No user or system config, a fixed identity: the fixtures' git is the same on every machine. */
-const GIT_ENV: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  HOME: '/nonexistent',
-  LANG: 'C',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Fixture',
-  GIT_AUTHOR_EMAIL: 'fixture@example.com',
-  GIT_COMMITTER_NAME: 'Fixture',
-  GIT_COMMITTER_EMAIL: 'fixture@example.com',
-};
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 /** Async: the http server answering the workers runs on this process's event loop, which must not block. */
 async function git(dir: string, ...args: string[]): Promise<string> {
-  return (await run('git', args, { cwd: dir, env: GIT_ENV })).stdout.trim();
+  return (await run('git', args, { cwd: dir, env: FIXTURE_ENV })).stdout.trim();
 }
 
 /**
@@ -42,7 +31,7 @@ async function git(dir: string, ...args: string[]): Promise<string> {
 export class UpstreamFleet {
   /** Repositories (`p<i>.git`) whose every request the server answers only after `slowMs`. */
   readonly slow = new Set<string>();
-  slowMs = 3_000;
+  readonly slowMs = 3_000;
   pushes = 0;
   #chains = new Map<number, Promise<unknown>>();
 
@@ -106,7 +95,8 @@ export class WebhookSender {
     private readonly secret: string,
   ) {}
 
-  async send(fleet: UpstreamFleet, i: number, sha: string, timeoutMs = 60_000): Promise<void> {
+  async send(fleet: UpstreamFleet, i: number, sha: string): Promise<void> {
+    const timeoutMs = 60_000;
     const payload = { ref: 'refs/heads/main', after: sha, repository: { full_name: `proof/${fleet.name(i)}`, clone_url: fleet.url(i) } };
     const body = JSON.stringify(payload);
     // One id for the delivery and its retries, as GitHub redelivers: one recorded before its answer was lost is a duplicate.

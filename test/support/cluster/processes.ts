@@ -37,10 +37,6 @@ export class ForgesyncProcess {
     readonly logFile: string,
   ) {}
 
-  get pid(): number {
-    return this.child!.pid!;
-  }
-
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }

@@ -5,22 +5,14 @@
 // running in parallel, so the proof never touches those.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { eventually as until } from '../eventually.js';
+import { freePort } from '../free-port.js';
 
 const run = promisify(execFile);
-
-/** A TCP port nothing listens on right now (the OS picks it; closed before returning). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Sends one raw line over TCP and resolves with the first chunk answered (null when nothing listens). */
 function ask(port: number, line: string): Promise<string | null> {
