@@ -383,7 +383,8 @@ try {
 
   // ---- 1. partial sync vs log length ----
   progress('opening the partial-sync instances');
-  const partialSinkUrl = (name) => (cfg.partialSink === 'http' ? receiver.url(`partial-${name}`) : pathToFileURL(join(root, `out-${name}`)).href);
+  // A file sink writes inside its instance's feed file root (<dataDir>/feeds).
+  const partialSinkUrl = (name) => (cfg.partialSink === 'http' ? receiver.url(`partial-${name}`) : pathToFileURL(join(root, `partial-${name}`, 'feeds', 'out')).href);
   const logs = [];
   for (const [label, rows] of [
     ['big', cfg.logRows],

@@ -48,5 +48,5 @@ export { Feeds, type AddFeedInput, type DeadLetter } from './feeds/module.js';
 export type { FeedStatus } from './feeds/status.js';
 export type { CloudEvent } from './feeds/events.js';
 export * from './feeds/errors.js';
-export { UnsupportedSinkUrlError } from './feeds/sinks/errors.js';
+export { FileSinkOutsideRootError, UnsupportedSinkUrlError } from './feeds/sinks/errors.js';
 export type { FeedSink, DeliveryOutcome, SinkOptions } from './feeds/sinks/types.js';

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings, type LoadSettingsOptions } from '../config/config.js';
 import type { SettingValues } from '../config/setting.js';
@@ -8,6 +9,7 @@ import { snapshotSettings } from '../snapshots/settings.js';
 import { importerSettings } from '../importer/settings.js';
 import { feedSettings } from '../feeds/settings.js';
 import { clusterSettings } from '../cluster/settings.js';
+import { ServerPaths } from '../util/server-paths.js';
 
 /**
  * Every setting forgesync reads, in the order they are parsed (a default may
@@ -38,4 +40,22 @@ export type LoadConfigOptions = LoadSettingsOptions;
 export function loadConfig(options: LoadConfigOptions = {}): ForgesyncConfig {
   const values = loadSettings(SETTINGS, options);
   return { ...values, mirrorsDir: join(values.dataDir, 'mirrors'), snapshotsDir: join(values.dataDir, 'snapshots') };
+}
+
+/**
+ * The server's own directories and files as HTTP answers name them: error
+ * texts shown to API callers say `<mirrors>/x.git`, not where the data
+ * directory lies (see util/server-paths.ts). The temporary directory is
+ * among them: git runs there, and tests and tools clone into it.
+ */
+export function serverPathsOf(config: ForgesyncConfig): ServerPaths {
+  return new ServerPaths([
+    { path: config.mirrorsDir, shownAs: '<mirrors>' },
+    { path: config.snapshotsDir, shownAs: '<snapshots>' },
+    { path: config.feedFileRoot, shownAs: '<feedFiles>' },
+    { path: config.dataDir, shownAs: '<dataDir>' },
+    { path: config.secretsFile, shownAs: '<secretsFile>' },
+    { path: config.sshKeyFile, shownAs: '<sshKeyFile>' },
+    { path: tmpdir(), shownAs: '<tmp>' },
+  ]);
 }

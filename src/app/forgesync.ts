@@ -24,7 +24,8 @@ import { MovesNeedRoutedJobsError } from '../cluster/errors.js';
 import { requireSharedBackends } from '../cluster/preflight.js';
 import { ShardRepository } from '../cluster/shards.js';
 import { parseRoles, type Roles } from '../cluster/roles.js';
-import type { ForgesyncConfig } from './config.js';
+import { serverPathsOf, type ForgesyncConfig } from './config.js';
+import type { ServerPaths } from '../util/server-paths.js';
 
 export type { AddSourceInput, ResyncTarget, SyncWaitResult };
 
@@ -43,6 +44,7 @@ export interface OpenOptions {
  */
 export class Forgesync {
   #membership: ShardMembership | undefined;
+  #serverPaths: ServerPaths | undefined;
   #internalServer: InternalServer | undefined;
 
   private constructor(
@@ -73,7 +75,7 @@ export class Forgesync {
         ...(config.sshKeyFile !== undefined ? { sshKeyFile: config.sshKeyFile } : {}),
         sshAgent: config.sshAgent,
       });
-      const credentials = new CredentialStore({ secretsFile: config.secretsFile, logger });
+      const credentials = new CredentialStore({ secretsFile: config.secretsFile, logger, protocols });
       const { database, leases, jobs, metrics } = kernel;
       let snapshots: Snapshots | undefined;
       let feeds: Feeds | undefined;
@@ -162,6 +164,7 @@ export class Forgesync {
           logger,
           metrics,
           policy: egress,
+          secrets: credentials,
           leaseTtlMs: config.leaseTtlMs,
           settings: pickSettings(feedSettings, config),
           runsJobs: () => kernel.started,
@@ -177,6 +180,11 @@ export class Forgesync {
 
   get logger(): Logger {
     return this.kernel.logger;
+  }
+
+  /** This process's directories, which HTTP answers name by placeholders (`<mirrors>/x.git`) instead. */
+  get serverPaths(): ServerPaths {
+    return (this.#serverPaths ??= serverPathsOf(this.config));
   }
 
   /** Registers an upstream; its first sync is requested at once. */
@@ -300,6 +308,7 @@ export class Forgesync {
           listen: config.internalListen,
           ...(config.internalUrl !== undefined ? { advertisedUrl: config.internalUrl } : {}),
           logger: this.logger,
+          serverPaths: this.serverPaths,
           routes: (server, context) => this.snapshots.routes(server, context),
         });
       }

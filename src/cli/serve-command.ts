@@ -62,7 +62,12 @@ export function serveCommand(): Command {
           // The HTTP stack is loaded by `serve` only: every other command starts without it.
           const { buildServer } = await import('../server/app.js');
           const shardReads = app.shardReads(roles);
-          const server = await buildServer(app, { tokens: { admin: adminToken, read: config.readToken }, allowedHosts, ...(shardReads ? { shardReads } : {}) });
+          const server = await buildServer(app, {
+            tokens: { admin: adminToken, read: config.readToken },
+            allowedHosts,
+            ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
+            ...(shardReads ? { shardReads } : {}),
+          });
           const address = await server.listen({ port: Number(options.port ?? config.port), host });
           await app.startService(roles);
           logger.info(

@@ -53,14 +53,26 @@ export class SourceNotPlacedError extends UnavailableError {
   }
 }
 
-/** The worker holding a shard's files cannot be reached for a read. */
+/**
+ * The worker holding a shard's files cannot be reached for a read. Its
+ * message is shown to API callers, so it names the shard, never the
+ * worker's internal address: that is in `endpoint`, which the server log
+ * records with the error.
+ */
 export class ShardUnreachableError extends UnavailableError {
   override readonly shownToCallers = true;
+  /** The internal endpoint that was tried, if any (for the log, not the message). */
+  readonly endpoint: string | undefined;
   constructor(
     readonly shard: string,
-    /** Why, e.g. `is down` or the connection error. */
+    /** Why, e.g. `is down` or the connection error's code. */
     readonly reason: string,
+    options: { endpoint?: string; cause?: unknown } = {},
   ) {
-    super(`the files of shard "${shard}" cannot be read now: its worker ${reason}; \`forgesync shard list\` shows its state (start its worker, or drain the shard to move its sources)`);
+    super(
+      `the files of shard "${shard}" cannot be read now: its worker ${reason}; \`forgesync shard list\` shows its state (start its worker, or drain the shard to move its sources)`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.endpoint = options.endpoint;
   }
 }

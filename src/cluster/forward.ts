@@ -90,11 +90,11 @@ export class ShardReads {
       });
     } catch (error) {
       if (signal?.aborted) throw error;
-      throw new ShardUnreachableError(target.shard, `at ${target.endpoint} did not answer (${describeFetchError(error)})`);
+      throw new ShardUnreachableError(target.shard, `did not answer (${describeFetchError(error)})`, { endpoint: target.endpoint, cause: error });
     }
     if (response.status === 401 || response.status === 403 || (response.status >= 300 && response.status < 400)) {
       await response.body?.cancel();
-      throw new ShardUnreachableError(target.shard, `at ${target.endpoint} refused the forwarded read (HTTP ${response.status}): the processes must share one FORGESYNC_CLUSTER_TOKEN`);
+      throw new ShardUnreachableError(target.shard, `refused the forwarded read (HTTP ${response.status}): the processes must share one FORGESYNC_CLUSTER_TOKEN`, { endpoint: target.endpoint });
     }
     const headers: Record<string, string> = {};
     for (const name of PASSED_HEADERS) {
@@ -120,7 +120,7 @@ export class ShardReads {
     if (answer.status === 404) throw new NotFoundError(message);
     if (answer.status === 409) throw new ConflictError(message);
     if (answer.status === 400) throw new InvalidInputError(message);
-    throw new ShardUnreachableError(target.shard, `answered HTTP ${answer.status}: ${message}`);
+    throw new ShardUnreachableError(target.shard, `answered HTTP ${answer.status}: ${message}`, { endpoint: target.endpoint });
   }
 
   /** Answers `request` from the worker at `target` into `reply`, streamed. */
@@ -153,9 +153,13 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** fetch() hides the socket error in `cause`: `ECONNREFUSED 10.0.0.7:8081` says more than "fetch failed". */
+/**
+ * fetch() hides the socket error in `cause`: its code (`ECONNREFUSED`) says
+ * more than "fetch failed". Only the code: the cause's message names the
+ * worker's address, which callers are not shown (the log has the whole error).
+ */
 function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  return cause?.code ?? cause?.message ?? String((error as Error)?.message ?? error);
+  const code = (error as { cause?: { code?: unknown } })?.cause?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'no connection';
 }
 

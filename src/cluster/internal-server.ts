@@ -3,6 +3,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { FastifyRequest } from 'fastify';
 import type { RouteContext } from '../kernel/module.js';
 import type { Logger } from '../logging/logger.js';
+import type { ServerPaths } from '../util/server-paths.js';
 import { safeEqual } from '../server/auth.js';
 import { errorHandler } from '../server/errors.js';
 import type { ForgesyncServer } from '../server/app.js';
@@ -16,6 +17,8 @@ export interface InternalServerOptions {
   /** The URL others reach it at (FORGESYNC_INTERNAL_URL); default `http://` + the bound address. */
   advertisedUrl?: string;
   logger: Logger;
+  /** This worker's directories, hidden in its answers as the api's are in its own. */
+  serverPaths: ServerPaths;
   /** Registers the routes it serves (the snapshots module's, under the same paths as the api's). */
   routes: (server: ForgesyncServer, context: RouteContext) => Promise<void>;
 }
@@ -47,7 +50,7 @@ export async function startInternalServer(options: InternalServerOptions): Promi
   }).withTypeProvider<ZodTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);
   server.setSerializerCompiler(serializerCompiler);
-  server.setErrorHandler(errorHandler);
+  server.setErrorHandler(errorHandler(options.serverPaths));
   // The routes check the token too (as admin); refusing here first keeps anything unauthenticated off every path.
   server.addHook('onRequest', async (request, reply) => {
     const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
@@ -55,7 +58,7 @@ export async function startInternalServer(options: InternalServerOptions): Promi
       return reply.code(401).send({ error: 'unauthorized', message: 'the internal endpoint takes the cluster token (FORGESYNC_CLUSTER_TOKEN) only' });
     }
   });
-  await options.routes(server, { tokens: { admin: options.token, read: undefined }, caller: forwardedCaller });
+  await options.routes(server, { tokens: { admin: options.token, read: undefined }, caller: forwardedCaller, serverPaths: options.serverPaths });
   const separator = options.listen.lastIndexOf(':');
   const host = options.listen.slice(0, separator).replace(/^\[(.*)\]$/, '$1');
   const address = await server.listen({ host, port: Number(options.listen.slice(separator + 1)) });

@@ -1,8 +1,9 @@
 import { constants } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import { DEFAULT_PROTOCOLS } from '../git/url.js';
 import type { Logger } from '../logging/logger.js';
-import { CredentialUnavailableError, InvalidCredentialRefError } from './errors.js';
-import { boundTo, hostOf, parseHostBinding, type HostBinding } from './hosts.js';
+import { CredentialUnavailableError, FeedSecretUnavailableError, InvalidCredentialRefError } from './errors.js';
+import { BINDING_FORMS, boundTo, hostOf, parseHostBinding, type HostBinding } from './hosts.js';
 
 /** A credential the operator defined: the secret and the hosts it may be sent to. */
 export interface Credential {
@@ -14,9 +15,32 @@ export interface Credential {
 /** A token resolved for one URL, and the test for any other URL it might be sent to (a redirect). */
 export interface BoundToken {
   token: string;
-  /** Whether the credential is bound to the host `url` points at. */
+  /** Whether the credential is bound to the host (and scheme and port) `url` points at, and the token may go over that scheme. */
   allows(url: URL): boolean;
 }
+
+/** A secret the operator defined with the hosts it is bound to, as read: a credential's token or a feed secret. */
+interface BoundSecret {
+  name: string;
+  secret: string;
+  hosts: readonly HostBinding[];
+}
+
+/** A feed secret the operator defined: a webhook signing secret or NATS token, and the sink hosts it may be used with. */
+export type FeedSecret = BoundSecret;
+
+/** What the secrets file defines: credentials, and feed secrets (keys `feed:<name>`), each by lower-case name. */
+interface SecretsFile {
+  credentials: Map<string, Credential>;
+  feedSecrets: Map<string, FeedSecret>;
+}
+
+/** The two kinds of entries, as the secrets file and the environment name them. */
+const KINDS = {
+  credential: { label: 'credential', field: 'token', keyPrefix: '', envPrefix: 'FORGESYNC_CREDENTIAL_' },
+  feedSecret: { label: 'feed secret', field: 'secret', keyPrefix: 'feed:', envPrefix: 'FORGESYNC_FEED_SECRET_' },
+} as const;
+type Kind = (typeof KINDS)[keyof typeof KINDS];
 
 /** Credential names: also the suffix of their environment variables, so letters, digits and "_". */
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
@@ -39,21 +63,31 @@ export function validateCredentialName(reference: string): string {
  * The credentials the operator defined, in the secrets file
  * (FORGESYNC_SECRETS_FILE, JSON `{ "<name>": { "token": "…", "hosts": ["github.com",
  * "ghe.example.com:8443"] } }`) and in the environment
- * (`FORGESYNC_CREDENTIAL_<NAME>=<token>` with `FORGESYNC_CREDENTIAL_<NAME>_HOSTS=host[:port],…`);
+ * (`FORGESYNC_CREDENTIAL_<NAME>=<token>` with `FORGESYNC_CREDENTIAL_<NAME>_HOSTS=host[:port],…`;
+ * see {@link HostBinding} for what a binding allows);
  * names compare case-insensitively, and the environment wins. A token is handed
- * out only for a URL whose host it is bound to.
+ * out only for a URL whose host it is bound to. Feed secrets (the signing
+ * secrets and tokens of feeds' sinks) are defined alike: `"feed:<name>": {
+ * "secret": "…", "hosts": […] }` in the file (a credential name has no colon),
+ * or `FORGESYNC_FEED_SECRET_<NAME>` with `FORGESYNC_FEED_SECRET_<NAME>_HOSTS`.
  *
  * The secrets file is read only as a regular file of at most 1 MiB, without
  * blocking the event loop, and again only when it changed. What is wrong with
  * it is logged (never its content); callers only ever see
- * CredentialUnavailableError, the same for every failure.
+ * CredentialUnavailableError (FeedSecretUnavailableError), the same for every failure.
  */
 export class CredentialStore {
-  #file: { key: string; credentials: Map<string, Credential> } | undefined;
+  #file: { key: string; secrets: SecretsFile } | undefined;
   #reported: string | undefined;
 
   constructor(
-    private readonly options: { secretsFile: string | undefined; logger: Logger; env?: NodeJS.ProcessEnv },
+    private readonly options: {
+      secretsFile: string | undefined;
+      logger: Logger;
+      env?: NodeJS.ProcessEnv;
+      /** The protocols FORGESYNC_GIT_PROTOCOLS allows (default https,ssh): a token goes over plain http or git:// only where they list it. */
+      protocols?: ReadonlySet<string>;
+    },
   ) {}
 
   /**
@@ -69,42 +103,65 @@ export class CredentialStore {
     } catch {
       target = undefined;
     }
-    if (!credential || !target || !boundTo(credential.hosts, target)) throw new CredentialUnavailableError(name, hostOf(url));
-    const hosts = credential.hosts;
-    return { token: credential.token, allows: (other) => boundTo(hosts, other) };
+    const hosts = credential?.hosts ?? [];
+    // The one test of every URL the token may go to (the first and every redirect hop, API, downloads and git alike).
+    const allows = (other: URL): boolean => this.#carries(other) && boundTo(hosts, other);
+    if (!credential || !target || !allows(target)) throw new CredentialUnavailableError(name, hostOf(url));
+    return { token: credential.token, allows };
+  }
+
+  /** Whether a token may travel over `url`'s scheme at all: https (TLS) and ssh always, plain http and git:// only when the configured protocols list them. */
+  #carries(url: URL): boolean {
+    const scheme = url.protocol.slice(0, -1);
+    if (scheme === 'https' || scheme === 'ssh') return true;
+    return (scheme === 'http' || scheme === 'git') && (this.options.protocols ?? DEFAULT_PROTOCOLS).has(scheme);
+  }
+
+  /**
+   * The secret of feed secret `name` for a feed whose sink is `url` (a NATS
+   * URL with its port written out), if it is bound to that sink's host.
+   * @throws FeedSecretUnavailableError for every reason, a malformed name included.
+   */
+  async feedSecretFor(name: string, url: URL): Promise<string> {
+    if (typeof name !== 'string' || !NAME.test(name)) throw new FeedSecretUnavailableError();
+    const key = name.toLowerCase();
+    const entry = this.#fromEnv(KINDS.feedSecret, key) ?? (await this.#fromFile()).feedSecrets.get(key);
+    if (!entry || !boundTo(entry.hosts, url)) throw new FeedSecretUnavailableError();
+    return entry.secret;
   }
 
   async #lookup(name: string): Promise<Credential | undefined> {
-    return this.#fromEnv(name) ?? (await this.#fromFile()).get(name);
+    const entry = this.#fromEnv(KINDS.credential, name);
+    return entry ? { name: entry.name, token: entry.secret, hosts: entry.hosts } : (await this.#fromFile()).credentials.get(name);
   }
 
-  #fromEnv(name: string): Credential | undefined {
+  #fromEnv(kind: Kind, name: string): BoundSecret | undefined {
     const env = this.options.env ?? process.env;
-    const variable = `FORGESYNC_CREDENTIAL_${name.toUpperCase()}`;
-    const token = env[variable];
-    if (!token) return undefined;
+    const variable = `${kind.envPrefix}${name.toUpperCase()}`;
+    const secret = env[variable];
+    if (!secret) return undefined;
     try {
-      return parseCredential(name, { token, hosts: (env[`${variable}_HOSTS`] ?? '').split(',').filter((host) => host.trim() !== '') });
+      return parseEntry(kind, name, { [kind.field]: secret, hosts: (env[`${variable}_HOSTS`] ?? '').split(',').filter((host) => host.trim() !== '') });
     } catch (error) {
       this.#report(variable, (error as Error).message);
       return undefined;
     }
   }
 
-  async #fromFile(): Promise<Map<string, Credential>> {
+  async #fromFile(): Promise<SecretsFile> {
     const path = this.options.secretsFile;
-    if (!path) return new Map();
+    if (!path) return { credentials: new Map(), feedSecrets: new Map() };
     try {
       const info = await stat(path);
       const key = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-      if (this.#file?.key === key) return this.#file.credentials;
-      const credentials = parseSecretsFile(await readRegularFile(path));
-      this.#file = { key, credentials };
+      if (this.#file?.key === key) return this.#file.secrets;
+      const secrets = parseSecretsFile(await readRegularFile(path));
+      this.#file = { key, secrets };
       this.#reported = undefined;
-      return credentials;
+      return secrets;
     } catch (error) {
       this.#report(path, (error as Error).message);
-      return new Map();
+      return { credentials: new Map(), feedSecrets: new Map() };
     }
   }
 
@@ -117,8 +174,9 @@ export class CredentialStore {
   }
 }
 
-/** The URL a credential is checked against: scp-like `user@host:path` as ssh. */
+/** The URL a credential is checked against: scp-like `user@host:path`, `git+ssh://` and `ssh+git://` as ssh. */
 function toUrl(url: string): URL {
+  if (/^(git\+ssh|ssh\+git):\/\//i.test(url)) return new URL(`ssh${url.slice(url.indexOf(':'))}`);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return new URL(url);
   const scp = /^(?:[^@/]*@)?(\[[^\]]+\]|[^:/]+):/.exec(url);
   if (scp) return new URL(`ssh://${scp[1]}/`);
@@ -150,7 +208,7 @@ async function readRegularFile(path: string): Promise<string> {
 }
 
 /** Parses the secrets file; the messages describe the shape, never the content (JSON.parse's would quote it). */
-function parseSecretsFile(text: string): Map<string, Credential> {
+function parseSecretsFile(text: string): SecretsFile {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -158,30 +216,42 @@ function parseSecretsFile(text: string): Map<string, Credential> {
     throw new Error('is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('must hold a JSON object of credentials by name');
-  const credentials = new Map<string, Credential>();
-  for (const [name, entry] of Object.entries(value)) {
-    if (!NAME.test(name)) throw new Error(`has a credential name that is not 1-64 letters, digits and "_" (entry ${credentials.size + 1})`);
-    const key = name.toLowerCase();
-    if (credentials.has(key)) throw new Error(`defines credential "${name}" twice (names compare case-insensitively)`);
-    credentials.set(key, parseCredential(key, entry));
+  const secrets: SecretsFile = { credentials: new Map(), feedSecrets: new Map() };
+  let index = 0;
+  for (const [key, entry] of Object.entries(value)) {
+    index++;
+    const kind = key.startsWith(KINDS.feedSecret.keyPrefix) ? KINDS.feedSecret : KINDS.credential;
+    const name = key.slice(kind.keyPrefix.length);
+    if (!NAME.test(name)) throw new Error(`has a ${kind.label} name that is not 1-64 letters, digits and "_" (entry ${index})`);
+    const lower = name.toLowerCase();
+    const parsed = parseEntry(kind, lower, entry);
+    if (kind === KINDS.feedSecret) {
+      if (secrets.feedSecrets.has(lower)) throw new Error(`defines feed secret "${name}" twice (names compare case-insensitively)`);
+      secrets.feedSecrets.set(lower, parsed);
+    } else {
+      if (secrets.credentials.has(lower)) throw new Error(`defines credential "${name}" twice (names compare case-insensitively)`);
+      secrets.credentials.set(lower, { name: lower, token: parsed.secret, hosts: parsed.hosts });
+    }
   }
-  return credentials;
+  return secrets;
 }
 
-function parseCredential(name: string, entry: unknown): Credential {
-  const record = entry as { token?: unknown; hosts?: unknown } | null;
-  if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Error(`credential "${name}" must be { "token": …, "hosts": […] }`);
-  const { token, hosts } = record;
-  if (typeof token !== 'string' || token.length < 4 || BAD_TOKEN.test(token)) {
-    throw new Error(`credential "${name}" needs a token of at least 4 characters without whitespace or control characters`);
+/** A credential's `{ token, hosts }` or a feed secret's `{ secret, hosts }`. */
+function parseEntry(kind: Kind, name: string, entry: unknown): BoundSecret {
+  const { label, field } = kind;
+  const record = entry as Record<string, unknown> | null;
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Error(`${label} "${name}" must be { "${field}": …, "hosts": […] }`);
+  const { [field]: secret, hosts } = record;
+  if (typeof secret !== 'string' || secret.length < 4 || BAD_TOKEN.test(secret)) {
+    throw new Error(`${label} "${name}" needs a ${field} of at least 4 characters without whitespace or control characters`);
   }
-  if (!Array.isArray(hosts) || hosts.length === 0) throw new Error(`credential "${name}" needs the list of hosts it may be sent to`);
+  if (!Array.isArray(hosts) || hosts.length === 0) throw new Error(`${label} "${name}" needs the list of hosts it may be ${kind === KINDS.credential ? 'sent to' : 'used with'}`);
   const bindings = hosts.map((host, index) => {
     try {
       return parseHostBinding(String(host));
     } catch {
-      throw new Error(`credential "${name}": host ${index + 1} is not host or host:port`);
+      throw new Error(`${label} "${name}": host ${index + 1} is not ${BINDING_FORMS}`);
     }
   });
-  return { name, token, hosts: bindings };
+  return { name, secret, hosts: bindings };
 }

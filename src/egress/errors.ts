@@ -66,6 +66,21 @@ export class EgressNetworkError extends UnavailableError {
   }
 }
 
+/**
+ * An answer's body was longer than the caller reads (`maxBytes`): the
+ * request was cut off there. Counted as the bytes arrived, or refused at
+ * once when the answer's `content-length` says so; never sized from it.
+ */
+export class EgressResponseTooLargeError extends EgressNetworkError {
+  constructor(
+    url: URL,
+    target: ResolvedHost,
+    readonly maxBytes: number,
+  ) {
+    super(url, target, `the response is larger than ${maxBytes} bytes`);
+  }
+}
+
 /** A request forgesync made itself did not finish within its time limit. */
 export class EgressTimeoutError extends UnavailableError {
   constructor(readonly url: URL, readonly timeoutMs: number) {

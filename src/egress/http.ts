@@ -2,7 +2,8 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { InvalidInputError } from '../errors.js';
 import type { ResolvedHost } from './address.js';
-import { EgressNetworkError, EgressTimeoutError } from './errors.js';
+import { bufferBody, BodyTooLarge, streamBody, type BodyMeter, type BodySink } from './body.js';
+import { EgressNetworkError, EgressResponseTooLargeError, EgressTimeoutError } from './errors.js';
 import type { EgressPolicy } from './policy.js';
 import { pinnedLookup } from './resolve.js';
 
@@ -11,6 +12,7 @@ const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** setTimeout's ceiling (~24.8 days); longer delays would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const EMPTY = Buffer.alloc(0);
 
 export interface PinnedRequestOptions {
   policy: EgressPolicy;
@@ -21,8 +23,12 @@ export interface PinnedRequestOptions {
   signal?: AbortSignal;
   /** Time limit of the whole exchange, the lookup included (default: none). */
   timeoutMs?: number;
-  /** Largest body read; a longer one fails the request (default 64 MiB). */
+  /** Largest body read (or streamed); a longer one fails the request with EgressResponseTooLargeError (default 64 MiB). */
   maxBytes?: number;
+  /** Told of a body read into memory as it arrives, and may hold reading back (see BodyMeter). */
+  meter?: BodyMeter;
+  /** Streams the body of the answers it gives a stream for to that stream instead of memory (see BodySink); the request ends when the stream has finished. */
+  sink?: BodySink;
   /** `url`'s host, already resolved and checked (e.g. a redirect to the same host): no second lookup. */
   target?: ResolvedHost;
   /** Keeps connections open between requests: a {@link PinnedAgent} of `url`'s host (ignored for any other host). */
@@ -63,7 +69,10 @@ export interface PinnedResponse {
   url: URL;
   status: number;
   headers: IncomingHttpHeaders;
+  /** The body read into memory (empty when it was streamed to a sink). */
   body: Buffer;
+  /** The body's length in bytes, read or streamed. */
+  size: number;
   /** Where the request went: the host and the checked addresses it was pinned to. */
   target: ResolvedHost;
 }
@@ -76,8 +85,11 @@ export interface PinnedResponse {
  * followed (see requestFollowingRedirects). No agent is shared: a pooled
  * socket opened by a request that was not pinned could otherwise be reused.
  * No proxy is used (see proxy.ts).
+ * The body is read into memory, or streamed to `sink`, at most `maxBytes`
+ * of it, counted as it arrives.
  * @throws EgressRefusedError, EgressLookupError before anything is sent;
- *   EgressNetworkError; EgressTimeoutError; `signal.reason` on abort.
+ *   EgressResponseTooLargeError; EgressNetworkError; EgressTimeoutError;
+ *   `signal.reason` on abort; a sink's own error as it is.
  */
 export async function pinnedRequest(url: URL, options: PinnedRequestOptions): Promise<PinnedResponse> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidInputError(`only http(s) URLs can be requested, not ${url.protocol}`);
@@ -104,20 +116,29 @@ function send(url: URL, target: ResolvedHost, options: PinnedRequestOptions, tim
     const fail = (detail: string, cause?: unknown): void =>
       settle(() => reject(new EgressNetworkError(url, target, detail, cause === undefined ? undefined : { cause })));
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: options.agent?.agent ?? false, lookup: pinnedLookup(target) }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= maxBytes) chunks.push(chunk);
-        else {
-          req.destroy();
-          fail(`the response is larger than ${maxBytes} bytes`);
-        }
-      });
-      res.on('end', () => settle(() => resolve({ url, status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), target })));
-      res.on('error', (error) => fail(error.message, error));
-      res.on('close', () => fail('the connection closed before the response ended'));
+    const method = options.method ?? 'GET';
+    const req = send(url, { method, headers: options.headers ?? {}, agent: options.agent?.agent ?? false, lookup: pinnedLookup(target) }, (res) => {
+      const status = res.statusCode ?? 0;
+      const tooLarge = (): void => {
+        req.destroy();
+        settle(() => reject(new EgressResponseTooLargeError(url, target, maxBytes)));
+      };
+      // A claim past the limit is refused before a byte of the body is read; a smaller claim is not trusted either (bytes are counted).
+      const bodiless = method === 'HEAD' || status === 204 || status === 304 || status < 200;
+      const declared = Number(res.headers['content-length']);
+      if (!bodiless && Number.isFinite(declared) && declared > maxBytes) return tooLarge();
+      const sink = options.sink?.({ status, headers: res.headers });
+      const body = sink ? streamBody(res, sink, maxBytes).then((size) => ({ body: EMPTY, size })) : bufferBody(res, maxBytes, options.meter).then((read) => ({ body: read, size: read.length }));
+      body.then(
+        (read) => settle(() => resolve({ url, status, headers: res.headers, ...read, target })),
+        (error: unknown) => {
+          if (error instanceof BodyTooLarge) return tooLarge();
+          sink?.destroy();
+          // The sink's own failure (a full disk) is not the network's: passed on as it is.
+          if (sink && sink.errored === error) return settle(() => reject(error));
+          fail((error as Error).message, error);
+        },
+      );
     });
     const stop = (error: unknown): void => {
       req.destroy();
@@ -133,7 +154,7 @@ function send(url: URL, target: ResolvedHost, options: PinnedRequestOptions, tim
 }
 
 export interface RedirectingRequestOptions extends Omit<PinnedRequestOptions, 'headers' | 'target' | 'method' | 'body'> {
-  // `agent` (inherited) is used for the hops to its own host only.
+  // `agent` (inherited) is used for the hops to its own host only; `sink` is asked on every hop, `meter` counts every hop's body (a followed redirect's is dropped).
   method?: 'GET' | 'HEAD';
   /** The headers of the request to `url` (asked per hop: a credential must be given per origin). */
   headers?: (url: URL) => Record<string, string>;
@@ -158,7 +179,7 @@ export interface RedirectingRequestOptions extends Omit<PinnedRequestOptions, 'h
  * not meant for. The time limit covers the whole chain.
  */
 export async function requestFollowingRedirects(url: URL, options: RedirectingRequestOptions): Promise<PinnedResponse> {
-  const { policy, signal, maxBytes } = options;
+  const { policy, signal, maxBytes, meter, sink } = options;
   const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
   const follow = options.follow ?? ((next: URL) => next.protocol === 'http:' || next.protocol === 'https:');
   const maxRedirects = options.maxRedirects ?? 20;
@@ -173,6 +194,8 @@ export async function requestFollowingRedirects(url: URL, options: RedirectingRe
       ...(signal ? { signal } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(maxBytes !== undefined ? { maxBytes } : {}),
+      ...(meter ? { meter } : {}),
+      ...(sink ? { sink } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
       ...(target && target.host === current.hostname.replace(/^\[|\]$/g, '').toLowerCase() ? { target } : {}),
     });
@@ -185,6 +208,7 @@ export async function requestFollowingRedirects(url: URL, options: RedirectingRe
       return response;
     }
     if (!follow(next, response)) return response;
+    meter?.drop(response.body.length);
     target = response.target;
     current = next;
   }

@@ -5,7 +5,8 @@
  * @packageDocumentation
  */
 export { addressLiteral, embeddedIPv4, stripBrackets, type ResolvedAddress, type ResolvedHost, type EmbeddedIPv4 } from './address.js';
-export { CredentialRedirectError, EgressLookupError, EgressNetworkError, EgressRefusedError, EgressTimeoutError } from './errors.js';
+export type { BodyMeter, BodySink } from './body.js';
+export { CredentialRedirectError, EgressLookupError, EgressNetworkError, EgressRefusedError, EgressResponseTooLargeError, EgressTimeoutError } from './errors.js';
 export { PinnedAgent, pinnedRequest, requestFollowingRedirects, type PinnedRequestOptions, type PinnedResponse, type RedirectingRequestOptions } from './http.js';
 export { parseNetwork, parseNetworks, type AllowedNetwork } from './networks.js';
 export { EgressPolicy, type EgressPolicyOptions, type Refusal } from './policy.js';

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
 import { InvalidFeedInputError } from './errors.js';
@@ -28,20 +28,23 @@ export function feedCommands(): Command[] {
     .command('add')
     .description('add a feed; it first sends the current state of everything in scope, then every change')
     .argument('<name>')
-    .requiredOption('--sink <url>', 'http(s)://… (Standard Webhooks), nats://host:port/<subject> (JetStream) or file:///dir (NDJSON)')
+    .requiredOption('--sink <url>', 'http(s)://… (Standard Webhooks), nats://host:port/<subject> (JetStream) or file:///dir (NDJSON, inside FORGESYNC_FEED_FILE_ROOT)')
     .option('--types <types>', 'change types, comma-separated (dev.forgesync.ref.*, dev.forgesync.source.state, dev.forgesync.import.*, …)')
     .option('--sources <glob>', 'only sources and imports whose name matches (* and ?)')
-    .option('--secret-env <var>', 'environment variable holding the signing secret (http) or token (nats)')
+    .option('--secret <name>', 'feed secret (defined by the operator, bound to the sink host) holding the signing secret (http) or token (nats)')
+    // Replaced by --secret: still parsed, so that it is refused with a message saying so.
+    .addOption(new Option('--secret-env <var>').hideHelp())
     .option('--batch <n>', 'events per request (http: an array above 1) or per file (default: 1 for http, 100 otherwise)')
     .option('--json', 'machine-readable output')
-    .action(async (name: string, options: { sink: string; types?: string; sources?: string; secretEnv?: string; batch?: string; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, options: { sink: string; types?: string; sources?: string; secret?: string; secretEnv?: string; batch?: string; json?: boolean }, cmd: Command) => {
       const status = await withForgesync(cmd, (app) =>
         app.feeds.add({
           name,
           sink: options.sink,
           types: options.types ?? null,
           sources: options.sources ?? null,
-          secretEnv: options.secretEnv ?? null,
+          secret: options.secret ?? null,
+          ...(options.secretEnv !== undefined ? { secretEnv: options.secretEnv } : {}),
           ...(options.batch !== undefined ? { batch: positiveInteger(options.batch, '--batch') } : {}),
         }),
       );

@@ -1,3 +1,4 @@
+import { HOW_TO_DEFINE_FEED_SECRET } from '../credentials/errors.js';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js';
 
 /** No feed has this name. */
@@ -14,5 +15,12 @@ export class FeedNameTakenError extends ConflictError {
   }
 }
 
-/** A name, pattern, batch size, sequence number or environment variable given for a feed is not valid. */
+/** A name, pattern, batch size or sequence number given for a feed is not valid. */
 export class InvalidFeedInputError extends InvalidInputError {}
+
+/** A feed was given `secretEnv` (`--secret-env`), which named any environment variable: replaced by `secret`. */
+export class SecretEnvReplacedError extends InvalidFeedInputError {
+  constructor() {
+    super(`secretEnv (--secret-env) was replaced by secret (--secret <name>), the name of a feed secret: ${HOW_TO_DEFINE_FEED_SECRET}`);
+  }
+}

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { SettingValues } from '../config/setting.js';
+import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { JobTransport } from '../jobs/types.js';
 import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
@@ -10,12 +12,14 @@ import type { ForgesyncServer } from '../server/app.js';
 import type { Database } from '../store/database.js';
 import { headSeq } from '../store/change-log.js';
 import { changesNumbered, warmChangeReads } from './changes.js';
-import { InvalidFeedInputError } from './errors.js';
+import { InvalidFeedInputError, SecretEnvReplacedError } from './errors.js';
 import { feedMetrics, type FeedMetrics } from './metrics.js';
 import { FeedRunner, feedLeaseKey, type FeedOperation, type RunResult } from './runner.js';
 import { parseSourcesGlob, parseTypes } from './scope.js';
 import type { feedSettings } from './settings.js';
-import { openSink, validateSinkUrl } from './sinks/open.js';
+import { checkDirectoryInRoot, fileSinkDirectory } from './sinks/file-root.js';
+import { openSink, redactSinkUrl, validateSinkUrl } from './sinks/open.js';
+import { secretTargetOf } from './sinks/url.js';
 import type { FeedSink } from './sinks/types.js';
 import { feedStatus, type FeedStatus } from './status.js';
 import { FeedRepository, type FeedRecord } from './store.js';
@@ -25,7 +29,6 @@ import { pruneChangeLog } from './prune.js';
 export const FEED_JOB = 'feed';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** How often the change log is pruned by a serving process. */
 const PRUNE_MS = 60_000;
 
@@ -43,8 +46,8 @@ export interface FeedsOptions {
   runsJobs: () => boolean;
   /** The refs of a mirror (a full sync exports them). */
   readRefs(mirrorPath: string): Promise<Map<string, string>>;
-  /** The environment secrets are read from (default: the process's). */
-  env?: NodeJS.ProcessEnv;
+  /** The feed secrets the operator defined (sinks' signing secrets and tokens), each bound to sink hosts. */
+  secrets: Pick<CredentialStore, 'feedSecretFor'>;
 }
 
 export interface AddFeedInput {
@@ -52,7 +55,10 @@ export interface AddFeedInput {
   sink: string;
   types?: string | readonly string[] | null;
   sources?: string | null;
-  secretEnv?: string | null;
+  /** The name of a feed secret the operator defined, bound to the sink's host: the webhook signing secret or the NATS token. */
+  secret?: string | null;
+  /** Replaced by `secret`: refused (it named any environment variable). */
+  secretEnv?: unknown;
   batch?: number;
 }
 
@@ -109,13 +115,20 @@ export class Feeds implements ForgesyncModule {
   async add(input: AddFeedInput): Promise<FeedStatus> {
     const name = typeof input.name === 'string' ? input.name.trim() : '';
     if (!NAME.test(name)) throw new InvalidFeedInputError('a feed name is 1 to 100 letters, digits, dots, dashes or underscores, starting with a letter or digit');
+    if (input.secretEnv !== undefined) throw new SecretEnvReplacedError();
     const url = validateSinkUrl(input.sink);
-    const secretEnv = input.secretEnv ?? null;
-    if (secretEnv !== null && !ENV_NAME.test(secretEnv)) throw new InvalidFeedInputError(`--secret-env takes the name of an environment variable (letters, digits, _), not "${secretEnv.slice(0, 3)}…"`);
+    const secret = input.secret ?? null;
+    if (url.protocol === 'file:') {
+      if (secret !== null) throw new InvalidFeedInputError('a file sink takes no secret (--secret): it signs nothing and sends nothing');
+      const root = this.options.settings.feedFileRoot;
+      await checkDirectoryInRoot(fileSinkDirectory(url, root), root, redactSinkUrl(url.href).slice(0, 200));
+    }
+    // The one message for every reason it cannot be used, so that nothing is learnt about the environment.
+    if (secret !== null) await this.options.secrets.feedSecretFor(secret, secretTargetOf(url));
     const batch = input.batch ?? (url.protocol === 'http:' || url.protocol === 'https:' ? 1 : 100);
     if (!Number.isInteger(batch) || batch < 1 || batch > 1000) throw new InvalidFeedInputError(`--batch must be a whole number from 1 to 1000, not ${String(input.batch)}`);
     const record = await this.repo.create(
-      { name, sink: url.href, types: parseTypes(input.types ?? null), sources: parseSourcesGlob(input.sources ?? null), secretEnv, batch },
+      { name, sink: url.href, types: parseTypes(input.types ?? null), sources: parseSourcesGlob(input.sources ?? null), secret, batch },
       await headSeq(this.options.database.db),
       new Date(),
     );
@@ -219,7 +232,7 @@ export class Feeds implements ForgesyncModule {
 
   async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
     const { feedRoutes } = await import('./http/routes.js');
-    await server.register(feedRoutes(this, context.tokens), { prefix: '/api' });
+    await server.register(feedRoutes(this, context), { prefix: '/api' });
   }
 
   /** The backstop: looks for feeds with something due every `feedPollInterval`. The change reader is started at once. */
@@ -316,15 +329,27 @@ export class Feeds implements ForgesyncModule {
     if (this.#enqueues()) await this.options.jobs.enqueue({ kind: FEED_JOB, key: name });
   }
 
+  /**
+   * The feed's sink, opened once and kept while its URL, secret and batch
+   * stay the same. The secret is looked up on every run: one the operator
+   * unbound from the sink's host (or removed) fails the run with the one
+   * message and closes the sink, so nothing is sent with it, or without it.
+   */
   async #sinkFor(feed: FeedRecord): Promise<FeedSink> {
-    const signature = `${feed.sink}\u0000${feed.secretEnv ?? ''}\u0000${feed.batch}`;
+    let secret: string | undefined;
+    try {
+      secret = feed.secret === null ? undefined : await this.options.secrets.feedSecretFor(feed.secret, secretTargetOf(validateSinkUrl(feed.sink)));
+    } catch (error) {
+      await this.#closeSink(feed.name);
+      throw error;
+    }
+    // A digest, not the secret: a rotated secret opens a new sink.
+    const signature = `${feed.sink}\u0000${secret === undefined ? '' : createHash('sha256').update(secret).digest('hex')}\u0000${feed.batch}`;
     const cached = this.#sinks.get(feed.name);
     if (cached?.signature === signature) return cached.sink;
     if (cached) await this.#closeSink(feed.name);
-    const env = this.options.env ?? process.env;
-    const secret = feed.secretEnv === null ? undefined : env[feed.secretEnv];
-    if (feed.secretEnv !== null && !secret) throw new InvalidFeedInputError(`feed ${feed.name} reads its secret from $${feed.secretEnv}, which is not set in this process`);
-    const sink = openSink(feed.sink, { ...(secret ? { secret } : {}), batch: feed.batch, timeoutMs: this.options.settings.feedTimeoutMs, policy: this.options.policy });
+    const { feedTimeoutMs: timeoutMs, feedFileRoot: fileRoot } = this.options.settings;
+    const sink = openSink(feed.sink, { ...(secret !== undefined ? { secret } : {}), batch: feed.batch, timeoutMs, policy: this.options.policy, fileRoot });
     this.#sinks.set(feed.name, { signature, sink });
     sink.catch(() => this.#sinks.get(feed.name)?.sink === sink && this.#sinks.delete(feed.name));
     return sink;

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { duration, integer, setting, text } from '../config/setting.js';
+import { join } from 'node:path';
+import { duration, integer, path, setting, text } from '../config/setting.js';
 
 /** Settings of the change feeds: the instance name events carry, retries, pacing and how long the change log keeps delivered changes. */
 export const feedSettings = {
@@ -52,6 +53,15 @@ export const feedSettings = {
     default: '500',
     doc: 'Events per chunk of a full sync (`feed resync`): the lease is held per chunk, so a partial sync waits at most one.',
     parse: integer(1, 100_000),
+  }),
+  feedFileRoot: setting({
+    key: 'feedFileRoot',
+    env: 'FORGESYNC_FEED_FILE_ROOT',
+    // undefined when dataDir itself was refused: that problem is reported once, not twice.
+    default: ({ values }) => (values.dataDir === undefined ? undefined : join(String(values.dataDir), 'feeds')),
+    defaultDoc: '`<dataDir>/feeds`',
+    doc: 'The directory file sinks (`file:///…`) must be inside: a feed naming a directory elsewhere, or one reached through a symbolic link leading out of it, is refused when added and when it delivers.',
+    parse: path,
   }),
   changeLogRetentionMs: setting({
     key: 'changeLogRetention',

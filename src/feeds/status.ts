@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { headSeq } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
+import type { ServerPaths } from '../util/server-paths.js';
 import { scopeCondition } from './scope.js';
 import { redactSinkUrl } from './sinks/open.js';
 import type { FeedRecord, FeedRepository, FeedRun } from './store.js';
@@ -31,7 +32,8 @@ export interface FeedStatus {
   deadLetters: number;
   fullSync: { requested: boolean; running: boolean; progress: { exported: number; head: number | null } };
   batch: number;
-  secretEnv: string | null;
+  /** The name of the feed secret it uses, if any (never the secret). */
+  secret: string | null;
   delivered: number;
   lastError: string | null;
   retryAt: string | null;
@@ -73,9 +75,18 @@ export async function feedStatus(db: Kysely<Schema>, repo: FeedRepository, feed:
     deadLetters: held.dead,
     fullSync: { requested: feed.fullRequestedAt !== null, running: feed.fullStartedAt !== null, progress: { exported: feed.fullDone, head: feed.fullHead } },
     batch: feed.batch,
-    secretEnv: feed.secretEnv,
+    secret: feed.secret,
     delivered: feed.delivered,
     lastError: feed.lastError,
     retryAt: feed.retryAt?.toISOString() ?? null,
   };
+}
+
+/**
+ * The status as the HTTP API answers it: the CLI's JSON with the server's
+ * directories hidden (`file://<feedFiles>/orders`, `<dataDir>/…` in errors):
+ * callers of the API have no business with where files lie on the server.
+ */
+export function feedStatusAnswer(status: FeedStatus, paths: ServerPaths): FeedStatus {
+  return { ...status, sink: paths.hide(status.sink), disabled: paths.hide(status.disabled), lastError: paths.hide(status.lastError) };
 }

@@ -22,7 +22,8 @@ export interface FeedRecord extends FeedScope {
   id: number;
   name: string;
   sink: string;
-  secretEnv: string | null;
+  /** The name of the feed secret it uses (see CredentialStore.feedSecretFor); never the secret. */
+  secret: string | null;
   batch: number;
   paused: boolean;
   disabled: string | null;
@@ -47,7 +48,7 @@ export interface FeedRecord extends FeedScope {
 export interface NewFeed extends FeedScope {
   name: string;
   sink: string;
-  secretEnv: string | null;
+  secret: string | null;
   batch: number;
 }
 
@@ -61,7 +62,7 @@ function toRecord(row: Selectable<FeedsTable>): FeedRecord {
     sink: row.sink,
     types: row.types === null ? null : (JSON.parse(row.types) as string[]),
     sources: row.sources,
-    secretEnv: row.secret_env,
+    secret: row.secret,
     batch: row.batch,
     paused: Boolean(row.paused),
     disabled: row.disabled,
@@ -104,7 +105,7 @@ export class FeedRepository {
           sink: feed.sink,
           types: feed.types === null ? null : JSON.stringify(feed.types),
           sources: feed.sources,
-          secret_env: feed.secretEnv,
+          secret: feed.secret,
           batch: feed.batch,
           cursor,
           // A new feed first hands its sink the current state of everything in scope.

@@ -56,6 +56,31 @@ export class GithubRequestError extends ForgesyncError {
   }
 }
 
+/** An answer from the API host that cannot be stored as it is (an item that is not an object, an id that is not one, JSON nested too deep). */
+export class GithubAnswerError extends ForgesyncError {
+  constructor(
+    readonly where: string,
+    detail: string,
+  ) {
+    super(`the API host's answer for ${where} cannot be imported: ${detail}`);
+  }
+}
+
+/**
+ * An answer of the API host was longer than forgesync reads of one answer:
+ * cut off there and not asked again (it would be as long). GitHub's pages
+ * are a few MB at most; an API host that sends more is not serving GitHub's
+ * pages, or means to exhaust forgesync's memory.
+ */
+export class GithubAnswerTooLargeError extends GithubRequestError {
+  constructor(
+    path: string,
+    readonly maxBytes: number,
+  ) {
+    super(path, null, `the answer is larger than ${maxBytes} bytes (${Math.round(maxBytes / 2 ** 20)} MiB), the most forgesync reads of one API answer; not retried`);
+  }
+}
+
 /** The project does not exist on GitHub, or the credential cannot see it. */
 export class GithubProjectNotFoundError extends NotFoundError {
   constructor(

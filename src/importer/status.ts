@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../store/types.js';
+import type { ServerPaths } from '../util/server-paths.js';
 import { countFailures, listFailures, type ImportFailure } from './store/failures.js';
 import type { ImportRecord } from './store/imports.js';
 import { countObjects } from './store/objects.js';
@@ -97,5 +98,18 @@ export async function importStatus(
     nextSyncAt: iso(record.nextSyncAt),
     credentials: record.credentials,
     concurrency: record.concurrency,
+  };
+}
+
+/**
+ * The status as the HTTP API answers it: the CLI's JSON with the server's
+ * directories hidden in its failure texts (`<dataDir>/…`): callers of the
+ * API have no business with where files lie on the server.
+ */
+export function importStatusAnswer(status: ImportStatusJson, paths: ServerPaths): ImportStatusJson {
+  return {
+    ...status,
+    failure: paths.hide(status.failure),
+    failures: status.failures.map((failure) => ({ ...failure, error: paths.hide(failure.error) })),
   };
 }

@@ -5,6 +5,7 @@ import type { SettingGroup } from '../config/setting.js';
 import type { JobKind } from '../jobs/types.js';
 import type { AuthTokens } from '../server/auth.js';
 import type { ForgesyncServer } from '../server/app.js';
+import type { ServerPaths } from '../util/server-paths.js';
 
 /** What a module's routes get besides the server: the tokens their access checks use, and in distributed mode where files are. */
 export interface RouteContext {
@@ -13,6 +14,8 @@ export interface RouteContext {
   caller?: (request: FastifyRequest) => string | null;
   /** Distributed mode: reads that need a source's files are answered by its shard's worker. */
   shardReads?: ShardReads;
+  /** The server's directories, hidden in texts the routes answer (stored error messages; see util/server-paths.ts). */
+  serverPaths: ServerPaths;
 }
 
 /**

@@ -49,7 +49,9 @@ export const kernelSettings = {
     key: 'gitProtocols',
     env: 'FORGESYNC_GIT_PROTOCOLS',
     default: 'https,ssh',
-    doc: 'Protocols git may use for upstreams; add `http`, `git` or `file` explicitly.',
+    doc:
+      'Protocols git may use for upstreams; add `http`, `git` or `file` explicitly. Without `http`, no token goes over plain http ' +
+      '(with it, only where the credential\'s binding names `http://` or the port) and an import\'s `--api-url` must be https.',
     parse: text({
       pattern: /^\s*(https|http|ssh|git|file)(\s*,\s*(https|http|ssh|git|file))*\s*$/,
       message: 'must be a comma list of https, http, ssh, git, file',
@@ -81,7 +83,7 @@ export const kernelSettings = {
   secretsFile: setting({
     key: 'secretsFile',
     env: 'FORGESYNC_SECRETS_FILE',
-    doc: 'JSON file mapping credential names to secrets.',
+    doc: 'JSON file mapping credential names (and `feed:<name>` feed secrets) to secrets and the hosts each is bound to.',
     parse: path,
   }),
   logLevel: setting({

@@ -156,7 +156,7 @@ export class Replication implements ForgesyncModule {
   async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
     // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
     const [{ sourceRoutes }, { webhookRoutes }] = await Promise.all([import('./http/sources.js'), import('./webhooks/index.js')]);
-    await server.register(sourceRoutes(this, context.tokens), { prefix: '/api' });
+    await server.register(sourceRoutes(this, context), { prefix: '/api' });
     await server.register(webhookRoutes(this, { readerThreads: this.options.settings.webhookReaderThreads }), { prefix: '/hooks' });
   }
 

@@ -5,9 +5,11 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTyp
 import type { Kernel } from '../kernel/kernel.js';
 import type { ShardReads } from '../cluster/forward.js';
 import type { Logger } from '../logging/logger.js';
+import type { ServerPaths } from '../util/server-paths.js';
 import { InvalidInputError } from '../errors.js';
 import { AuthFailures, type AuthTokens } from './auth.js';
 import { errorHandler } from './errors.js';
+import { access } from './routes/common.js';
 import { defaultAllowedHosts, guardRequests } from './request-guards.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
@@ -22,6 +24,11 @@ export interface ServerOptions {
   /** Host names accepted in `Host` (default: loopback and this machine's name, see defaultAllowedHosts). */
   allowedHosts?: readonly string[];
   bodyLimit?: number;
+  /**
+   * Reverse proxies (addresses or CIDRs, FORGESYNC_TRUST_PROXY) whose `X-Forwarded-For`, `-Proto` and `-Host`
+   * are believed; from any other peer they are ignored (default: from none).
+   */
+  trustProxy?: readonly string[];
   /** Distributed mode: where reads that need a source's files are answered (see cluster/forward.ts). */
   shardReads?: ShardReads;
 }
@@ -32,8 +39,8 @@ export interface ServerOptions {
  * (the sources API and webhooks, snapshots, …). Routes declare zod schemas,
  * which validate requests and produce the OpenAPI document.
  */
-export async function buildServer(app: { kernel: Kernel }, options: ServerOptions) {
-  const { kernel } = app;
+export async function buildServer(app: { kernel: Kernel; serverPaths: ServerPaths }, options: ServerOptions) {
+  const { kernel, serverPaths } = app;
   if (!options.tokens.admin) {
     throw new InvalidInputError('the HTTP API needs an admin token: set FORGESYNC_ADMIN_TOKEN (forgesync serve generates one when it is unset)');
   }
@@ -46,10 +53,12 @@ export async function buildServer(app: { kernel: Kernel }, options: ServerOption
     // making one costs more than a webhook's own log line.
     childLoggerFactory: (logger) => logger,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    // request.ip, .protocol and .host then come from X-Forwarded-* only when the direct peer is one of these proxies.
+    trustProxy: options.trustProxy?.length ? [...options.trustProxy] : false,
   }).withTypeProvider<ZodTypeProvider>();
   server.setValidatorCompiler(validatorCompiler);
   server.setSerializerCompiler(serializerCompiler);
-  server.setErrorHandler(errorHandler);
+  server.setErrorHandler(errorHandler(serverPaths));
   guardRequests(server as unknown as FastifyInstance, options.allowedHosts ?? defaultAllowedHosts());
   await server.register(fastifySwagger, {
     openapi: {
@@ -58,13 +67,14 @@ export async function buildServer(app: { kernel: Kernel }, options: ServerOption
     },
     transform: jsonSchemaTransform,
   });
-  server.get('/openapi.json', { schema: { hide: true } }, async () => server.swagger());
+  // The document maps every route: a read or admin token reads it, like the API it describes.
+  server.get('/openapi.json', { ...access('read', tokens), schema: { hide: true } }, async () => server.swagger());
   // A serving process reports its own CPU, memory and event loop too.
   kernel.collectProcessMetrics();
   await server.register(healthRoutes(kernel));
   await server.register(leaseRoutes(kernel.leases, tokens), { prefix: '/api' });
   await server.register(dashboardRoutes());
-  const context = { tokens, ...(options.shardReads ? { shardReads: options.shardReads } : {}) };
+  const context = { tokens, serverPaths, ...(options.shardReads ? { shardReads: options.shardReads } : {}) };
   for (const module of kernel.modules) await module.routes?.(server, context);
   return server;
 }

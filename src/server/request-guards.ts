@@ -23,8 +23,9 @@ function hostName(authority: string | undefined): string | undefined {
 
 /**
  * What a request must show before any route sees it, whatever its token:
- *  - a `Host` the server answers to (`allowedHosts`): a page on another name
- *    that resolves to this server (DNS rebinding) gets 421;
+ *  - a `Host` (from a trusted proxy, its `X-Forwarded-Host`) the server answers
+ *    to (`allowedHosts`): a page on another name that resolves to this server
+ *    (DNS rebinding) gets 421;
  *  - for a state change under /api: JSON (`Content-Type: application/json`, which
  *    no form or `text/plain` request another page can send without a CORS
  *    preflight may carry) and, when the browser says where it comes from, an
@@ -36,7 +37,8 @@ export function guardRequests(server: FastifyInstance, allowedHosts: readonly st
   server.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0]!;
     if (UNCHECKED_PATHS.has(path)) return;
-    const host = hostName(request.headers.host);
+    // request.host: `Host`, or `X-Forwarded-Host` from a proxy FORGESYNC_TRUST_PROXY names (which may have set Host to its upstream's).
+    const host = hostName(request.host);
     if (!host || !allowed.has(host)) {
       return reply.code(421).send({
         error: 'misdirected',

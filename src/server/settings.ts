@@ -1,4 +1,5 @@
 import { integer, setting, text } from '../config/setting.js';
+import { parseNetworks } from '../egress/networks.js';
 
 /** Settings of the HTTP service of `forgesync serve`. */
 export const serverSettings = {
@@ -20,6 +21,15 @@ export const serverSettings = {
         .split(',')
         .map((host) => host.trim().toLowerCase())
         .filter((host) => host !== ''),
+  }),
+  trustProxy: setting({
+    key: 'trustProxy',
+    env: 'FORGESYNC_TRUST_PROXY',
+    defaultDoc: 'none: `X-Forwarded-*` headers are ignored',
+    doc:
+      'Reverse proxies in front of forgesync serve: a comma list of addresses or CIDRs. Only from these does it take the client address ' +
+      '(`X-Forwarded-For`, which failed authentications are limited by), the scheme (`X-Forwarded-Proto`) and the host name (`X-Forwarded-Host`, checked against `allowedHosts`).',
+    parse: parseNetworks,
   }),
   adminToken: setting({
     key: 'adminToken',

@@ -1,7 +1,8 @@
 import type { SnapshotEntry } from './cache.js';
 import type { ObjectAt } from './service.js';
+import type { SnapshotJson } from './snapshot.js';
 
-/** A cached snapshot as `forgesync snapshot list --json` and `GET /api/snapshots` show it. */
+/** A cached snapshot as `forgesync snapshot list --json` shows it (`GET /api/snapshots` leaves out `path`: snapshotEntryAnswerJson). */
 export function snapshotEntryJson(entry: SnapshotEntry) {
   return {
     source: entry.source,
@@ -21,6 +22,22 @@ export function snapshotEntryJson(entry: SnapshotEntry) {
       creator: hold.creator ?? null,
     })),
   };
+}
+
+/**
+ * A snapshot as the HTTP API answers it: `forgesync snapshot --json`'s JSON
+ * without `path`, a directory on the server that callers of the API cannot
+ * use and should not learn (they hold and release by `handle`).
+ */
+export function snapshotAnswerJson(snapshot: SnapshotJson): Omit<SnapshotJson, 'path'> {
+  const { path: _path, ...answer } = snapshot;
+  return answer;
+}
+
+/** A cached snapshot as `GET /api/snapshots` shows it: as the CLI lists it, without its `path` on the server. */
+export function snapshotEntryAnswerJson(entry: SnapshotEntry) {
+  const { path: _path, ...answer } = snapshotEntryJson(entry);
+  return answer;
 }
 
 /** A file (content as UTF-8 text when it is valid UTF-8, else base64) or a directory listing. */

@@ -7,7 +7,7 @@ import { callerOf } from '../server/auth.js';
 import { NotFoundError } from '../errors.js';
 import { relay } from '../cluster/forward.js';
 import { access, BEARER, errorResponses } from '../server/routes/common.js';
-import { objectAtJson, snapshotEntryJson } from './json.js';
+import { objectAtJson, snapshotAnswerJson, snapshotEntryAnswerJson } from './json.js';
 import type { Snapshots } from './service.js';
 
 const SourceParamsSchema = z.object({ name: z.string().min(1).max(100) });
@@ -31,11 +31,11 @@ function snapshotBodySchema(maxHoldMs: number) {
   });
 }
 
+// No `path`: a directory on the server is no business of API callers (the CLI, the operator's, prints it).
 const SnapshotSchema = z.object({
   source: z.string(),
   ref: z.string(),
   sha: z.string(),
-  path: z.string().describe('read-only directory holding exactly the commit'),
   stale: z.boolean().describe('true when served from the last synced state because no sync could be had within waitMs'),
   handle: z.string().describe('release with DELETE /api/snapshots/<handle>'),
   expiresAt: z.string().nullable(),
@@ -54,7 +54,6 @@ const HoldSchema = z.object({
 const EntrySchema = z.object({
   source: z.string(),
   sha: z.string(),
-  path: z.string(),
   files: z.number(),
   bytes: z.number(),
   createdAt: z.string(),
@@ -106,7 +105,8 @@ export function snapshotRoutes(snapshots: Snapshots, options: RouteContext & { d
           description:
             'Resolves `ref` (after a sync under the source lease when `sync` is set) and returns a held snapshot of exactly that ' +
             'commit, shared with every other reader of it. When no sync can be had within `waitMs`, the last synced commit is ' +
-            'served with `stale: true`.',
+            'served with `stale: true`. Read its files with `GET /api/sources/<name>/contents?ref=<sha>`; where it lies on the server is not ' +
+            'shown (the operator\'s `forgesync snapshot list --json` does).',
           security: BEARER,
           params: SourceParamsSchema,
           body: snapshotBodySchema(options.maxHoldMs),
@@ -124,7 +124,7 @@ export function snapshotRoutes(snapshots: Snapshots, options: RouteContext & { d
           owner: 'api',
           creator: creatorOf(request),
         });
-        return reply.code(201).send(snapshot.toJSON());
+        return reply.code(201).send(snapshotAnswerJson(snapshot.toJSON()));
       },
     );
 
@@ -142,7 +142,7 @@ export function snapshotRoutes(snapshots: Snapshots, options: RouteContext & { d
       },
       async (request) => {
         const creator = creatorOf(request);
-        const entries = snapshots.listCreatedBy(creator).map(snapshotEntryJson);
+        const entries = snapshots.listCreatedBy(creator).map(snapshotEntryAnswerJson);
         // Distributed: every other shard's worker lists its own, all asked at once.
         const others = await Promise.all(((await shardReads?.otherEndpoints()) ?? []).map((shard) => shardReads!.readJson<z.output<typeof EntrySchema>[]>(shard, request.url, creator)));
         return [...entries, ...others.flat()];

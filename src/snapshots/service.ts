@@ -228,6 +228,7 @@ export class Snapshots implements ForgesyncModule {
           await runner.run(['clone', '--bare', '--quiet', '--end-of-options', remote.url, clone], { remote }).catch((error: unknown) => {
             // The upstream could not be cloned (gone, unreachable, refused): no snapshot can be had now.
             if (error instanceof GitCommandError) {
+              // Its directories (the temporary clone's) are hidden from API callers where errors are answered: server/errors.ts.
               throw new SnapshotUnavailableError(`${source.name} has no mirror yet and a temporary clone of it failed: ${error.message}`, { cause: error });
             }
             throw error;

@@ -40,8 +40,8 @@ export interface FeedsTable {
   types: string | null;
   /** Glob over source and import names; null: all. */
   sources: string | null;
-  /** Name of the environment variable holding the secret (never the secret). */
-  secret_env: string | null;
+  /** Name of the feed secret the sink uses (never the secret; migration 012 renamed `secret_env`). */
+  secret: string | null;
   batch: number;
   paused: Defaulted<number>;
   /** Why the sink was disabled (it answered 410 Gone); null while enabled. */

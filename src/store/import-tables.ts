@@ -48,6 +48,8 @@ export interface ImportsTable {
   rate: ColumnType<string, string | undefined, string>;
   fence: FenceColumn;
   updated_at: Millis;
+  /** Coordinator runs begun since one last ended or was asked for again (migration 013; see importer/run/coordinator.ts). */
+  unfinished_runs: ColumnType<number, number | undefined, number>;
 }
 
 /** The `import_objects` table: GitHub's JSON per object, with the columns the compatible API filters on. */

@@ -53,6 +53,8 @@ describe('forgesync CLI', () => {
     expect(status).toMatchObject({ name: 'demo', url: upstream.bare, state: 'synced', retryCount: 0, nextRetryAt: null, lastFailure: null });
     expect(status.checksum).toMatch(/^[0-9a-f]{64}$/);
     expect(new Date(status.lastSyncedAt).getTime()).toBeGreaterThan(0);
+    // The operator's view keeps the mirror's absolute path (HTTP answers give it relative to the mirrors directory).
+    expect(status.mirrorPath.startsWith(join(dataDir, 'mirrors'))).toBe(true);
     expect(refsOf(status.mirrorPath)).toBe(refsOf(upstream.bare));
 
     const all = JSON.parse((await forgesync(dataDir, 'status', '--json')).stdout);

@@ -9,7 +9,7 @@ import { parseRoles } from '../../src/cluster/roles.js';
 import { BIN, forgesyncCli } from '../support/cluster/processes.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type CapturedLogs, type TestDatabase } from '../replication/harness.js';
 
 const ADMIN = testSecret('ADMIN_TOKEN');
 const READ = testSecret('READ_TOKEN');
@@ -26,6 +26,7 @@ describe('shards: an api process forwards snapshot and contents reads to the own
   const apps: Forgesync[] = [];
   let database: TestDatabase;
   let api: ForgesyncServer;
+  let apiLogs: CapturedLogs;
   let base: string;
   const names = new Map<string, string>();
   /** A 3 MB file: more than one chunk on every hop. */
@@ -40,7 +41,8 @@ describe('shards: an api process forwards snapshot and contents reads to the own
       // One of them schedules too (the retries and periodic syncs; a new source's first sync is nudged at once anyway).
       await app.startService(parseRoles(shard === 'a' ? 'worker,scheduler' : 'worker'));
     }
-    const { app: apiApp } = await openTestForgesync(testConfig(database.url, env));
+    const { app: apiApp, logs } = await openTestForgesync(testConfig(database.url, env));
+    apiLogs = logs;
     apps.push(apiApp);
     const roles = parseRoles('api');
     api = await buildServer(apiApp, { tokens: { admin: ADMIN, read: READ }, shardReads: apiApp.shardReads(roles)! });
@@ -92,12 +94,16 @@ describe('shards: an api process forwards snapshot and contents reads to the own
     const [onA, onB] = [names.get('a')!, names.get('b')!];
     const created = await call('POST', `/api/sources/${onB}/snapshots`, { body: { ref: 'HEAD' } });
     expect(created.status).toBe(201);
-    const snapshot = (await created.json()) as { path: string; handle: string; source: string };
+    const snapshot = (await created.json()) as { handle: string; source: string };
     const workerB = apps.find((app) => app.config.shardId === 'b')!;
-    expect(snapshot.path.startsWith(workerB.config.dataDir)).toBe(true);
+    // Made on b's worker, which holds it; the answer gives its handle, never where it lies on that machine.
+    expect(workerB.snapshots.cache.holds.get(snapshot.handle)).toMatchObject({ handle: snapshot.handle });
+    expect(snapshot).not.toHaveProperty('path');
+    expect(JSON.stringify(snapshot)).not.toContain(workerB.config.dataDir);
     // The hold is the read token's, as on one process: the admin token does not see it.
     const mine = (await (await call('GET', '/api/snapshots')).json()) as { holds: { handle: string }[] }[];
     expect(mine.flatMap((entry) => entry.holds.map((hold) => hold.handle))).toEqual([snapshot.handle]);
+    expect(JSON.stringify(mine)).not.toContain(workerB.config.dataDir);
     const admins = (await (await call('GET', '/api/snapshots', { token: ADMIN })).json()) as { holds: unknown[] }[];
     expect(admins.flatMap((entry) => entry.holds)).toEqual([]);
     expect((await call('DELETE', `/api/snapshots/${snapshot.handle}`, { token: ADMIN })).status).toBe(404);
@@ -136,13 +142,19 @@ describe('shards: an api process forwards snapshot and contents reads to the own
     expect((await fetch(`${endpoint}${path}`, { headers: { authorization: `Bearer ${READ}` } })).status).toBe(401);
     expect((await fetch(`${endpoint}${path}`, { headers: { authorization: `Bearer ${CLUSTER}` } })).status).toBe(200);
 
-    // Shard b's worker goes away: its sources' reads answer 503, naming the shard.
+    // Shard b's worker goes away: its sources' reads answer 503, naming the shard, never its internal address.
     const workerB = apps.find((app) => app.config.shardId === 'b')!;
+    const [endpointB] = (await apps[0]!.shards.endpoints('b')).map((entry) => entry.endpoint!);
     await workerB.close();
     apps.splice(apps.indexOf(workerB), 1);
     const gone = await call('GET', `/api/sources/${names.get('b')}/contents?ref=HEAD`);
     expect(gone.status).toBe(503);
-    expect(((await gone.json()) as { message: string }).message).toMatch(/^the files of shard "b" cannot be read now: its worker at http:\/\/127\.0\.0\.1:\d+ did not answer \(ECONNREFUSED\)/);
+    const { message } = (await gone.json()) as { message: string };
+    expect(message).toMatch(/^the files of shard "b" cannot be read now: its worker did not answer \(ECONNREFUSED\)/);
+    expect(message).not.toContain(new URL(endpointB!).host);
+    expect(message).not.toMatch(/127\.0\.0\.1|:\d{2,5}\b/);
+    // The operator's log has it.
+    expect(apiLogs.lines.some((line) => (line.err as { endpoint?: string } | undefined)?.endpoint === endpointB)).toBe(true);
     // A listing cannot be whole without b: it says so rather than leaving its holds out.
     const listing = await call('GET', '/api/snapshots');
     expect(listing.status).toBe(503);

@@ -11,9 +11,12 @@ import { testSecret } from '../support/secrets.js';
 
 const TOKEN = testSecret('STORE_TOKEN', 'ghp_');
 
-function store(secretsFile: string | undefined, env: NodeJS.ProcessEnv = {}) {
+/** FORGESYNC_GIT_PROTOCOLS with plain http enabled. */
+const WITH_HTTP: ReadonlySet<string> = new Set(['https', 'ssh', 'http']);
+
+function store(secretsFile: string | undefined, env: NodeJS.ProcessEnv = {}, protocols?: ReadonlySet<string>) {
   const logs = new CapturedLogs();
-  return { logs, credentials: new CredentialStore({ secretsFile, env, logger: createLogger({ level: 'warn', destination: logs }) }) };
+  return { logs, credentials: new CredentialStore({ secretsFile, env, logger: createLogger({ level: 'warn', destination: logs }), ...(protocols ? { protocols } : {}) }) };
 }
 
 function secretsFile(content: unknown): string {
@@ -27,7 +30,7 @@ const message = (promise: Promise<unknown>) => promise.then(() => 'resolved', (e
 describe('credentials: named by the operator, bound to hosts', () => {
   it('hands a token out only for the hosts it is bound to, from the secrets file or the environment', async () => {
     const file = secretsFile({ github_bot: { token: TOKEN, hosts: ['github.com', 'ghe.example.com:8443'] } });
-    const { credentials } = store(file, { FORGESYNC_CREDENTIAL_CI: `${TOKEN}-ci`, FORGESYNC_CREDENTIAL_CI_HOSTS: 'git.example.org, 10.0.0.5:3000' });
+    const { credentials } = store(file, { FORGESYNC_CREDENTIAL_CI: `${TOKEN}-ci`, FORGESYNC_CREDENTIAL_CI_HOSTS: 'git.example.org, 10.0.0.5:3000' }, WITH_HTTP);
     const bound = await credentials.tokenFor('GitHub_Bot', 'https://github.com/o/r.git');
     expect(bound.token).toBe(TOKEN);
     expect(bound.allows(new URL('https://github.com/other/x'))).toBe(true);
@@ -95,5 +98,66 @@ describe('credentials: named by the operator, bound to hosts', () => {
     writeFileSync(file, JSON.stringify({ bot: { token: `${TOKEN}-rotated`, hosts: ['github.com', 'gitlab.com'] } }));
     chmodSync(file, 0o600);
     expect((await credentials.tokenFor('bot', 'https://gitlab.com/x')).token).toBe(`${TOKEN}-rotated`);
+  });
+});
+
+describe('credentials: tokens only over TLS unless the binding says otherwise', () => {
+  /** Whether credential `bot` bound to `hosts` is handed out for `url`, and whether its token may follow to `url` from an https URL it is bound to. */
+  async function verdicts(hosts: string, url: string, protocols?: ReadonlySet<string>) {
+    const { credentials } = store(undefined, { FORGESYNC_CREDENTIAL_BOT: TOKEN, FORGESYNC_CREDENTIAL_BOT_HOSTS: hosts }, protocols);
+    return credentials.tokenFor('bot', url).then(() => true, (error: Error) => (expect(error).toBeInstanceOf(CredentialUnavailableError), false));
+  }
+
+  it('a host alone means https on 443 (and ssh on 22), never plain http: not on port 80, not with http allowed', async () => {
+    const bound = await store(undefined, { FORGESYNC_CREDENTIAL_BOT: TOKEN, FORGESYNC_CREDENTIAL_BOT_HOSTS: 'example-host' }, WITH_HTTP).credentials.tokenFor(
+      'bot',
+      'https://example-host/api/v3',
+    );
+    // The reported attack: a comment's http:// link to the API host, or a redirect there.
+    expect(bound.allows(new URL('http://example-host/user-attachments/assets/x.png'))).toBe(false);
+    expect(bound.allows(new URL('http://example-host:80/'))).toBe(false);
+    expect(bound.allows(new URL('https://example-host:443/'))).toBe(true);
+    expect(bound.allows(new URL('https://example-host/x'))).toBe(true);
+    for (const protocols of [undefined, WITH_HTTP, new Set(['https', 'ssh', 'http', 'git'])]) {
+      for (const url of ['http://example-host/', 'http://example-host:80/x.git', 'git://example-host/x.git', 'https://example-host:8443/', 'http://example-host:443/']) {
+        expect(await verdicts('example-host', url, protocols), url).toBe(false);
+      }
+      for (const url of ['https://example-host/x.git', 'https://example-host:443/x.git', 'git@example-host:o/r.git', 'ssh://git@example-host/o/r.git', 'git+ssh://example-host/o/r.git', 'git@Example-Host:o/r.git', 'ssh://git@EXAMPLE-HOST/o/r.git']) {
+        expect(await verdicts('example-host', url, protocols), url).toBe(true);
+      }
+    }
+  });
+
+  it('plain http only where the binding names the scheme or the port, and the configured protocols allow http', async () => {
+    const cases: Array<{ hosts: string; url: string; withHttp: boolean; withoutHttp: boolean }> = [
+      // A named port: any scheme on that port (the operator named it), http only when allowed.
+      { hosts: '127.0.0.1:8080', url: 'http://127.0.0.1:8080/x.git', withHttp: true, withoutHttp: false },
+      { hosts: '127.0.0.1:8080', url: 'https://127.0.0.1:8080/x.git', withHttp: true, withoutHttp: true },
+      { hosts: '127.0.0.1:8080', url: 'http://127.0.0.1/x.git', withHttp: false, withoutHttp: false },
+      { hosts: 'example-host:80', url: 'http://example-host/x.git', withHttp: true, withoutHttp: false },
+      { hosts: 'example-host:443', url: 'https://example-host/x.git', withHttp: true, withoutHttp: true },
+      { hosts: 'example-host:443', url: 'http://example-host:443/x.git', withHttp: true, withoutHttp: false },
+      // A named scheme: that scheme only, on the port named or its default.
+      { hosts: 'http://example-host', url: 'http://example-host/x.git', withHttp: true, withoutHttp: false },
+      { hosts: 'http://example-host/', url: 'http://example-host:80/x.git', withHttp: true, withoutHttp: false },
+      { hosts: 'http://example-host', url: 'https://example-host/x.git', withHttp: false, withoutHttp: false },
+      { hosts: 'http://example-host:8080', url: 'http://example-host:8080/x.git', withHttp: true, withoutHttp: false },
+      { hosts: 'http://example-host:8080', url: 'https://example-host:8080/x.git', withHttp: false, withoutHttp: false },
+      { hosts: 'HTTPS://Example-Host:8443', url: 'https://example-host:8443/x.git', withHttp: true, withoutHttp: true },
+      { hosts: 'https://example-host:8443', url: 'http://example-host:8443/x.git', withHttp: false, withoutHttp: false },
+      { hosts: 'https://example-host', url: 'git@example-host:o/r.git', withHttp: false, withoutHttp: false },
+    ];
+    for (const { hosts, url, withHttp, withoutHttp } of cases) {
+      expect(await verdicts(hosts, url, WITH_HTTP), `${hosts} → ${url} with http`).toBe(withHttp);
+      expect(await verdicts(hosts, url), `${hosts} → ${url} without http`).toBe(withoutHttp);
+    }
+  });
+
+  it('refuses a binding with another scheme, a path or a user, and says which forms are accepted', async () => {
+    for (const entry of ['ssh://example-host', 'ftp://example-host', 'http://example-host/x', 'http://user@example-host', 'http://', 'https://example-host//', 'example-host/']) {
+      const { credentials, logs } = store(secretsFile({ bot: { token: TOKEN, hosts: [entry] } }), {}, WITH_HTTP);
+      await expect(credentials.tokenFor('bot', 'https://example-host/x.git'), entry).rejects.toBeInstanceOf(CredentialUnavailableError);
+      expect(logs.text, entry).toContain('host 1 is not host, host:port or http(s)://host[:port]');
+    }
   });
 });

@@ -6,3 +6,4 @@ export { generateProject, smallProject, prng, defaultProtection, type GenerateOp
 export { SchemaChecker, type Schema, type SchemaError } from './schema-check.js';
 export { RateLimiter, type RateState } from './limits.js';
 export { Payloads, loadExamples, fixturePath, nodeId, type Hosts } from './payloads.js';
+export { withHostileLinks, BAD_ESCAPE_PATH, type HostileOptions } from './hostile.js';

@@ -49,6 +49,22 @@ describe('pagination', () => {
     expect(new Set(viaId.items.map((i: Json) => i.number)).size).toBe(310);
   });
 
+  it('claims a last page it does not have when asked (claimLastPage), with true next links', async () => {
+    const other = await startFakeGitHub({ git: false, linkStyle: 'repos', tokens: [TOKEN], claimLastPage: 1_000_000_000 });
+    try {
+      const base = `${other.apiUrl}/repos/acme-org/widgets`;
+      const labels = await api(`${base}/labels`, { token: TOKEN });
+      expect(parseLink(labels.headers.get('link'))).toEqual({ last: `${base}/labels?page=1000000000` });
+      const first = parseLink((await api(`${base}/issues?state=all&per_page=5`, { token: TOKEN })).headers.get('link'));
+      expect(first.next).toBe(`${base}/issues?state=all&per_page=5&page=2`);
+      expect(first.last).toBe(`${base}/issues?state=all&per_page=5&page=1000000000`);
+      const walked = await pages(`${base}/issues?state=all&per_page=5`, TOKEN);
+      expect(walked.items).toHaveLength(other.project.issues.length);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('links in repos style when asked', async () => {
     const other = await startFakeGitHub({ git: false, linkStyle: 'repos', tokens: [TOKEN] });
     try {

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { GitHttpServer } from '../support/git-http-server.js';
 import { GitRepos } from './git.js';
+import { drip, hostileMatch, sendLargePage, type HostileOptions } from './hostile.js';
 import { RateLimiter, type RateState } from './limits.js';
 import { Payloads } from './payloads.js';
 import type { Expected, FakeProject } from './project.js';
@@ -18,7 +19,8 @@ import { Routes, type Answer, type Route } from './routes.js';
 import { classifyWeb, WebHost } from './web.js';
 import { smallProject } from './generate.js';
 
-export type Fault = '502' | '500' | 'secondary' | 'rate-limit-403' | 'rate-limit-429' | 'reset' | { delayMs: number } | { status: number; body?: unknown; headers?: Record<string, string> };
+/** `text`: the body as written, for answers JSON.stringify cannot make (invalid or very deep JSON); else `body` as JSON. */
+export type Fault = '502' | '500' | 'secondary' | 'rate-limit-403' | 'rate-limit-429' | 'reset' | { delayMs: number } | { status: number; body?: unknown; text?: string; headers?: Record<string, string> };
 
 export interface RequestInfo {
   host: 'api' | 'web' | 'foreign';
@@ -108,6 +110,14 @@ export interface FakeGitHubOptions {
    * builds payloads (GitHub's servers are many). Default false.
    */
   cacheResponses?: boolean;
+  /**
+   * Hostile: every list's Link header names this page as `last`, page 1 of
+   * a one-page list included (`next` links stay true). Default null: the
+   * true last page.
+   */
+  claimLastPage?: number | null;
+  /** An API host that means harm: huge pages, drips, redirects to refused addresses (see hostile.ts). Default none. */
+  hostile?: HostileOptions;
 }
 
 const CAPPED_DOC = 'https://docs.github.com/v3/#pagination';
@@ -172,7 +182,8 @@ export class FakeGitHub {
       injectedResetInMs: options.injectedResetInMs ?? 1000, pageCapItems: options.pageCapItems ?? 40_000, latencyMs: options.latencyMs ?? 0,
       rateLimitEndpoint: options.rateLimitEndpoint ?? true, requireUserAgent: options.requireUserAgent ?? true, git: options.git ?? true,
       requireGitAuth: options.requireGitAuth ?? false, linkStyle: options.linkStyle ?? 'repositories', enterpriseVersion: options.enterpriseVersion === undefined ? '3.17.0' : options.enterpriseVersion,
-      cacheResponses: options.cacheResponses ?? false,
+      cacheResponses: options.cacheResponses ?? false, claimLastPage: options.claimLastPage ?? null,
+      hostile: options.hostile ?? {},
     };
     let instance: FakeGitHub | undefined;
     const api = createServer((req, res) => void instance?.handleApi(req, res));
@@ -388,7 +399,15 @@ export class FakeGitHub {
     if (typeof fault === 'object' && 'status' in fault) {
       entry.status = fault.status;
       res.writeHead(fault.status, { ...headers, ...this.rateHeaders(key), 'content-type': 'application/json; charset=utf-8', ...fault.headers });
-      res.end(fault.body === undefined ? '' : JSON.stringify(fault.body));
+      res.end(fault.text ?? (fault.body === undefined ? '' : JSON.stringify(fault.body)));
+      return;
+    }
+    const { hostile } = this.options;
+    const target = entry.query ? `${entry.path}?${entry.query}` : entry.path;
+    if (hostile.redirect && hostileMatch(hostile.redirect.match, target)) {
+      entry.status = 302;
+      res.writeHead(302, { ...headers, ...this.rateHeaders(key), location: hostile.redirect.to, 'content-length': '0' });
+      res.end();
       return;
     }
     if (entry.method !== 'GET' && entry.method !== 'HEAD') {
@@ -424,6 +443,12 @@ export class FakeGitHub {
           count();
           return this.sendJson(res, entry, 422, this.error(422, 'Pagination with the page parameter is not supported for large datasets, please use cursor based pagination (after/before)', CAPPED_DOC), { ...headers, ...this.rateHeaders(key) });
         }
+        if (hostile.largePageBytes !== undefined && page.page >= 2) {
+          count();
+          entry.status = 200;
+          void sendLargePage(res, { ...headers, ...this.rateHeaders(key) }, hostile.largePageBytes, hostile.largePageChunked ?? false).catch(() => res.destroy());
+          return;
+        }
         body = answer.items.slice((page.page - 1) * page.perPage, page.page * page.perPage).map((item) => answer.render(item as never));
         const link = this.link(new URL(req.url ?? '/', this.apiUrl), page.page, page.last);
         if (link) extra.link = link;
@@ -450,6 +475,10 @@ export class FakeGitHub {
     }
     count();
     entry.status = 200;
+    if (hostile.drip && hostileMatch(hostile.drip.match, target)) {
+      void drip(res, 200, { ...headers, ...this.rateHeaders(key), ...extra, etag }, req.method === 'HEAD' ? '' : text, hostile.drip).catch(() => res.destroy());
+      return;
+    }
     res.writeHead(200, {
       ...headers, ...this.rateHeaders(key), ...extra, etag, 'cache-control': key >= 0 ? 'private, max-age=60, s-maxage=60' : 'public, max-age=60, s-maxage=60',
       'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)),
@@ -467,7 +496,8 @@ export class FakeGitHub {
 
   /** GitHub's Link header: prev, next, last, first — absolute, other query parameters kept. */
   private link(url: URL, page: number, last: number): string | undefined {
-    if (last <= 1 && page <= 1) return undefined;
+    const claimed = this.options.claimLastPage;
+    if (last <= 1 && page <= 1 && claimed === null) return undefined;
     const base = new URL(url.href);
     if (this.options.linkStyle === 'repositories') {
       const { owner, name, id } = this.project.repo;
@@ -481,7 +511,8 @@ export class FakeGitHub {
     };
     const parts: string[] = [];
     if (page > 1) parts.push(`${at(Math.min(page - 1, last))}; rel="prev"`);
-    if (page < last) parts.push(`${at(page + 1)}; rel="next"`, `${at(last)}; rel="last"`);
+    if (page < last) parts.push(`${at(page + 1)}; rel="next"`);
+    if (page < last || claimed !== null) parts.push(`${at(claimed ?? last)}; rel="last"`);
     if (page > 1) parts.push(`${at(1)}; rel="first"`);
     return parts.join(', ');
   }
@@ -514,6 +545,13 @@ export class FakeGitHub {
       req.resume();
       res.writeHead(fault.status, { 'content-type': 'text/plain', ...fault.headers });
       res.end(fault.body === undefined ? '' : String(fault.body));
+      return;
+    }
+    const { fileRedirect } = this.options.hostile;
+    if (host === 'web' && fileRedirect && pathKind === 'attachment' && hostileMatch(fileRedirect.match, url.pathname)) {
+      req.resume();
+      res.writeHead(302, { location: fileRedirect.to, 'content-length': '0' });
+      res.end();
       return;
     }
     if (host === 'foreign') {

@@ -31,6 +31,15 @@ export function classifyWeb(path: string): string {
   return 'web';
 }
 
+/** `path` with its escapes decoded, or as it is when they are not UTF-8 (a hostile project's link may have such a name). */
+function decodedPath(path: string): string {
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
+}
+
 function sendBytes(res: ServerResponse, status: number, contentType: string, bytes: Buffer, extra: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': contentType, 'content-length': String(bytes.length), 'cache-control': 'max-age=300', etag: `"${bytes.length.toString(16)}-${bytes.subarray(0, 8).toString('hex')}"`, ...extra });
   res.end(bytes);
@@ -63,7 +72,7 @@ export class WebHost {
     const git = GIT_PATH.exec(path);
     if (git) return this.git(req, res, url, git);
     req.resume();
-    const found = this.attachment(decodeURI(path));
+    const found = this.attachment(decodedPath(path));
     if (found) {
       const { record } = found;
       if (found.redirect) return sendText(res, 302, `<html><body>You are being <a href="${record.redirectTo}">redirected</a>.</body></html>`, { location: `${payloads.hosts.webUrl}${record.redirectTo}` });

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudEvent } from '../../src/feeds/events.js';
@@ -15,6 +14,12 @@ async function importChanges(h: ImportHarness, afterSeq = 0) {
 async function head(h: ImportHarness): Promise<number> {
   const row = await h.app.kernel.database.db.selectFrom('change_head').select('seq').executeTakeFirstOrThrow();
   return Number(row.seq);
+}
+
+/** A new directory inside the feed file root (file sinks write nowhere else). */
+function sinkDirectory(h: ImportHarness): string {
+  mkdirSync(h.app.config.feedFileRoot, { recursive: true });
+  return mkdtempSync(join(h.app.config.feedFileRoot, 'files-'));
 }
 
 /** Every event the file sink wrote, in file order. */
@@ -70,7 +75,7 @@ describe('changes recorded by the GitHub importer', () => {
   });
 
   it('delivers them with the import, id, number, action and the object as stored', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forgesync-feed-files-'));
+    const dir = sinkDirectory(h);
     await h.app.feeds.add({ name: 'issues', sink: `file://${dir}`, types: ['dev.forgesync.import.issue'] });
     const status = await h.app.feeds.resync('issues', { wait: true });
     expect(status.fullSync.requested).toBe(false);
@@ -103,7 +108,7 @@ describe('a serving process with an import and a feed', () => {
     // The poll ten minutes away: only the writer's nudge can deliver within the test.
     h = await startImportHarness({ env: { FORGESYNC_FEED_POLL_INTERVAL: '10m' } });
     await h.app.startService();
-    const dir = mkdtempSync(join(tmpdir(), 'forgesync-feed-files-'));
+    const dir = sinkDirectory(h);
     await h.app.feeds.add({ name: 'nudged', sink: `file://${dir}`, types: ['dev.forgesync.import.label'] });
     await new Promise((resolve) => setTimeout(resolve, 300));
     // The serving process runs the import.

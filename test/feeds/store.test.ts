@@ -19,7 +19,7 @@ describe.each(['sqlite', 'postgres'] as const)('feed rows on %s', (kind) => {
     await target?.drop();
   });
 
-  const newFeed = (name: string) => ({ name, sink: 'file:///tmp/feed', types: null, sources: null, secretEnv: null, batch: 1 });
+  const newFeed = (name: string) => ({ name, sink: 'file:///tmp/feed', types: null, sources: null, secret: null, batch: 1 });
 
   it('moves the cursor only under the newest fence: a stale holder is refused and changes nothing', async () => {
     const feed = await repo.create(newFeed('fenced'), 7, new Date());

@@ -83,13 +83,16 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
     let logs: CapturedLogs;
     let receiver: WebhookReceiver;
     let config: ForgesyncConfig;
-    const secretEnv = `FORGESYNC_TEST_FEED_SECRET_${kind.toUpperCase()}`;
+    /** A feed secret the operator defined in the environment, bound to the receiver (child processes inherit it). */
+    const secretName = `suite_${kind}`;
+    const secretEnv = `FORGESYNC_FEED_SECRET_${secretName.toUpperCase()}`;
     const secret = `whsec_${Buffer.from(testSecret('FEED_KEY')).toString('base64')}`;
 
     beforeAll(async () => {
-      process.env[secretEnv] = secret;
       database = await createTestDatabase(kind);
       receiver = await WebhookReceiver.start();
+      process.env[secretEnv] = secret;
+      process.env[`${secretEnv}_HOSTS`] = `127.0.0.1:${receiver.port}`;
       receiver.verifier = new Webhook(secret);
       config = testConfig(database.url, FEED_ENV);
       ({ app, logs } = await openTestForgesync(config));
@@ -100,13 +103,15 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       await app?.close();
       await receiver?.stop();
       await database?.drop();
+      delete process.env[secretEnv];
+      delete process.env[`${secretEnv}_HOSTS`];
     });
 
     it('delivers every ref change of a sequence of pushes, in order per ref, signed', async () => {
       const upstream = Upstream.create();
       await app.addSource({ name: 'pushes', url: upstream.bare });
       await app.syncAndWait('pushes');
-      await app.feeds.add({ name: 'all', sink: receiver.url('/all'), secretEnv, sources: 'pushes' });
+      await app.feeds.add({ name: 'all', sink: receiver.url('/all'), secret: secretName, sources: 'pushes' });
       const expected: string[] = [];
       for (let i = 0; i < 6; i++) {
         expected.push(upstream.commit('main'));
@@ -148,7 +153,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       // A second instance on the same registry: another process as far as leases go.
       const other = await openTestForgesync(config);
       try {
-        const feed = await other.app.feeds.add({ name: 'slow', sink: receiver.url('/slow'), sources: 'tagged', secretEnv });
+        const feed = await other.app.feeds.add({ name: 'slow', sink: receiver.url('/slow'), sources: 'tagged', secret: secretName });
         expect(feed.fullSync.requested).toBe(true);
         receiver.delayMs = 60;
         const full = other.app.feeds.resync('slow', { wait: true });
@@ -180,7 +185,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       const upstream = Upstream.create();
       await app.addSource({ name: 'flaky', url: upstream.bare });
       await app.syncAndWait('flaky');
-      await app.feeds.add({ name: 'flaky', sink: receiver.url('/flaky'), sources: 'flaky', secretEnv });
+      await app.feeds.add({ name: 'flaky', sink: receiver.url('/flaky'), sources: 'flaky', secret: secretName });
       await caughtUp(app, 'flaky');
       let failing = true;
       receiver.answer = (request) => (request.path === '/flaky' && failing ? { status: 500, body: 'try later' } : null);
@@ -205,7 +210,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       const upstream = Upstream.create();
       await app.addSource({ name: 'throttled', url: upstream.bare });
       await app.syncAndWait('throttled');
-      await app.feeds.add({ name: 'throttled', sink: receiver.url('/throttled'), sources: 'throttled', secretEnv });
+      await app.feeds.add({ name: 'throttled', sink: receiver.url('/throttled'), sources: 'throttled', secret: secretName });
       await caughtUp(app, 'throttled');
       const tries: number[] = [];
       receiver.answer = (request) => {
@@ -227,7 +232,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       const upstream = Upstream.create();
       await app.addSource({ name: 'poison', url: upstream.bare });
       await app.syncAndWait('poison');
-      await app.feeds.add({ name: 'poison', sink: receiver.url('/poison'), sources: 'poison', secretEnv });
+      await app.feeds.add({ name: 'poison', sink: receiver.url('/poison'), sources: 'poison', secret: secretName });
       await caughtUp(app, 'poison');
       let refusing = true;
       receiver.answer = (request) => (request.path === '/poison' && refusing && request.body.includes('refs/heads/poison') ? { status: 400, body: 'cannot take this one' } : null);
@@ -269,7 +274,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         const upstream = Upstream.create();
         await quiet.app.addSource({ name: 'killed-feed', url: upstream.bare });
         await quiet.app.syncAndWait('killed-feed');
-        await quiet.app.feeds.add({ name: 'killed', sink: receiver.url('/killed'), sources: 'killed-feed', types: 'dev.forgesync.ref.*', secretEnv });
+        await quiet.app.feeds.add({ name: 'killed', sink: receiver.url('/killed'), sources: 'killed-feed', types: 'dev.forgesync.ref.*', secret: secretName });
         await quiet.app.feeds.resync('killed', { wait: true });
         const pushed = upstream.commit('main');
         await quiet.app.syncAndWait('killed-feed');
@@ -331,7 +336,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         stdio: 'ignore',
       });
       try {
-        await app.feeds.add({ name: 'shared', sink: receiver.url('/shared'), sources: 'shared', secretEnv });
+        await app.feeds.add({ name: 'shared', sink: receiver.url('/shared'), sources: 'shared', secret: secretName });
         const pushed: string[] = [];
         for (let i = 0; i < 12; i++) {
           pushed.push(upstream.commit('main'));
@@ -395,7 +400,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       const upstream = Upstream.create();
       await app.addSource({ name: 'paused', url: upstream.bare });
       await app.syncAndWait('paused');
-      await app.feeds.add({ name: 'paused', sink: receiver.url('/paused'), sources: 'paused', secretEnv });
+      await app.feeds.add({ name: 'paused', sink: receiver.url('/paused'), sources: 'paused', secret: secretName });
       await caughtUp(app, 'paused');
       await app.feeds.pause('paused');
       const pushed = [upstream.commit('main'), upstream.commit('side')];
@@ -432,7 +437,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         for (let i = 0; i < 14; i++) upstream.tag(`t${String(i).padStart(2, '0')}`, 'HEAD', false);
         await quiet.app.addSource({ name: 'chunked', url: upstream.bare });
         await quiet.app.syncAndWait('chunked');
-        await quiet.app.feeds.add({ name: 'chunked', sink: receiver.url('/chunked'), sources: 'chunked', types: 'dev.forgesync.ref.*', secretEnv });
+        await quiet.app.feeds.add({ name: 'chunked', sink: receiver.url('/chunked'), sources: 'chunked', types: 'dev.forgesync.ref.*', secret: secretName });
         const child = spawn(process.execPath, [CLI, 'feed', 'resync', 'chunked', '--wait'], {
           env: { ...process.env, FORGESYNC_DATA_DIR: quietConfig.dataDir, FORGESYNC_DATABASE_URL: quietConfig.databaseUrl, FORGESYNC_ALLOW_NETWORKS: quietConfig.allowNetworks!.join(','), FORGESYNC_LEASE_TTL: '2s', FORGESYNC_FEED_CHUNK: '5' },
           stdio: 'ignore',
@@ -467,7 +472,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
     it('keeps the signing secret out of the database and the logs', async () => {
       const rows = await app.kernel.database.db.selectFrom('feeds').selectAll().execute();
       const text = JSON.stringify(rows) + logs.text;
-      expect(text).toContain(secretEnv);
+      expect(text).toContain(secretName);
       expect(text).not.toContain(secret);
       expect(text).not.toContain(secret.slice(6));
     });

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
@@ -9,11 +9,14 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTyp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { urlKey } from '../../src/importer/attachments/url-key.js';
 import { githubApiRoutes } from '../../src/importer/http/github-api/index.js';
+import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { AuthFailures, type AuthTokens } from '../../src/server/auth.js';
 import { errorHandler } from '../../src/server/errors.js';
+import { ServerPaths } from '../../src/util/server-paths.js';
 import { guardRequests } from '../../src/server/request-guards.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
-import { createTestDatabase, type TestDatabase } from '../replication/harness.js';
+import { FakeProject, startFakeGitHub } from '../fake-github/index.js';
+import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
 import { testSecret } from '../support/secrets.js';
 import {
   ASSET_BYTES,
@@ -260,11 +263,15 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
     expect((await call(`/repos/${OWNER}/${REPO}/branches/${PROTECTED_BRANCH}`)).status).toBe(404);
   });
 
-  it('gets users found on a host an import uses, by login in any case; 404 for others', async () => {
+  it('gets users by login in any case from the host of the oldest import they appear in; 404 for others', async () => {
     expect((await octokit.rest.users.getByUsername({ username: 'OctoCat' })).data).toMatchObject({ login: 'octocat', id: 583231, type: 'User' });
     await expect404(octokit.rest.users.getByUsername({ username: 'deleted-user' }));
     await expect404(octokit.rest.users.getByUsername({ username: 'stranger' }));
     await expect404(octokit.rest.users.getByUsername({ username: 'nobody' }));
+    // The GHE import is the oldest hubot appears in: its profile, not github.com's fetched later.
+    expect((await octokit.rest.users.getByUsername({ username: 'hubot' })).data).toMatchObject({ login: 'hubot', id: 1001 });
+    // github.com has a profile of ghe-only, but no github.com import names it.
+    await expect404(octokit.rest.users.getByUsername({ username: 'ghe-only' }));
   });
 
   it('answers with GitHub\'s headers, a weak ETag, 304 for If-None-Match, and HEAD', async () => {
@@ -385,7 +392,7 @@ describe('GitHub-compatible API: inside forgesync\'s server', () => {
     const server = Fastify().withTypeProvider<ZodTypeProvider>();
     server.setValidatorCompiler(validatorCompiler);
     server.setSerializerCompiler(serializerCompiler);
-    server.setErrorHandler(errorHandler);
+    server.setErrorHandler(errorHandler(new ServerPaths([])));
     guardRequests(server as unknown as FastifyInstance, ['127.0.0.1']);
     await server.register(githubApiRoutes({ database, tokens: { admin: ADMIN, read: READ, failures: new AuthFailures() }, filesDir }), { prefix: '/github' });
     try {
@@ -406,23 +413,77 @@ describe('GitHub-compatible API: inside forgesync\'s server', () => {
 });
 
 describe('GitHub-compatible API: failed authentication', () => {
-  it('counts toward the server\'s throttle: past the limit, 429 in GitHub\'s shape, even with the right token', async () => {
+  it('counts toward the server\'s throttle: past the limit, 429 in GitHub\'s shape for wrong tokens, never for the right ones', async () => {
     const testDatabase = await createTestDatabase('sqlite');
     const database = await openDatabase(testDatabase.url);
     const filesDir = mkdtempSync(join(tmpdir(), 'forgesync-import-files-'));
-    const { server, origin } = await startApi(database, filesDir, { admin: ADMIN, read: READ, failures: new AuthFailures(2) });
+    const { server, origin } = await startApi(database, filesDir, { admin: ADMIN, read: READ, failures: new AuthFailures({ limit: 2 }) });
     try {
       const get = (token: string) => fetch(`${origin}/github/users/octocat`, { headers: { authorization: `token ${token}` } });
       expect((await get(READ)).status).toBe(404);
       expect((await get('wrong')).status).toBe(401);
       expect((await get('wrong')).status).toBe(401);
-      const throttled = await get(READ);
+      const throttled = await get('wrong-again');
       expect(throttled.status).toBe(429);
       expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await throttled.json()).toMatchObject({ message: expect.stringContaining('try again'), documentation_url: 'https://docs.github.com/rest', status: '429' });
+      // Others' failures never lock a valid token out.
+      expect((await get(READ)).status).toBe(404);
+      expect((await get(ADMIN)).status).toBe(404);
     } finally {
       await server.close();
       await database.close();
     }
   });
+});
+
+/** A one-issue project whose issue is by `alice`, her profile named `aliceName`. */
+function projectWithAlice(owner: string, name: string, aliceName: string): FakeProject {
+  const project = new FakeProject({ owner, name, hasWiki: false, repoId: name.length * 1000 });
+  project.createUser('alice', { name: aliceName });
+  project.addCommit({ message: 'Initial commit', author: 'alice', files: [{ path: 'README.md', content: `# ${name}\n` }] });
+  project.branches.push({ name: 'main', commit: 'main', protection: null });
+  project.createIssue({ title: `Hello from ${owner}`, user: 'alice' });
+  return project;
+}
+
+describe('GitHub-compatible API: imports from two API hosts', () => {
+  it('serves each import its own host\'s data, and a profile from the oldest import\'s host however recently another host answered', async () => {
+    const tokens = [testSecret('FIRST_HOST_TOKEN'), testSecret('SECOND_HOST_TOKEN')];
+    const first = await startFakeGitHub({ project: projectWithAlice('acme-org', 'widgets', 'Alice Liddell'), tokens: [tokens[0]!] });
+    // The second host, added later, says alice is someone else.
+    const second = await startFakeGitHub({ project: projectWithAlice('other-org', 'gadgets', 'Mallory'), tokens: [tokens[1]!] });
+    const secrets = join(mkdtempSync(join(tmpdir(), 'forgesync-secrets-')), 'secrets.json');
+    const bound = (fake: typeof first, token: string) => ({ token, hosts: [new URL(fake.apiUrl).host, new URL(fake.webUrl).host] });
+    writeFileSync(secrets, JSON.stringify({ FIRST: bound(first, tokens[0]!), SECOND: bound(second, tokens[1]!) }), { mode: 0o600 });
+    const testDatabase = await createTestDatabase('sqlite');
+    const { app } = await openTestForgesync(testConfig(testDatabase.url, { FORGESYNC_SECRETS_FILE: secrets, FORGESYNC_IMPORT_RETRY_BASE: '20ms' }));
+    let server: ForgesyncServer | undefined;
+    try {
+      for (const [fake, credential] of [[first, 'FIRST'], [second, 'SECOND']] as const) {
+        const { repo } = fake.project;
+        const record = await app.importer.create({ project: `${repo.owner}/${repo.name}`, apiUrl: fake.apiUrl, credentials: [credential] });
+        expect((await app.importer.runHere(record.name)).outcome).toBe('synced');
+      }
+      server = await buildServer(app, { tokens: { admin: ADMIN, read: READ } });
+      const get = async (url: string) => {
+        const response = await server!.inject({ url: `/github${url}`, headers: { authorization: `token ${READ}` } });
+        expect(response.statusCode, url).toBe(200);
+        return response.json();
+      };
+      expect(await get('/users/alice')).toMatchObject({ login: 'alice', name: 'Alice Liddell', url: `${first.apiUrl}/users/alice` });
+      for (const fake of [first, second]) {
+        const { owner, name } = fake.project.repo;
+        expect(await get(`/repos/${owner}/${name}`)).toMatchObject({ full_name: `${owner}/${name}`, url: `${fake.apiUrl}/repos/${owner}/${name}` });
+        const issue = await get(`/repos/${owner}/${name}/issues/1`);
+        expect(issue).toMatchObject({ title: `Hello from ${owner}`, user: { login: 'alice', url: `${fake.apiUrl}/users/alice` } });
+      }
+    } finally {
+      await server?.close();
+      await app.close();
+      await first.close();
+      await second.close();
+      await testDatabase.drop();
+    }
+  }, 60_000);
 });

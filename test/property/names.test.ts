@@ -95,20 +95,25 @@ describe(`parseHostBinding (${HOST_BINDING_RUNS} cases per property)`, () => {
   const hostLike = fc.oneof(
     hostileString({ maxLength: 10, long: 300 }),
     fc.tuple(
+      fc.constantFrom('', 'https://', 'HTTP://', 'http://', 'ssh://', 'ftp://', 'https:/'),
       fc.oneof(fc.domain(), fc.ipV4(), fc.ipV6().map((ip) => `[${ip}]`), fc.constantFrom('GitHub.COM', 'bücher.example', 'localhost', '0x7f.1', '%67ithub.com')),
       fc.oneof(fc.constant(''), fc.integer({ min: -1, max: 70_000 }).map((port) => `:${port}`), fc.constantFrom(':', ':0443', ':+1', ':1e3')),
       fc.oneof(fc.constant(''), piece),
-    ).map(([host, port, tail]) => host + port + tail),
+      fc.constantFrom('', '', '/', '//'),
+    ).map(([scheme, host, port, tail, slash]) => scheme + host + port + tail + slash),
   );
 
-  it('returns a lower-case host name without user, path or whitespace and a port from 0 to 65535 (or null), or refuses naming the host', () => {
+  it('returns a lower-case host name without user, path or whitespace, a port from 0 to 65535 (or null) and the http(s) scheme written (or null), or refuses naming the host', () => {
     check(
       fc.property(hostLike, (entry) => {
         const outcome = attempt(() => parseHostBinding(entry), /host/i);
         if (!outcome.ok) return;
-        const { hostname, port } = outcome.value;
-        // Only a host and a port: an entry with a user, a path, a query or spaces inside is not one.
-        expect(entry.trim()).not.toMatch(/[@/?#\s]/u);
+        const { hostname, port, scheme } = outcome.value;
+        // Only a host and a port, after an http(s):// the scheme is read from (and one trailing "/"):
+        // an entry with a user, a path, a query or spaces inside is not one.
+        const written = /^(https?):\/\//i.exec(entry.trim());
+        expect(scheme).toBe(written ? written[1]!.toLowerCase() : null);
+        expect(entry.trim().slice(written ? written[0].length : 0).replace(written ? /\/$/ : /^$/, '')).not.toMatch(/[@/?#\s]/u);
         expect(hostname).not.toBe('');
         expect(hostname).toBe(hostname.toLowerCase());
         expect(hostname).not.toMatch(/[@/\\?#\s]/u);

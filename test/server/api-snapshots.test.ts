@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -38,6 +39,18 @@ async function forgesyncCli(app: Forgesync, ...args: string[]): Promise<{ code: 
 
 /** A response body with `handle` replaced, to compare the answers about two different handles. */
 const bodyWithout = (response: LightMyRequestResponse, handle: string) => ({ status: response.statusCode, body: response.body.replaceAll(handle, '<handle>') });
+
+/** Expects no string anywhere in an HTTP answer to name a place in the server's data directory. */
+function expectNoServerPath(json: unknown, dataDir: string): void {
+  const strings: string[] = [];
+  const visit = (node: unknown): void => {
+    if (typeof node === 'string') strings.push(node);
+    else if (node !== null && typeof node === 'object') for (const value of Object.values(node)) visit(value);
+  };
+  visit(json);
+  expect(strings.length).toBeGreaterThan(0);
+  for (const text of strings) expect(text.startsWith(dataDir) || text.includes(dataDir), text).toBe(false);
+}
 
 /** Expects `expiresAt` to lie `ms` from now (give or take the test's own duration). */
 function expectExpiresIn(expiresAt: string, ms: number): void {
@@ -79,19 +92,25 @@ describe('HTTP API: snapshots', () => {
     expect(created.statusCode, created.body).toBe(201);
     const body = created.json();
     expect(body).toMatchObject({ source: 'app', ref: 'main', sha, stale: false, temporaryClone: false, expiresAt: expect.any(String) });
+    // A handle, never the directory on the server (the operator's CLI and the library have it).
+    expect(body).not.toHaveProperty('path');
+    expectNoServerPath(body, t.app.config.dataDir);
+    const path = t.app.snapshots.cache.list().find((entry) => entry.sha === sha)!.path;
     for (const file of git(upstream.bare, 'ls-tree', '--name-only', sha).split('\n')) {
-      expect(readFileSync(join(body.path, file), 'utf8')).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${file}`) + '\n');
+      expect(readFileSync(join(path, file), 'utf8')).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${file}`) + '\n');
     }
 
     const listed = await call('GET', '/api/snapshots');
     expect(listed.json()).toEqual([
-      expect.objectContaining({ source: 'app', sha, path: body.path, holds: [expect.objectContaining({ handle: body.handle, owner: 'api', creator: expect.stringMatching(/^[0-9a-f]{16}$/) })] }),
+      expect.objectContaining({ source: 'app', sha, holds: [expect.objectContaining({ handle: body.handle, owner: 'api', creator: expect.stringMatching(/^[0-9a-f]{16}$/) })] }),
     ]);
+    expect(listed.json()[0]).not.toHaveProperty('path');
+    expectNoServerPath(listed.json(), t.app.config.dataDir);
 
     expect((await call('DELETE', `/api/snapshots/${body.handle}`)).statusCode).toBe(204);
     expect((await call('DELETE', `/api/snapshots/${body.handle}`)).statusCode).toBe(404);
     expect((await call('GET', '/api/snapshots')).json()[0].holds).toEqual([]);
-    expect(existsSync(body.path)).toBe(true);
+    expect(existsSync(path)).toBe(true);
   });
 
   it('caps holdMs at FORGESYNC_SNAPSHOT_API_MAX_HOLD, and the default hold likewise', async () => {
@@ -116,7 +135,7 @@ describe('HTTP API: snapshots', () => {
     expect(byDefault.statusCode, byDefault.body).toBe(201);
     expectExpiresIn(byDefault.json().expiresAt, 2 * HOUR);
     // The OpenAPI document states the cap.
-    const openapi = (await t.server.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const openapi = (await t.server.inject({ method: 'GET', url: '/openapi.json', headers: t.auth(READ) })).json();
     const body = openapi.paths['/api/sources/{name}/snapshots'].post.requestBody.content['application/json'].schema;
     expect(body.properties.holdMs.maximum).toBe(2 * HOUR);
 
@@ -136,7 +155,7 @@ describe('HTTP API: snapshots', () => {
     // The other read token, and the admin token, see the snapshot but never the handle.
     for (const listing of [callOther('GET', '/api/snapshots'), call('GET', '/api/snapshots', undefined, ADMIN)]) {
       const { entry, body } = await listedBy(listing);
-      expect(entry).toMatchObject({ sha, path: mine.path, holds: [] });
+      expect(entry).toMatchObject({ sha, holds: [] });
       expect(body).not.toContain(mine.handle);
     }
     expect((await listedBy(call('GET', '/api/snapshots'))).entry.holds).toEqual([expect.objectContaining({ handle: mine.handle })]);
@@ -153,7 +172,9 @@ describe('HTTP API: snapshots', () => {
 
     // The other token's own hold of the same commit is its own to see and release.
     const theirs = (await otherServer.inject({ method: 'POST', url: '/api/sources/app/snapshots', headers: t.auth(OTHER_READ), payload: { ref: sha } })).json();
-    expect(theirs.path).toBe(mine.path);
+    // The same snapshot on disk, held twice.
+    expect(theirs.sha).toBe(mine.sha);
+    expect(t.app.snapshots.cache.list().filter((entry) => entry.sha === sha)).toHaveLength(1);
     expect((await listedBy(callOther('GET', '/api/snapshots'))).entry.holds.map((hold: { handle: string }) => hold.handle)).toEqual([theirs.handle]);
     expect((await listedBy(call('GET', '/api/snapshots'))).entry.holds.map((hold: { handle: string }) => hold.handle)).toEqual([mine.handle]);
     expect(bodyWithout(await call('DELETE', `/api/snapshots/${theirs.handle}`), theirs.handle)).toEqual(bodyWithout(missing, unknown));
@@ -170,6 +191,8 @@ describe('HTTP API: snapshots', () => {
     expect(cliHold.code, cliHold.stderr).toBe(0);
     const fromCli = JSON.parse(cliHold.stdout);
     expectExpiresIn(fromCli.expiresAt, 48 * HOUR);
+    // The operator's CLI shows where the snapshot lies; API answers do not.
+    expect(fromCli.path.startsWith(t.app.config.dataDir)).toBe(true);
 
     const listed = await forgesyncCli(t.app, 'snapshot', 'list', '--json');
     expect(listed.code, listed.stderr).toBe(0);
@@ -222,6 +245,19 @@ describe('HTTP API: snapshots', () => {
     expect((await call('GET', '/api/sources/app/contents?ref=main&path=missing')).statusCode).toBe(404);
     expect((await call('POST', '/api/sources/app/snapshots', { ref: 'main' }, null)).statusCode).toBe(401);
   });
+
+  it('says why a temporary clone failed without naming directories on the server', async () => {
+    const gone = Upstream.create(undefined, 'gone.git');
+    gone.commit('main');
+    await t.app.addSource({ url: gone.bare, name: 'gone' });
+    rmSync(gone.bare, { recursive: true, force: true });
+    const response = await call('POST', '/api/sources/gone/snapshots', { ref: 'main', waitMs: 2000 });
+    expect(response.statusCode, response.body).toBe(409);
+    // git's command line and words, the server's directories as placeholders (the temporary clone's under the snapshots).
+    expect(response.json().message).toMatch(/^gone has no mirror yet and a temporary clone of it failed: git clone .* <snapshots>\/\.clones\/\.tmp-\S+\/repo\.git failed with exit code \d+: /);
+    expectNoServerPath(response.json(), t.app.config.dataDir);
+    expect(response.body).not.toContain(tmpdir());
+  });
 });
 
 describe('HTTP API: the byte budget of held snapshots', () => {
@@ -258,7 +294,8 @@ describe('HTTP API: the byte budget of held snapshots', () => {
     await t.app.syncAndWait('app');
     const first = await post(a);
     expect(first.statusCode, first.body).toBe(201);
-    const sourceDir = join(first.json().path, '..');
+    const pathOf = (sha: string) => t.app.snapshots.cache.list().find((entry) => entry.sha === sha)!.path;
+    const sourceDir = join(pathOf(a), '..');
     const before = { files: readdirSync(sourceDir).sort(), holds: readdirSync(join(t.app.config.snapshotsDir, '.holds')).sort() };
 
     const refused = await post(b);
@@ -278,7 +315,7 @@ describe('HTTP API: the byte budget of held snapshots', () => {
     expect((await t.server.inject({ method: 'DELETE', url: `/api/snapshots/${first.json().handle}`, headers: t.auth(READ) })).statusCode).toBe(204);
     const retried = await post(b);
     expect(retried.statusCode, retried.body).toBe(201);
-    expect(readFileSync(join(retried.json().path, 'big.txt'), 'utf8')).toBe(`${'b'.repeat(3999)}\n`);
+    expect(readFileSync(join(pathOf(b), 'big.txt'), 'utf8')).toBe(`${'b'.repeat(3999)}\n`);
     // The released snapshot, unheld now, made room.
     await t.app.snapshots.cache.settled();
     expect(t.app.snapshots.cache.list().map((entry) => entry.sha)).toEqual([b]);

@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, isAbsolute, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourceStatusJson } from '../../src/replication/commands.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
@@ -44,8 +46,8 @@ describe('HTTP API: sources', () => {
     const detail = await call('GET', '/api/sources/alpha', undefined, READ);
     expect(detail.statusCode).toBe(200);
     const body = detail.json();
-    // The API shape is a superset of `forgesync status --json`.
-    expect(body).toMatchObject(sourceStatusJson(synced));
+    // The API shape is a superset of `forgesync status --json`, the mirror's path relative to the mirrors directory.
+    expect(body).toMatchObject({ ...sourceStatusJson(synced), mirrorPath: basename(synced.registry.mirrorPath!) });
     expect(body).toMatchObject({ state: 'synced', verificationState: 'verified', checksum: expect.any(String), lastSyncedAt: expect.any(String) });
     expect(body.attempts).toHaveLength(1);
     expect(body.attempts[0]).toMatchObject({ trigger: 'cli', result: 'synced', error: null, durationMs: expect.any(Number), refsChanged: expect.any(Number) });
@@ -103,6 +105,48 @@ describe('HTTP API: sources', () => {
       expect(response.body).not.toContain('deploy-robot');
     }
     await call('DELETE', '/api/sources/userinfo');
+  });
+
+  it('names no directory of the server: mirrorPath is relative to the mirrors directory, git failures show placeholders', async () => {
+    const { dataDir, mirrorsDir } = t.app.config;
+    const upstream = Upstream.create();
+    expect((await call('POST', '/api/sources', { url: upstream.bare, name: 'pathless' })).statusCode).toBe(201);
+    const synced = await t.app.syncAndWait('pathless');
+    expect(synced.registry.state).toBe('synced');
+    const mirror = synced.registry.mirrorPath!;
+    const listed = (await call('GET', '/api/sources?search=pathless', undefined, READ)).json().items[0];
+    expect(listed.mirrorPath).toBe(relative(mirrorsDir, mirror));
+    expect(isAbsolute(listed.mirrorPath)).toBe(false);
+    expect((await call('GET', '/api/sources/pathless', undefined, READ)).json().mirrorPath).toBe(relative(mirrorsDir, mirror));
+
+    // A new upstream whose objects are gone: its refs are listed, but git's clone into a
+    // temporary directory under the mirrors fails, and the error names that directory.
+    const broken = Upstream.create();
+    for (const entry of readdirSync(join(broken.bare, 'objects'))) {
+      if (/^[0-9a-f]{2}$|^pack$/.test(entry)) rmSync(join(broken.bare, 'objects', entry), { recursive: true });
+    }
+    expect((await call('PATCH', '/api/sources/pathless', { url: broken.bare })).statusCode).toBe(200);
+    const failed = (await t.app.syncAndWait('pathless')).registry;
+    expect(failed.state).toBe('failed');
+    // The operator's view (the row, `forgesync status --json`, the log) keeps the server's paths.
+    expect(failed.lastFailure).toContain(mirrorsDir);
+    expect(sourceStatusJson(await t.app.getSource('pathless'))).toMatchObject({ mirrorPath: mirror, lastFailure: failed.lastFailure });
+    expect(t.logs.text).toContain(mirrorsDir);
+
+    const detail = await call('GET', '/api/sources/pathless', undefined, READ);
+    const list = await call('GET', '/api/sources?search=pathless', undefined, READ);
+    for (const response of [detail, list]) {
+      expect(response.statusCode).toBe(200);
+      expect(response.body).not.toContain(dataDir);
+      expect(response.body).not.toContain(realpathSync(dataDir));
+    }
+    const body = detail.json();
+    expect(body.lastFailure).toMatch(/^git clone .* <tmp>\/\S+ <mirrors>\/\.tmp-\S+ failed with exit code \d+: /);
+    expect(body.lastFailure).not.toContain(tmpdir());
+    expect(body.attempts[0]).toMatchObject({ result: 'failed', error: body.lastFailure });
+    // The URL is the admin's own, shown as given (credentials redacted).
+    expect(body.url).toBe(broken.bare);
+    await call('DELETE', '/api/sources/pathless');
   });
 
   it('refuses invalid input with 400 and a message naming the field', async () => {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -28,6 +28,8 @@ const ADMIN_TOKEN = testSecret('ADMIN_TOKEN');
 const READ_TOKEN = testSecret('READ_TOKEN');
 /** A token-like query parameter of the sink URL: the API shows it as `***`. */
 const SINK_QUERY_SECRET = testSecret('FEED_SINK_QUERY');
+/** The signing secret of the feed secret `hooks_key`: the page shows the name only. */
+const HOOKS_KEY = testSecret('FEED_HOOKS_KEY');
 const OUTPUT_DIR = fileURLToPath(new URL('../../test-output/', import.meta.url));
 /** The receiver's answer to the topic branch's event: markup that must reach the page as text. */
 const HOSTILE = '<img src=x onerror="window.__feedXss=1"> refused';
@@ -51,10 +53,13 @@ describe('dashboard feeds page in headless chromium', () => {
       if (refuseTopic && request.body.includes('"refs/heads/topic"')) return { status: 500, body: HOSTILE };
       return null;
     };
+    // hooks signs with a feed secret the operator defined for the receiver's host.
+    const secretsFile = join(mkdtempSync(join(tmpdir(), 'forgesync-secrets-')), 'secrets.json');
+    writeFileSync(secretsFile, JSON.stringify({ 'feed:hooks_key': { secret: HOOKS_KEY, hosts: [`127.0.0.1:${receiver.port}`] } }));
     t = await startTestServer({
       listen: true,
       tokens: { admin: ADMIN_TOKEN, read: READ_TOKEN },
-      env: { FORGESYNC_FEED_MAX_ATTEMPTS: '1', FORGESYNC_FEED_POLL_INTERVAL: '100ms', FORGESYNC_FEED_RETRY_BASE: '50ms', FORGESYNC_FEED_RETRY_MAX: '200ms' },
+      env: { FORGESYNC_SECRETS_FILE: secretsFile, FORGESYNC_FEED_MAX_ATTEMPTS: '1', FORGESYNC_FEED_POLL_INTERVAL: '100ms', FORGESYNC_FEED_RETRY_BASE: '50ms', FORGESYNC_FEED_RETRY_MAX: '200ms' },
     });
     const { feeds } = t.app;
 
@@ -63,13 +68,15 @@ describe('dashboard feeds page in headless chromium', () => {
     expect((await t.app.syncAndWait('alpha')).served).toBe(true);
 
     // hooks: its first full sync hands the receiver main's state.
-    await feeds.add({ name: 'hooks', sink: receiver.url(`/hooks?token=${SINK_QUERY_SECRET}`), sources: 'alpha' });
+    await feeds.add({ name: 'hooks', sink: receiver.url(`/hooks?token=${SINK_QUERY_SECRET}`), sources: 'alpha', secret: 'hooks_key' });
     expect((await feeds.resync('hooks', { wait: true })).fullSync).toMatchObject({ requested: false, running: false });
     // gone: its receiver answers 410 to the full sync's first chunk.
     await feeds.add({ name: 'gone', sink: receiver.url('/gone') });
     expect((await feeds.resync('gone', { wait: true })).disabled).toMatch(/410/);
     // files: never runs before the last step.
-    fileDir = mkdtempSync(join(tmpdir(), 'forgesync-feed-files-'));
+    // Inside the feed file root: file sinks write nowhere else.
+    mkdirSync(t.app.config.feedFileRoot, { recursive: true });
+    fileDir = mkdtempSync(join(t.app.config.feedFileRoot, 'files-'));
     await feeds.add({ name: 'files', sink: pathToFileURL(fileDir).href });
 
     // Two changes: main moves (delivered) and topic appears (refused: a dead letter at once).
@@ -226,6 +233,10 @@ describe('dashboard feeds page in headless chromium', () => {
     await textOf('#feed-progress [data-field="lag"]', /^1$/);
     await textOf('#feed-progress [data-field="holder"]', /^—$/);
     await textOf('#feed-facts [data-field="delivered"]', exactly(hooks.delivered));
+    // The feed secret's name, never the secret.
+    expect(hooks.secret).toBe('hooks_key');
+    await textOf('#feed-facts', /Secret\s*hooks_key/);
+    expect(await page.locator('#feed-facts').textContent()).not.toContain(HOOKS_KEY);
     await textOf('#feed-run', /partial sync/);
     expect(await page.locator('#feed-retry').isVisible()).toBe(true);
     expect(await page.locator('#feed-pause').isVisible()).toBe(true);

@@ -32,6 +32,8 @@ export interface TestServerOptions {
   /** Run the scheduler and workers (`app.startService()`), as `forgesync serve` does. */
   service?: boolean;
   bodyLimit?: ServerOptions['bodyLimit'];
+  /** Reverse proxies whose X-Forwarded-* headers are believed (FORGESYNC_TRUST_PROXY). */
+  trustProxy?: ServerOptions['trustProxy'];
 }
 
 /**
@@ -45,7 +47,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const tokens: AuthTokens = { admin: options.tokens?.admin ?? testSecret('SERVER_ADMIN_TOKEN'), read: options.tokens?.read };
   let server: ForgesyncServer;
   try {
-    server = await buildServer(app, { tokens, ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}) });
+    server = await buildServer(app, {
+      tokens,
+      ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+      ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
+    });
   } catch (error) {
     await app.close();
     throw error;

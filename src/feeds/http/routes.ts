@@ -1,18 +1,20 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AuthTokens } from '../../server/auth.js';
+import type { RouteContext } from '../../kernel/module.js';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
 import type { Feeds } from '../module.js';
+import { feedStatusAnswer, type FeedStatus } from '../status.js';
 
 const NameParams = z.object({ name: z.string().min(1).max(100) });
 
 const AddBody = z
   .object({
     name: z.string().min(1).max(100),
-    sink: z.string().min(1).max(2000).describe('http(s)://…, nats://host:port/<subject> or file:///dir; no credentials in the URL'),
+    sink: z.string().min(1).max(2000).describe('http(s)://…, nats://host:port/<subject> or file:///dir (inside the feed file root, FORGESYNC_FEED_FILE_ROOT); no credentials in the URL'),
     types: z.array(z.string().min(1).max(100)).max(20).optional().describe('change types; a trailing * matches a prefix'),
     sources: z.string().min(1).max(200).optional().describe('glob over source and import names'),
-    secretEnv: z.string().min(1).max(128).optional().describe('name of the environment variable holding the signing secret or token (never the secret)'),
+    secret: z.string().max(200).optional().describe('name of a feed secret the operator defined, bound to the sink host (the signing secret or NATS token; never the secret itself)'),
+    secretEnv: z.unknown().optional().describe('replaced by `secret`: a request with it is refused (400)'),
     batch: z.number().int().min(1).max(1000).optional(),
   })
   .strict();
@@ -22,7 +24,7 @@ const ReplayBody = z.object({ fromSeq: z.number().int().min(1) }).strict();
 /** The status JSON (a contract; see feeds/status.ts). */
 export const FeedStatusSchema = z.object({
   name: z.string(),
-  sink: z.string(),
+  sink: z.string().describe('the sink URL, secrets redacted; directories of the server appear as placeholders (`file://<feedFiles>/orders`), as in `lastError`'),
   types: z.array(z.string()).nullable(),
   sources: z.string().nullable(),
   paused: z.boolean(),
@@ -38,7 +40,7 @@ export const FeedStatusSchema = z.object({
   deadLetters: z.number(),
   fullSync: z.object({ requested: z.boolean(), running: z.boolean(), progress: z.object({ exported: z.number(), head: z.number().nullable() }) }),
   batch: z.number(),
-  secretEnv: z.string().nullable(),
+  secret: z.string().nullable(),
   delivered: z.number(),
   lastError: z.string().nullable(),
   retryAt: z.string().nullable(),
@@ -47,7 +49,8 @@ export const FeedStatusSchema = z.object({
 const DeadLetterSchema = z.object({ seq: z.number(), key: z.string(), type: z.string().nullable(), subject: z.string().nullable(), attempts: z.number(), lastError: z.string().nullable() });
 
 /** `/api/feeds…`: the same operations as `forgesync feed …`; each records what is wanted and nudges a worker. */
-export function feedRoutes(feeds: Feeds, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function feedRoutes(feeds: Feeds, { tokens, serverPaths }: Pick<RouteContext, 'tokens' | 'serverPaths'>): FastifyPluginAsyncZod {
+  const answer = (status: FeedStatus) => feedStatusAnswer(status, serverPaths);
   return async (server) => {
     const admin = access('admin', tokens);
     const read = access('read', tokens);
@@ -56,15 +59,15 @@ export function feedRoutes(feeds: Feeds, tokens: AuthTokens): FastifyPluginAsync
     server.post(
       '/feeds',
       { ...admin, schema: { tags, summary: 'Add a feed', description: 'Its first run is a full sync of everything in scope.', security: BEARER, body: AddBody, response: { 201: FeedStatusSchema, ...errorResponses(400, 403, 409) } } },
-      async (request, reply) => reply.code(201).send(await feeds.add(request.body)),
+      async (request, reply) => reply.code(201).send(answer(await feeds.add(request.body))),
     );
 
-    server.get('/feeds', { ...read, schema: { tags, summary: 'List feeds with their status', security: BEARER, response: { 200: z.array(FeedStatusSchema), ...errorResponses() } } }, async () => feeds.list());
+    server.get('/feeds', { ...read, schema: { tags, summary: 'List feeds with their status', security: BEARER, response: { 200: z.array(FeedStatusSchema), ...errorResponses() } } }, async () => (await feeds.list()).map(answer));
 
     server.get(
       '/feeds/:name',
       { ...read, schema: { tags, summary: 'The status of one feed', security: BEARER, params: NameParams, response: { 200: FeedStatusSchema, ...errorResponses(404) } } },
-      async (request) => feeds.status(request.params.name),
+      async (request) => answer(await feeds.status(request.params.name)),
     );
 
     server.delete(
@@ -86,20 +89,20 @@ export function feedRoutes(feeds: Feeds, tokens: AuthTokens): FastifyPluginAsync
       server.post(
         `/feeds/:name/${action}`,
         { ...admin, schema: { tags, summary, security: BEARER, params: NameParams, response: { 202: FeedStatusSchema, ...errorResponses(403, 404) } } },
-        async (request, reply) => reply.code(202).send(await act(request.params.name)),
+        async (request, reply) => reply.code(202).send(answer(await act(request.params.name))),
       );
     }
 
     server.post(
       '/feeds/:name/replay',
       { ...admin, schema: { tags, summary: 'Deliver again every change in scope from a sequence number on', security: BEARER, params: NameParams, body: ReplayBody, response: { 202: FeedStatusSchema, ...errorResponses(400, 403, 404) } } },
-      async (request, reply) => reply.code(202).send(await feeds.replay(request.params.name, request.body.fromSeq)),
+      async (request, reply) => reply.code(202).send(answer(await feeds.replay(request.params.name, request.body.fromSeq))),
     );
 
     server.get(
       '/feeds/:name/dead-letters',
       { ...read, schema: { tags, summary: 'Changes that failed too often', security: BEARER, params: NameParams, response: { 200: z.array(DeadLetterSchema), ...errorResponses(404) } } },
-      async (request) => feeds.deadLetters(request.params.name),
+      async (request) => (await feeds.deadLetters(request.params.name)).map((letter) => ({ ...letter, lastError: serverPaths.hide(letter.lastError) })),
     );
 
     server.post(

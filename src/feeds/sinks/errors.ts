@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { InvalidInputError } from '../../errors.js';
 
 /**
@@ -12,6 +13,21 @@ export class UnsupportedSinkUrlError extends InvalidInputError {
     detail: string,
   ) {
     super(`sink URL ${url} cannot be used: ${detail}`);
+  }
+}
+
+/** A file sink's directory is not inside the feed file root, as written or through a symbolic link. */
+export class FileSinkOutsideRootError extends UnsupportedSinkUrlError {
+  constructor(
+    url: string,
+    /** The feed file root (FORGESYNC_FEED_FILE_ROOT). */
+    readonly root: string,
+  ) {
+    super(
+      url,
+      `a file sink writes only inside the feed file root ${root} (FORGESYNC_FEED_FILE_ROOT), and this directory is not inside it ` +
+        `(symbolic links leading out of it are refused too); use ${pathToFileURL(root).href.replace(/\/$/, '')}/<directory>`,
+    );
   }
 }
 

@@ -1,9 +1,12 @@
-import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OutgoingEvent } from '../events.js';
+import { InvalidSinkOptionError } from './errors.js';
+import { fileSinkDirectory, openDirectoryInRoot } from './file-root.js';
 import { abortedOutcome, delivered, errorText, failed } from './outcomes.js';
 import type { DeliveryOutcome, FeedSink, SinkOptions } from './types.js';
-import { fileDirectoryOf } from './url.js';
+import { redactSinkUrl } from './url.js';
 
 /** A file is closed and the next one started beyond this size, unless the feed says otherwise. */
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -11,6 +14,8 @@ export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 const NAME = /^(\d{15})-\d{7}-\d{12}\.ndjson$/;
 /** Filesystems that cannot fsync a directory say so with these; nothing more can be done there. */
 const NO_DIRECTORY_SYNC = new Set(['EINVAL', 'ENOTSUP', 'EISDIR']);
+/** A file is only ever made new (never one that exists, nor through a symbolic link), for writing. */
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** Numbers the files of this process, across sinks: with the timestamp and pid, names are unique and ordered. */
 let counter = 0;
@@ -23,7 +28,9 @@ interface Part {
 }
 
 /**
- * NDJSON files in a directory (`file:///abs/dir`): each delivery's events,
+ * NDJSON files in a directory (`file:///abs/dir`) inside the feed file root
+ * `options.fileRoot` (see file-root.ts: checked when opened, and on disk
+ * before every write, symbolic links included): each delivery's events,
  * one structured CloudEvent per line, in files of at most `batch` events
  * and `maxFileBytes` bytes (a single longer event gets a file of its own).
  * A file is written as `.tmp-<name>`, fsynced and renamed into place, and
@@ -35,12 +42,17 @@ interface Part {
  * starts after the newest name it finds, whatever the clock says).
  */
 export function createFileSink(url: URL, options: SinkOptions): FeedSink {
-  return new FileSink(fileDirectoryOf(url), options);
+  const root = options.fileRoot;
+  if (typeof root !== 'string' || root === '') throw new InvalidSinkOptionError('a file sink needs the feed file root its directory must be inside (fileRoot)');
+  return new FileSink(fileSinkDirectory(url, root), root, redactSinkUrl(url.href).slice(0, 200), options);
 }
 
 class FileSink implements FeedSink {
   readonly kind = 'file';
+  /** The directory as the URL names it (for messages). */
   readonly #directory: string;
+  readonly #root: string;
+  readonly #shownUrl: string;
   readonly #options: SinkOptions;
   readonly #maxBytes: number;
   /** The timestamp of the last name given; undefined until the directory was read. */
@@ -49,8 +61,10 @@ class FileSink implements FeedSink {
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  constructor(directory: string, options: SinkOptions) {
+  constructor(directory: string, root: string, shownUrl: string, options: SinkOptions) {
     this.#directory = directory;
+    this.#root = root;
+    this.#shownUrl = shownUrl;
     this.#options = options;
     this.#maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   }
@@ -73,18 +87,20 @@ class FileSink implements FeedSink {
     const parts = this.#split(events);
     let written = 0;
     let failure: unknown;
+    // Where the files go: the directory's real path, checked again before each write (the operator may have moved things).
+    let directory = this.#directory;
     try {
-      await mkdir(this.#directory, { recursive: true });
-      this.#lastMs ??= await this.#newestTimestamp();
+      directory = await openDirectoryInRoot(this.#directory, this.#root, this.#shownUrl);
+      this.#lastMs ??= await this.#newestTimestamp(directory);
       // In order, stopping at the first failure: what is in place is always a prefix of the delivery.
-      for (; written < parts.length && !signal.aborted; written++) await this.#writePart(parts[written]!);
+      for (; written < parts.length && !signal.aborted; written++) await this.#writePart(directory, parts[written]!);
     } catch (error) {
       failure = error;
     }
     // The renames are durable once the directory is.
     if (written > 0) {
       try {
-        await syncDirectory(this.#directory);
+        await syncDirectory(directory);
       } catch (error) {
         failure ??= error;
         written = 0;
@@ -120,19 +136,19 @@ class FileSink implements FeedSink {
     return parts;
   }
 
-  async #writePart(part: Part): Promise<void> {
+  async #writePart(directory: string, part: Part): Promise<void> {
     const name = this.#nextName();
-    const temporary = join(this.#directory, `.tmp-${name}`);
+    const temporary = join(directory, `.tmp-${name}`);
     try {
-      // `wx`: never write into a file someone else has open under this name.
-      const handle = await open(temporary, 'wx', 0o644);
+      // Exclusive: never write into a file someone else has open under this name, nor through a link.
+      const handle = await open(temporary, NEW_FILE, 0o644);
       try {
         await handle.writeFile(part.text);
         await handle.sync();
       } finally {
         await handle.close();
       }
-      await rename(temporary, join(this.#directory, name));
+      await rename(temporary, join(directory, name));
     } catch (error) {
       await unlink(temporary).catch(() => undefined);
       throw error;
@@ -148,9 +164,9 @@ class FileSink implements FeedSink {
   }
 
   /** Just past the timestamp of the newest delivered file in the directory (0 if none), so new names sort after it. */
-  async #newestTimestamp(): Promise<number> {
+  async #newestTimestamp(directory: string): Promise<number> {
     let newest = -1;
-    for (const name of await readdir(this.#directory)) {
+    for (const name of await readdir(directory)) {
       const ms = NAME.exec(name)?.[1];
       if (ms !== undefined) newest = Math.max(newest, Number(ms));
     }
@@ -159,7 +175,7 @@ class FileSink implements FeedSink {
 }
 
 async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, 'r');
+  const handle = await open(directory, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   try {
     await handle.sync();
   } catch (error) {

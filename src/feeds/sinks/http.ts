@@ -2,6 +2,7 @@ import { getMaxListeners, setMaxListeners } from 'node:events';
 import { EgressNetworkError } from '../../egress/errors.js';
 import { PinnedAgent, pinnedRequest, type PinnedResponse } from '../../egress/http.js';
 import { redactSecrets } from '../../util/redact.js';
+import { retryAfterMs } from '../../util/retry-after.js';
 import type { OutgoingEvent } from '../events.js';
 import { abortedOutcome, delivered, errorText, failed, outcomeOfError, runLimited } from './outcomes.js';
 import { webhookHeaders, webhookId, webhookKey } from './signature.js';
@@ -12,6 +13,8 @@ import { redactSinkUrl } from './url.js';
 const CONCURRENCY = 8;
 /** A receiver's answer is read up to this size; an acknowledgement needs no more. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
+/** The longest a receiver's `Retry-After` holds a delivery back (a longer one, or a date years away, waits this long). */
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 /** Characters of a failed answer's body kept in the outcome. */
 const SNIPPET_CHARS = 200;
 /** Kept-alive connections are dropped and the host resolved again this often, so a DNS change is followed. */
@@ -138,8 +141,8 @@ class HttpSink implements FeedSink {
     }
     if (status === 410) return failed(`HTTP 410: the receiver says this endpoint is gone for good${detail}`, { gone: true });
     if (status === 429 || status === 503) {
-      const retryAfterMs = retryAfter(headerText(response.headers['retry-after']));
-      return failed(`HTTP ${status}${detail}`, retryAfterMs === undefined ? {} : { retryAfterMs });
+      const waitMs = retryAfterMs(headerText(response.headers['retry-after']), { now: Date.now(), maxMs: MAX_RETRY_AFTER_MS });
+      return failed(`HTTP ${status}${detail}`, waitMs === undefined ? {} : { retryAfterMs: waitMs });
     }
     return failed(`HTTP ${status}${detail}`);
   }
@@ -180,11 +183,3 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** `Retry-After` in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
-export function retryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}

@@ -4,9 +4,7 @@ import type { OutgoingEvent } from '../events.js';
 import { abortedOutcome, delivered, errorText, failed, outcomeOfError } from './outcomes.js';
 import { JetStreamPublisher, type PublishAnswer } from './jetstream-publisher.js';
 import type { DeliveryOutcome, FeedSink, SinkOptions } from './types.js';
-import { natsSubjectOf } from './url.js';
-
-const DEFAULT_PORT = 4222;
+import { NATS_DEFAULT_PORT, natsSubjectOf } from './url.js';
 
 interface Connection {
   nc: NatsConnection;
@@ -38,7 +36,7 @@ class NatsSink implements FeedSink {
 
   constructor(url: URL, options: SinkOptions) {
     this.#host = url.hostname;
-    this.#port = url.port === '' ? DEFAULT_PORT : Number(url.port);
+    this.#port = url.port === '' ? NATS_DEFAULT_PORT : Number(url.port);
     this.#subject = natsSubjectOf(url);
     this.#options = options;
   }
@@ -109,7 +107,7 @@ class NatsSink implements FeedSink {
       });
     } catch (error) {
       const refused = /authori[sz]ation/i.test(errorText(error));
-      const hint = !refused ? '' : secret === undefined ? ' (the server wants a token: put it in an environment variable and name it with --secret-env)' : ' (check the token in the environment variable named by --secret-env)';
+      const hint = !refused ? '' : secret === undefined ? ' (the server wants a token: have the operator define it as a feed secret bound to this host and name it with --secret)' : ' (check the token of the feed secret named by --secret)';
       throw new Error(`cannot connect to NATS at ${this.#where()}: ${errorText(error, secret)}${hint}`, { cause: error });
     }
     // A connection closed for good (not one the client is reconnecting) is replaced on the next delivery.

@@ -19,9 +19,9 @@ const DRIVERS: Record<SinkScheme, () => Promise<SinkFactory>> = {
 /**
  * Opens the sink `url` names: `http(s)://…` (webhook POSTs, Standard
  * Webhooks signatures), `nats://host[:port]/<subject>` (JetStream publishes)
- * or `file:///<dir>` (NDJSON files). Nothing is connected or written until
+ * or `file:///<dir>` (NDJSON files, inside `options.fileRoot`). Nothing is connected or written until
  * the first delivery, so opening never fails for an unreachable receiver.
- * @throws UnsupportedSinkUrlError for a URL validateSinkUrl refuses;
+ * @throws UnsupportedSinkUrlError for a URL validateSinkUrl refuses (FileSinkOutsideRootError for a file sink outside the root);
  *   InvalidSinkOptionError, InvalidSinkSecretError for unusable options.
  */
 export async function openSink(url: string, options: SinkOptions): Promise<FeedSink> {

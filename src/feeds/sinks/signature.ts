@@ -22,7 +22,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
  * @throws InvalidSinkSecretError (the message never contains the secret)
  */
 export function webhookKey(secret: string): Buffer {
-  if (secret.length === 0) throw new InvalidSinkSecretError('the webhook signing secret is empty; set the environment variable named by --secret-env to the secret, or name none to send unsigned requests');
+  if (secret.length === 0) throw new InvalidSinkSecretError('the webhook signing secret is empty; define the feed secret named by --secret with the secret, or name none to send unsigned requests');
   const prefixed = secret.startsWith(PREFIX);
   const text = prefixed ? secret.slice(PREFIX.length) : secret;
   if (text.length > 0 && BASE64.test(text)) return Buffer.from(text, 'base64');

@@ -40,14 +40,16 @@ export interface FeedSink {
 export interface SinkOptions {
   /**
    * The signing secret (HTTP: Standard Webhooks, `whsec_` prefix accepted)
-   * or credential (NATS: a token), read from the environment variable the
-   * feed names; undefined when the feed names none.
+   * or credential (NATS: a token): the feed secret the feed names, already
+   * checked to be bound to the sink's host; undefined when the feed names none.
    */
   secret?: string;
   /** Events per request (HTTP) or per file (file sink); 1 means one POST per event. */
   batch: number;
   /** Per-request timeout in milliseconds. */
   timeoutMs: number;
+  /** File sink: the directory it must be inside (FORGESYNC_FEED_FILE_ROOT); a file sink cannot be opened without it. */
+  fileRoot?: string;
   /** File sink: a file is closed and a new one started beyond this many bytes. */
   maxFileBytes?: number;
   /** Every outbound connection (HTTP and NATS sinks) is checked against it first. */

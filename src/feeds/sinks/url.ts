@@ -7,6 +7,9 @@ import { UnsupportedSinkUrlError } from './errors.js';
 export const SINK_SCHEMES = ['http', 'https', 'nats', 'file'] as const;
 export type SinkScheme = (typeof SINK_SCHEMES)[number];
 
+/** The port of a NATS sink URL without one (the NATS client's default). */
+export const NATS_DEFAULT_PORT = 4222;
+
 const SUPPORTED = 'http://…, https://… (a webhook), nats://host[:port]/<subject> (JetStream) or file:///<absolute directory>';
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 /** What a NATS subject may not hold: whitespace and control characters (the protocol's separators), and the wildcards `*` and `>`. */
@@ -38,10 +41,11 @@ export function redactSinkUrl(url: string): string {
 /**
  * Checks a sink URL without touching the network or the disk, so the CLI can
  * refuse it before anything is stored: a known scheme, a well-formed URL, no
- * user name or password (a sink's secret comes only from the environment
- * variable the feed names with --secret-env, so it is never stored with the
- * feed or shown with its URL), a NATS URL with a valid subject, a file URL
- * naming an absolute directory on this machine.
+ * user name or password (a sink's secret comes only from the feed secret the
+ * feed names with --secret, defined by the operator, so it is never stored
+ * with the feed or shown with its URL), a NATS URL with a valid subject, a
+ * file URL naming an absolute directory on this machine (that it is inside
+ * the feed file root is checked by file-root.ts).
  * @throws UnsupportedSinkUrlError
  */
 export function validateSinkUrl(url: string): URL {
@@ -60,14 +64,26 @@ export function validateSinkUrl(url: string): URL {
   if (parsed.username || parsed.password) {
     throw new UnsupportedSinkUrlError(
       shownUrl,
-      'it carries a user name or password; remove them from the URL and put the secret (the webhook signing secret, the NATS token) ' +
-        'in an environment variable named with --secret-env, so that it is never stored with the feed or shown with its URL',
+      'it carries a user name or password; remove them from the URL and have the operator define the secret (the webhook signing secret, ' +
+        'the NATS token) as a feed secret bound to this host, named with --secret, so that it is never stored with the feed or shown with its URL',
     );
   }
   if (scheme === 'nats') natsSubjectOf(parsed, shownUrl);
   if (scheme === 'file') fileDirectoryOf(parsed, url, shownUrl);
   if ((scheme === 'http' || scheme === 'https') && parsed.hostname === '') throw new UnsupportedSinkUrlError(shownUrl, 'it names no host');
   return parsed;
+}
+
+/**
+ * The URL a feed secret's host binding is checked against: the sink's, a
+ * NATS one with its port written out, so that only a binding naming the
+ * port matches it (a binding without a port means a web scheme's default
+ * port, as for credentials; NATS has none of those).
+ */
+export function secretTargetOf(url: URL): URL {
+  const target = new URL(url.href);
+  if (target.protocol === 'nats:' && target.port === '') target.port = String(NATS_DEFAULT_PORT);
+  return target;
 }
 
 /**

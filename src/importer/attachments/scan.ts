@@ -3,28 +3,48 @@ import type { FoundFile } from '../store/attachments.js';
 /** GitHub's hosts for uploaded files (what `user-attachments` links redirect to, and older image links). */
 const GITHUB_FILE_HOSTS = ['user-images.githubusercontent.com', 'private-user-images.githubusercontent.com', 'objects.githubusercontent.com', 'github-production-user-asset-6210df.s3.amazonaws.com'];
 
-/** Where a project's files may be downloaded from. */
+/**
+ * Where a project's files may be downloaded from: over https, the API's
+ * host, GitHub's file hosts and the repository's web host; over plain http,
+ * only when the import's own API URL is http (an operator's choice, allowed
+ * by FORGESYNC_GIT_PROTOCOLS), and then only the origins of the API URL and
+ * of the web URL that are themselves http. A comment's `http://<api host>/…`
+ * link on an https project is left as a link: nothing, and no token, goes
+ * over plain HTTP because someone wrote it.
+ */
 export class FileHosts {
+  /** `host[:port]`s reached over https. */
   readonly #own: Set<string>;
+  /** Origins reached over plain http. */
+  readonly #plain = new Set<string>();
+  readonly #plainAllowed: boolean;
 
   /** The API's host, GitHub's file hosts, and the web host of the repository's `htmlUrl` when it is known (else see {@link addWebUrl}). */
   constructor(apiUrl: string, htmlUrl?: unknown) {
-    this.#own = new Set([new URL(apiUrl).host, ...GITHUB_FILE_HOSTS]);
+    const api = new URL(apiUrl);
+    this.#own = new Set([api.host, ...GITHUB_FILE_HOSTS]);
+    this.#plainAllowed = api.protocol === 'http:';
+    if (this.#plainAllowed) this.#plain.add(api.origin);
     if (typeof htmlUrl === 'string') this.addWebUrl(htmlUrl);
   }
 
   /** Adds the host of the repository's `html_url` (github.com, or a GitHub Enterprise server's web host). */
   addWebUrl(htmlUrl: string): void {
+    let url: URL;
     try {
-      this.#own.add(new URL(htmlUrl).host);
+      url = new URL(htmlUrl);
     } catch {
-      // Not a URL: no web host to trust.
+      return; // Not a URL: no web host to trust.
     }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return;
+    this.#own.add(url.host);
+    if (this.#plainAllowed && url.protocol === 'http:') this.#plain.add(url.origin);
   }
 
   /** Whether a file at `url` may be downloaded (also asked of every redirect hop). */
   allows(url: URL): boolean {
-    return (url.protocol === 'https:' || url.protocol === 'http:') && this.#own.has(url.host);
+    if (url.protocol === 'https:') return this.#own.has(url.host);
+    return url.protocol === 'http:' && this.#plain.has(url.origin);
   }
 
   /** Whether `url` on one of the project's hosts is an uploaded file rather than a link to a page. */

@@ -2,11 +2,15 @@ import { request as octokitRequest } from '@octokit/request';
 import { getMaxListeners, setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BoundToken } from '../../credentials/store.js';
+import type { BodyMeter } from '../../egress/body.js';
+import { EgressRefusedError, EgressResponseTooLargeError } from '../../egress/errors.js';
 import { PinnedAgent, requestFollowingRedirects } from '../../egress/http.js';
 import type { EgressPolicy } from '../../egress/policy.js';
-import { GithubAuthError, GithubRequestError } from '../errors.js';
+import { retryAfterMs } from '../../util/retry-after.js';
+import { GithubAnswerError, GithubAnswerTooLargeError, GithubAuthError, GithubRequestError } from '../errors.js';
 import { parseLinks, type Links } from './link.js';
 import { Semaphore, type TokenBudget, type TokenBudgets } from './pacer.js';
+import { budgetSpent, MAX_LIMIT_WAIT_MS, resetAtOf, serverDateOf } from './rate-headers.js';
 
 /** What a client did, by kind; a run adds these to the import's counters. */
 export interface RequestCounts {
@@ -45,6 +49,17 @@ export interface GithubClientOptions {
   onAnswer?: (result: string) => void;
   /** Told of each wait for a rate-limit reset or a retry-after, with its length. */
   onRateLimitWait?: (ms: number) => void;
+  /** The longest answer read (default MAX_ANSWER_BYTES); a longer one fails with GithubAnswerTooLargeError, not retried. */
+  maxAnswerBytes?: number;
+}
+
+/** What one GET asks for. */
+export interface GetOptions {
+  query?: Record<string, string | number>;
+  /** Asks conditionally: a 304 costs no budget. */
+  etag?: string | null;
+  /** Counts the answer's body as it arrives, and may hold reading back (a list walk's PageBudget). */
+  meter?: BodyMeter;
 }
 
 /** An answer the caller handles: 2xx, 304, and 4xx other than 401 and limit refusals. */
@@ -54,15 +69,21 @@ export interface GithubResponse<T = unknown> {
   headers: Record<string, string | undefined>;
   etag: string | undefined;
   links: Links;
-  /** The server's `date`, in epoch ms (the clock `since` watermarks are taken from). */
+  /** The server's `date`, in epoch ms (the clock `since` watermarks are taken from); ours when it is missing or far off. */
   date: number;
   /** The size of a success body in bytes (0 for others). */
   bytes: number;
 }
 
 const REQUEST_TIMEOUT_MS = 60_000;
+/** The most one answer of the API may be: a page of 100 pull requests is about 2 MB; a longer one is refused, not retried. */
+export const MAX_ANSWER_BYTES = 8 * 2 ** 20;
 /** A secondary limit without retry-after: GitHub asks to wait at least a minute. */
 const SECONDARY_DEFAULT_WAIT_MS = 60_000;
+/** A primary limit's refusal without a usable reset time: try again in a minute. */
+const PRIMARY_DEFAULT_WAIT_MS = 60_000;
+/** A limit's refusal whose reset has passed or whose retry-after is 0 (clocks differ, or the host says so) still waits this long: no tight loop of refusals. */
+const LIMIT_MIN_WAIT_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 
 /**
@@ -141,7 +162,7 @@ export class GithubClient {
    * header) with `query`; with `etag`, conditionally (a 304 costs no budget).
    * @throws GithubAuthError on 401; GithubRequestError when retries ran out.
    */
-  async get<T = unknown>(path: string, options: { query?: Record<string, string | number>; etag?: string | null } = {}): Promise<GithubResponse<T>> {
+  async get<T = unknown>(path: string, options: GetOptions = {}): Promise<GithubResponse<T>> {
     const { retries, retryBaseMs, signal } = this.options;
     for (let failures = 0, sent = 0; ; sent++) {
       if (sent > 0) this.counts.retried++;
@@ -199,19 +220,21 @@ export class GithubClient {
     }
   }
 
-  async #send<T>(slot: Slot, path: string, options: { query?: Record<string, string | number>; etag?: string | null }): Promise<Outcome<T>> {
+  async #send<T>(slot: Slot, path: string, options: GetOptions): Promise<Outcome<T>> {
     const headers: Record<string, string> = {};
     if (options.etag) headers['if-none-match'] = options.etag;
     const route = /^https?:\/\//i.test(path) ? `GET ${path}` : `GET ${path.startsWith('/') ? path : `/${path}`}`;
     try {
       // Octokit's own parser keeps big integers exact at many times JSON.parse's cost; GitHub's ids fit a double.
-      const response = await slot.request(route, { ...options.query, headers, request: { signal: this.options.signal, parseSuccessResponseBody: false } });
+      // A metered answer goes through a fetch of its own, which counts its body against the meter.
+      const fetch = options.meter ? { fetch: this.#fetchWith(slot.token?.token, options.meter) } : {};
+      const response = await slot.request(route, { ...options.query, headers, request: { signal: this.options.signal, parseSuccessResponseBody: false, ...fetch } });
       this.counts.total++;
       this.counts.counted++;
       const responseHeaders = response.headers as Record<string, string | undefined>;
       slot.budget.observe(responseHeaders);
       this.options.onAnswer?.('ok');
-      const { parse, bytes } = await bodyParser<T>(response.data, responseHeaders);
+      const { parse, bytes } = await bodyParser<T>(response.data, responseHeaders, path);
       const answer = this.#answer<T>(response.status, undefined as T, responseHeaders, bytes);
       // Parsed when first read: a page waiting its turn to be stored keeps its bytes, not the several times larger objects.
       let parsed: { value: T } | undefined;
@@ -225,6 +248,10 @@ export class GithubClient {
       const responseHeaders = (error.response?.headers ?? {}) as Record<string, string | undefined>;
       if (!error.response) {
         this.options.onAnswer?.('network_error');
+        // Neither would go otherwise on a second try: the answer would be as long, the redirect as refused.
+        const cause = (thrown as { cause?: unknown }).cause;
+        if (cause instanceof EgressResponseTooLargeError) throw new GithubAnswerTooLargeError(path, cause.maxBytes);
+        if (cause instanceof EgressRefusedError) throw new GithubRequestError(path, null, cause.message);
         return { status: null, detail: error.message };
       }
       this.counts.total++;
@@ -238,16 +265,16 @@ export class GithubClient {
       const limited = limitOf(status, responseHeaders, message);
       if (limited === 'primary') {
         this.options.onAnswer?.('rate_limited');
-        const reset = Number(responseHeaders['x-ratelimit-reset']);
-        const resetAt = Number.isFinite(reset) && reset > 0 ? reset * 1000 : Date.now() + 60_000;
-        slot.budget.exhausted(resetAt);
-        return { status, detail: 'rate limit exhausted', waitMs: Math.max(0, resetAt - Date.now()) };
+        const now = Date.now();
+        const resetAt = Math.max(resetAtOf(responseHeaders['x-ratelimit-reset'], now) ?? now + PRIMARY_DEFAULT_WAIT_MS, now + LIMIT_MIN_WAIT_MS);
+        slot.budget.exhausted(resetAt, now);
+        return { status, detail: 'rate limit exhausted', waitMs: Math.max(0, resetAt - now) };
       }
       if (limited === 'secondary') {
         this.options.onAnswer?.('secondary_limited');
-        const retryAfter = Number(responseHeaders['retry-after']);
-        const waitMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : SECONDARY_DEFAULT_WAIT_MS;
-        slot.budget.pauseUntil(Date.now() + waitMs);
+        const now = Date.now();
+        const waitMs = Math.max(retryAfterMs(responseHeaders['retry-after'], { now, maxMs: MAX_LIMIT_WAIT_MS }) ?? SECONDARY_DEFAULT_WAIT_MS, LIMIT_MIN_WAIT_MS);
+        slot.budget.pauseUntil(now + waitMs, now);
         this.#countWait(waitMs);
         return { status, detail: 'secondary rate limit', waitMs };
       }
@@ -263,17 +290,20 @@ export class GithubClient {
   }
 
   #answer<T>(status: number, data: T, headers: Record<string, string | undefined>, bytes = 0): GithubResponse<T> {
-    const date = Date.parse(headers.date ?? '');
-    return { status, data, headers, etag: headers.etag, links: parseLinks(headers.link), date: Number.isFinite(date) ? date : Date.now(), bytes };
+    return { status, data, headers, etag: headers.etag, links: parseLinks(headers.link), date: serverDateOf(headers.date, Date.now()), bytes };
   }
 
   /**
    * The fetch @octokit/request sends through: forgesync's egress policy,
    * redirects followed hop by hop, the token added only for hosts its
-   * credential is bound to (so it never follows a redirect elsewhere).
+   * credential is bound to (so it never follows a redirect elsewhere). An
+   * answer is read up to the answer cap, counted against `meter` as it
+   * arrives; the body of an answer that is not a success is not kept (it is
+   * read once, for its message), so it stops counting at once.
    */
-  #fetchWith(token: BoundToken | undefined) {
+  #fetchWith(token: BoundToken | undefined, meter?: BodyMeter) {
     const { policy } = this.options;
+    const maxBytes = this.options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
       const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       const base = Object.fromEntries(new Headers(init.headers).entries());
@@ -283,9 +313,12 @@ export class GithubClient {
         policy,
         ...(agent ? { agent } : {}),
         timeoutMs: REQUEST_TIMEOUT_MS,
+        maxBytes,
+        ...(meter ? { meter } : {}),
         ...(init.signal ? { signal: init.signal } : {}),
         headers: (hop) => (token?.allows(hop) ? { ...base, authorization: `token ${token.token}` } : base),
       });
+      if (response.status < 200 || response.status >= 300) meter?.drop(response.body.length);
       const headers = new Headers();
       for (const [name, value] of Object.entries(response.headers)) {
         if (value === undefined) continue;
@@ -324,8 +357,12 @@ function httpErrorOf(error: unknown): HttpError | undefined {
 /** The bytes behind each answer's body stream (see #fetchWith). */
 const RAW_BODIES = new WeakMap<object, Buffer>();
 
-/** How to parse a success body (a stream, with parsing left to us: JSON when it says so, else text), and its size. */
-async function bodyParser<T>(body: unknown, headers: Record<string, string | undefined>): Promise<{ parse: () => T; bytes: number }> {
+/**
+ * How to parse a success body (a stream, with parsing left to us: JSON when
+ * it says so, else text), and its size. JSON that does not parse is the API
+ * host's fault: a GithubAnswerError naming `path`, not a SyntaxError.
+ */
+async function bodyParser<T>(body: unknown, headers: Record<string, string | undefined>, path: string): Promise<{ parse: () => T; bytes: number }> {
   if (!body) return { parse: () => undefined as T, bytes: 0 };
   const raw = RAW_BODIES.get(body as object);
   const text = raw ? undefined : await new Response(body as ReadableStream).text();
@@ -334,7 +371,12 @@ async function bodyParser<T>(body: unknown, headers: Record<string, string | und
     bytes: raw?.length ?? Buffer.byteLength(text!),
     parse: () => {
       const content = text ?? raw!.toString('utf8');
-      return (json && content !== '' ? JSON.parse(content) : content) as T;
+      if (!json || content === '') return content as T;
+      try {
+        return JSON.parse(content) as T;
+      } catch {
+        throw new GithubAnswerError(path, 'it is not valid JSON');
+      }
     },
   };
 }
@@ -348,7 +390,7 @@ function messageOf(data: unknown): string | undefined {
 function limitOf(status: number, headers: Record<string, string | undefined>, message: string | undefined): 'primary' | 'secondary' | null {
   if (status !== 403 && status !== 429) return null;
   if (/secondary rate limit|abuse/i.test(message ?? '')) return 'secondary';
-  if (headers['x-ratelimit-remaining'] === '0') return 'primary';
+  if (budgetSpent(headers)) return 'primary';
   if (headers['retry-after'] !== undefined) return 'secondary';
   if (status === 429) return 'secondary';
   return /rate limit/i.test(message ?? '') ? 'primary' : null;

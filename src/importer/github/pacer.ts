@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { MAX_LIMIT_WAIT_MS, rateHeadersOf } from './rate-headers.js';
 
 /** One token's rate budget as GitHub last reported it (`x-ratelimit-*`), for status and the dashboard. */
 export interface RateBudget {
@@ -14,12 +15,6 @@ export interface RateBudget {
 const RESERVE_SHARE = 0.1;
 /** Added to a reset time before the budget counts as restored: clocks differ a little (an early request gets a 403 and waits again). */
 const RESET_SLACK_MS = 300;
-
-const header = (headers: IncomingHttpHeaders | Record<string, string | undefined>, name: string): number | undefined => {
-  const value = headers[name];
-  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-  return Number.isFinite(number) ? number : undefined;
-};
 
 /**
  * The budget of one token on one API host, shared by every import of this
@@ -44,13 +39,11 @@ export class TokenBudget {
 
   constructor(readonly credential: string | null) {}
 
-  /** Learns the budget from an answer's headers (any answer with them: 200, 304, 403). */
-  observe(headers: IncomingHttpHeaders | Record<string, string | undefined>): void {
-    const limit = header(headers, 'x-ratelimit-limit');
-    const remaining = header(headers, 'x-ratelimit-remaining');
-    const reset = header(headers, 'x-ratelimit-reset');
-    if (limit === undefined || remaining === undefined) return;
-    const resetAt = reset !== undefined ? reset * 1000 : undefined;
+  /** Learns the budget from an answer's headers (any answer with them: 200, 304, 403), bounded (see rate-headers.ts). */
+  observe(headers: IncomingHttpHeaders | Record<string, string | undefined>, now = Date.now()): void {
+    const stated = rateHeadersOf(headers, now);
+    if (stated === undefined) return;
+    const { limit, remaining, resetAt } = stated;
     // Answers arrive out of order: within one window, the lowest remaining is the latest news.
     if (this.resetAt !== undefined && resetAt === this.resetAt && this.remaining !== undefined) {
       this.remaining = Math.min(this.remaining, remaining);
@@ -61,10 +54,10 @@ export class TokenBudget {
     this.resetAt = resetAt;
   }
 
-  /** Marks the budget spent (a primary-limit 403/429), until `resetAt` if known. */
-  exhausted(resetAt: number | undefined): void {
+  /** Marks the budget spent (a primary-limit 403/429), until `resetAt` if known (at most MAX_LIMIT_WAIT_MS away). */
+  exhausted(resetAt: number | undefined, now = Date.now()): void {
     this.remaining = 0;
-    if (resetAt !== undefined) this.resetAt = resetAt;
+    if (resetAt !== undefined && !Number.isNaN(resetAt)) this.resetAt = Math.min(Math.max(0, resetAt), now + MAX_LIMIT_WAIT_MS);
   }
 
   /** Requests this token can still send in the current window (unknown budgets count as plenty). */
@@ -101,9 +94,9 @@ export class TokenBudget {
     this.inFlight = Math.max(0, this.inFlight - 1);
   }
 
-  /** Holds every request of this token until `until` (a secondary limit's retry-after). */
-  pauseUntil(until: number): void {
-    this.nextAt = Math.max(this.nextAt, until);
+  /** Holds every request of this token until `until` (a secondary limit's retry-after), at most MAX_LIMIT_WAIT_MS away. */
+  pauseUntil(until: number, now = Date.now()): void {
+    if (!Number.isNaN(until)) this.nextAt = Math.max(this.nextAt, Math.min(until, now + MAX_LIMIT_WAIT_MS));
   }
 
   snapshot(): RateBudget {

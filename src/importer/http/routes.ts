@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AuthTokens } from '../../server/auth.js';
+import type { RouteContext } from '../../kernel/module.js';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
 import type { Importer } from '../module.js';
+import { importStatusAnswer } from '../status.js';
 
 const NameParams = z.object({ name: z.string().min(1).max(100) });
 
@@ -45,7 +46,9 @@ export const ImportStatusSchema = z.object({
 });
 
 /** `/api/imports…`: create, list, status, and sync/resume/cancel (each records what is wanted and nudges a worker). */
-export function importRoutes(importer: Importer, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function importRoutes(importer: Importer, { tokens, serverPaths }: Pick<RouteContext, 'tokens' | 'serverPaths'>): FastifyPluginAsyncZod {
+  // The CLI's status JSON, as API callers are shown it (no directory of the server).
+  const statusAnswer = async (nameOrRecord: Parameters<Importer['status']>[0]) => importStatusAnswer(await importer.status(nameOrRecord), serverPaths);
   return async (server) => {
     const admin = access('admin', tokens);
     const read = access('read', tokens);
@@ -63,19 +66,19 @@ export function importRoutes(importer: Importer, tokens: AuthTokens): FastifyPlu
           response: { 202: ImportStatusSchema, ...errorResponses(400, 403, 409) },
         },
       },
-      async (request, reply) => reply.code(202).send(await importer.status(await importer.create(request.body))),
+      async (request, reply) => reply.code(202).send(await statusAnswer(await importer.create(request.body))),
     );
 
     server.get(
       '/imports',
       { ...read, schema: { tags: ['imports'], summary: 'List imports with their status', security: BEARER, response: { 200: z.array(ImportStatusSchema), ...errorResponses() } } },
-      async () => Promise.all((await importer.list()).map((record) => importer.status(record))),
+      async () => Promise.all((await importer.list()).map((record) => statusAnswer(record))),
     );
 
     server.get(
       '/imports/:name',
       { ...read, schema: { tags: ['imports'], summary: 'The status of one import', security: BEARER, params: NameParams, response: { 200: ImportStatusSchema, ...errorResponses(404) } } },
-      async (request) => importer.status(request.params.name),
+      async (request) => statusAnswer(request.params.name),
     );
 
     const actions = { sync: (name: string) => importer.requestSync(name), resume: (name: string) => importer.resume(name), cancel: (name: string) => importer.cancel(name) };
@@ -92,7 +95,7 @@ export function importRoutes(importer: Importer, tokens: AuthTokens): FastifyPlu
             response: { 202: ImportStatusSchema, ...errorResponses(403, 404, 409) },
           },
         },
-        async (request, reply) => reply.code(202).send(await importer.status(await act(request.params.name))),
+        async (request, reply) => reply.code(202).send(await statusAnswer(await act(request.params.name))),
       );
     }
   };

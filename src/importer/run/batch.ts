@@ -5,6 +5,7 @@ import { appendChangeSteps } from '../../store/change-log.js';
 import { objectChanges, upsertObjectSteps, type ObjectRow } from '../store/objects.js';
 import { addLoginsStep } from '../store/users.js';
 import type { RunContext } from './context.js';
+import { checkObjectRow } from './shape.js';
 
 /**
  * What one page (or one job) stores, gathered while its items are mapped:
@@ -19,8 +20,12 @@ export class PageBatch {
 
   constructor(private readonly ctx: Pick<RunContext, 'db' | 'importId' | 'run' | 'hosts' | 'importName'>) {}
 
-  /** Adds an object, and the logins and linked files in its JSON. */
+  /**
+   * Adds an object, and the logins and linked files in its JSON.
+   * @throws GithubAnswerError when the upstream gave a row that cannot be stored (see shape.ts).
+   */
   add(row: ObjectRow): this {
+    checkObjectRow(row);
     this.objects.push(row);
     // The repository names only its owner, whose profile is the organisation's, not a participant's.
     if (row.type !== 'repository') loginsIn(row.data, this.logins);

@@ -13,6 +13,7 @@ import { runGuarded } from '../../store/guarded.js';
 import type { ImportRecord, ImportRepository } from '../store/imports.js';
 import type { Compilable } from 'kysely';
 import type { FileHosts } from '../attachments/scan.js';
+import { PageBudget } from './page-budget.js';
 
 /** What the coordinator and the per-object jobs both run on. */
 export interface RunDeps {
@@ -52,6 +53,8 @@ export function takeCounts(client: GithubClient, taken: RequestCounts): RequestC
  */
 export class RunContext {
   readonly #taken = zeroCounts();
+  /** The bytes the run's list walks hold in pages, together (see PageBudget). */
+  readonly pages = new PageBudget();
 
   constructor(
     readonly record: ImportRecord,

@@ -3,6 +3,7 @@ import { logLeaseSkip } from '../../leases/skip.js';
 import { writeFenced } from '../../leases/fenced.js';
 import type { Lease } from '../../leases/lease.js';
 import { FileHosts } from '../attachments/scan.js';
+import type { GithubClient } from '../github/client.js';
 import { storedRepository } from '../store/objects.js';
 import { ImportStalledError } from '../errors.js';
 import { STAGE_RUNNERS, type StageEnv } from '../stages/index.js';
@@ -40,6 +41,14 @@ const STAGE_LISTS: Partial<Record<Stage, string[]>> = {
 
 /** How often the watchdog looks at the import's progress. */
 const WATCH_MS = 1000;
+
+/**
+ * Runs of an import that may begin and never end before it is parked: a
+ * process killed once (a deploy, the OOM killer, a SIGKILL) resumes the
+ * import by itself; one that dies in every run (an upstream answer that
+ * takes it down) would otherwise take it down again at every start.
+ */
+export const MAX_UNFINISHED_RUNS = 3;
 
 /**
  * Runs an import's stages under its lease `import:github:<name>`: takes the
@@ -87,6 +96,8 @@ export class Coordinator {
         () => this.options.imports.storedFence(importId),
       );
       if (!claimed) return 'idle';
+      // The claim counted this run: more than the bound means that many before it never ended.
+      if (claimed.unfinishedRuns > MAX_UNFINISHED_RUNS) return this.#park(claimed, lease);
       const outcome = await this.#runOnce(claimed, lease, signal);
       if (outcome !== 'synced') return outcome;
       const after = await this.options.imports.getById(importId);
@@ -99,8 +110,15 @@ export class Coordinator {
     const started = Date.now();
     const stop = new AbortController();
     const signal = AbortSignal.any([leaseSignal, stop.signal]);
-    const client = await this.options.openClient(record, record.concurrency, signal);
-    const hosts = new FileHosts(record.apiUrl, (await storedRepository(this.options.database.db, record.id))?.html_url);
+    let client: GithubClient;
+    let hosts: FileHosts;
+    try {
+      client = await this.options.openClient(record, record.concurrency, signal);
+      hosts = new FileHosts(record.apiUrl, (await storedRepository(this.options.database.db, record.id))?.html_url);
+    } catch (error) {
+      // A run that cannot start (a credential gone) fails with the reason, like one that fails later: not a job retried forever.
+      return this.#fail(record, lease, record.stage, error instanceof Error ? error.message : String(error));
+    }
     const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency, this.options.onCommitted);
     let stage: Stage = record.stage;
     const watchdog = this.#watch(ctx, () => stage, stop, stallTimeoutMs);
@@ -117,15 +135,38 @@ export class Coordinator {
       return 'synced';
     } catch (error) {
       const stalled = stop.signal.aborted ? (stop.signal.reason as ImportStalledError) : undefined;
-      if (error instanceof RunStoppedError || (leaseSignal.aborted && !stalled)) return 'stopped';
-      const reason = stalled?.message ?? (error instanceof Error ? error.message : String(error));
-      const failed = await imports.fail(record.id, record.run, lease.fence, reason).catch(() => false);
-      logger.warn({ event: 'import_failed', import: record.name, stage, err: reason }, `import ${record.name} failed at stage ${stage}: ${reason}`);
-      return failed ? 'failed' : 'stopped';
+      if (error instanceof RunStoppedError || (leaseSignal.aborted && !stalled)) {
+        // Stopped, not dead: this run ended and does not count towards parking.
+        await imports.stopped(record.id, record.run, lease.fence).catch(() => undefined);
+        return 'stopped';
+      }
+      return this.#fail(record, lease, stage, stalled?.message ?? (error instanceof Error ? error.message : String(error)));
     } finally {
       watchdog.stop();
       client.close();
     }
+  }
+
+  /** Records the run failed with `reason` (resumable where it stopped). */
+  async #fail(record: ImportRecord, lease: Lease, stage: Stage, reason: string): Promise<CoordinatorOutcome> {
+    const failed = await this.options.imports.fail(record.id, record.run, lease.fence, reason).catch(() => false);
+    this.options.logger.warn({ event: 'import_failed', import: record.name, stage, err: reason }, `import ${record.name} failed at stage ${stage}: ${reason}`);
+    return failed ? 'failed' : 'stopped';
+  }
+
+  /**
+   * Parks an import whose last MAX_UNFINISHED_RUNS runs began and never
+   * ended (the process died in each): failed, with a reason saying so and
+   * how to go on, instead of a fourth start that would die the same way.
+   */
+  async #park(record: ImportRecord, lease: Lease): Promise<CoordinatorOutcome> {
+    const runs = record.unfinishedRuns - 1;
+    const reason =
+      `stopped after ${runs} runs that did not finish: the process ended during each (killed, or out of memory) with the import at stage ${record.stage}; ` +
+      `see the log for what it was doing, then continue it with forgesync import resume ${record.name}`;
+    const parked = await this.options.imports.park(record.id, record.run, lease.fence, reason).catch(() => false);
+    this.options.logger.warn({ event: 'import_parked', import: record.name, stage: record.stage, unfinished_runs: runs, err: reason }, `import ${record.name} parked: ${reason}`);
+    return parked ? 'failed' : 'stopped';
   }
 
   /**
@@ -169,7 +210,7 @@ export class Coordinator {
     return open
       .map((name) => {
         const cursor = cursors.get(name);
-        return `${name}: ${cursor?.pages ?? 0} page(s) done${cursor?.lastPage ? ` of ${cursor.lastPage}` : ''}`;
+        return `${name}: ${cursor?.pages ?? 0} page(s) done${cursor?.lastPage && cursor.claimedLast === null ? ` of ${cursor.lastPage}` : ''}`;
       })
       .join('; ');
   }

@@ -1,9 +1,12 @@
 import type { Compilable } from 'kysely';
+import type { BodyMeter } from '../../egress/body.js';
 import { pageOf } from '../github/link.js';
 import type { GithubResponse } from '../github/client.js';
 import { GithubRequestError } from '../errors.js';
-import { getCursor, startCursor, writeCursorStep, type Cursor } from '../store/cursors.js';
+import { getCursor, isPageDone, startCursor, withPageDone, writeCursorStep, type Cursor } from '../store/cursors.js';
 import type { RunContext } from './context.js';
+import { listItems } from './shape.js';
+import type { PageHold } from './page-budget.js';
 
 /** GitHub's largest page. */
 export const PER_PAGE = 100;
@@ -65,93 +68,126 @@ async function commitPage(ctx: RunContext, collection: Collection, items: any[],
   await ctx.commit([...steps, writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
 }
 
-/** What the pages one walk has fetched or waiting to be stored may add up to (a page of pull requests is about 2 MB). */
-const WALK_BYTES = 16 * 2 ** 20;
-
 /**
- * Pages a walk fetches at once: the import's concurrency, fewer where pages
- * as large as its first would pass WALK_BYTES, so that the memory an import
- * needs depends on its concurrency, not on how many large pages a list has.
+ * The most pages a walk takes by number, in parallel. GitHub serves a list
+ * by page number up to a few hundred pages (past that it answers 422, the
+ * page cap), so a `last` page beyond this in page 1's Link is no number
+ * GitHub gives: it is not believed and nothing is planned from it; the walk
+ * goes on page by page instead, following `next` links (or by `since` where
+ * the list has it), and says so. 1,000 pages (100,000 items) leaves room
+ * above any cap GitHub has had, and bounds what a cursor records of pages
+ * done out of order.
  */
-function pagesAtOnce(concurrency: number, firstPageBytes: number): number {
-  return Math.min(concurrency, Math.max(2, Math.floor(WALK_BYTES / Math.max(1, firstPageBytes))));
-}
+export const PAGE_WALK_MAX = 1000;
 
 /**
  * By page number: page 1 tells the last page (Link), the rest go in
  * parallel (the client bounds requests in flight), each committed with its
  * rows as it arrives and recorded as done, so a resume fetches only pages
- * not done. A 422 beyond GitHub's page cap ends the page walk; the rest is
- * walked by `since` where the list has it.
+ * not done. A page without a `next` link ends the list early. A 422 beyond
+ * GitHub's page cap ends the page walk; the rest is walked by `since` where
+ * the list has it. A last page past PAGE_WALK_MAX: see pastTheBound.
  */
 async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor): Promise<Cursor> {
   let cursor = start;
   const query = { ...collection.fullQuery, per_page: String(PER_PAGE) };
-  let width = ctx.concurrency;
+  const width = ctx.concurrency;
+  // What a page of this list is expected to bring: the largest seen (pages are asked for while those expected fit the run's PageBudget).
+  let expected = 0;
   if (cursor.lastPage === null) {
-    const first = await fetchPage(ctx, collection, { ...query, page: '1' }, null);
-    width = pagesAtOnce(ctx.concurrency, first.bytes);
-    const items = listOf(first);
-    cursor = {
-      ...cursor,
-      lastPage: first.links.last ? pageOf(first.links.last) : 1,
-      donePages: [1],
-      since: githubTime(first.date - WATERMARK_SLACK_MS),
-      // Where a sync asks the same first page (small lists, events), it asks conditionally with this.
-      etag: first.etag ?? null,
-      pages: 1,
-      items: items.length,
-      ...(collection.newestFirst?.fullToo && items.length > 0 ? { [collection.newestFirst.field]: collection.newestFirst.valueOf(items[0]) } : {}),
-    };
-    if (cursor.lastPage === 1) cursor.done = true;
-    await commitPage(ctx, collection, items, cursor);
-    if (cursor.done) return cursor;
+    // Page 1 counts in the run's page budget until stored, like every page a walk reads in parallel.
+    const firstHold = await ctx.pages.open();
+    try {
+      const first = await fetchPage(ctx, collection, { ...query, page: '1' }, null, false, firstHold);
+      firstHold.read();
+      expected = first.bytes;
+      const items = listOf(collection, first);
+      const claimed = first.links.last ? pageOf(first.links.last) : 1;
+      cursor = {
+        ...cursor,
+        lastPage: claimed,
+        doneThrough: 1,
+        donePages: [],
+        since: githubTime(first.date - WATERMARK_SLACK_MS),
+        // Where a sync asks the same first page (small lists, events), it asks conditionally with this.
+        etag: first.etag ?? null,
+        pages: 1,
+        items: items.length,
+        ...(collection.newestFirst?.fullToo && items.length > 0 ? { [collection.newestFirst.field]: collection.newestFirst.valueOf(items[0]) } : {}),
+      };
+      cursor = believeLastPage(cursor);
+      // One page (no `last`), or a page 1 that says it is the end (no `next`, or nothing in it) whatever it claims.
+      if ((cursor.lastPage === 1 && cursor.claimedLast === null) || !first.links.next || items.length === 0) cursor.done = true;
+      await commitPage(ctx, collection, items, cursor);
+      if (cursor.done) return cursor;
+    } finally {
+      firstHold.release();
+    }
   }
+  // A cursor stored before the bound (or by a walk that believed too much) is bounded as it is read.
+  cursor = believeLastPage(cursor);
+  if (cursor.claimedLast !== null) return pastTheBound(ctx, collection, cursor, query);
   const lastPage = cursor.lastPage!;
-  const done = new Set(cursor.donePages);
-  const todo: number[] = [];
-  for (let page = 2; page <= lastPage; page++) if (!done.has(page)) todo.push(page);
+  const doneAtStart = cursor;
+  let nextPage = cursor.doneThrough + 1;
   let capPage = Infinity;
+  let endPage = lastPage;
   // Commits go one at a time, in arrival order: each writes the whole cursor as it then is.
-  // A worker fetches on while they catch up, as long as the pages in flight and those not yet stored stay within `width`.
+  // A worker fetches on while they catch up, as long as the pages in flight and those not yet stored stay within `width`,
+  // and their bytes within the run's page budget (a page holds its share from before it is asked for until it is stored).
   let chain: Promise<void> = Promise.resolve();
   let unstored = 0;
   let fetching = 0;
   let failure: unknown;
-  const next = (() => {
-    let index = 0;
-    return () => (index < todo.length && todo[index]! < capPage && failure === undefined ? todo[index++] : undefined);
-  })();
+  // The pages to fetch, in order, handed out one at a time (never listed up front).
+  const next = (): number | undefined => {
+    while (nextPage <= endPage && isPageDone(doneAtStart, nextPage)) nextPage++;
+    return nextPage <= endPage && nextPage < capPage && failure === undefined ? nextPage++ : undefined;
+  };
   const worker = async (): Promise<void> => {
     for (let page = next(); page !== undefined; page = next()) {
+      let hold: PageHold | undefined;
       try {
+        hold = await ctx.pages.open({ expected });
         fetching += 1;
-        const response = await fetchPage(ctx, collection, { ...query, page: String(page) }, null, true).finally(() => (fetching -= 1));
+        const response = await fetchPage(ctx, collection, { ...query, page: String(page) }, null, true, hold).finally(() => (fetching -= 1));
+        hold.read();
+        expected = Math.max(expected, response.bytes);
         if (response.status === 422) {
           capPage = Math.min(capPage, page);
           continue;
         }
+        // No `next`: the list ends here, whatever page 1 claimed (pages are not asked for past it).
+        if (!response.links.next) endPage = Math.min(endPage, page);
+        const held = hold;
+        hold = undefined;
         unstored += 1;
         chain = chain.then(() => {
           // Parsed only now (see the client): a page waiting here holds its bytes.
-          const items = listOf(response);
-          cursor = { ...cursor, donePages: [...cursor.donePages, page].sort((a, b) => a - b), pages: cursor.pages + 1, items: cursor.items + items.length };
+          const items = listOf(collection, response);
+          cursor = { ...withPageDone(cursor, page), pages: cursor.pages + 1, items: cursor.items + items.length };
           return commitPage(ctx, collection, items, cursor);
         });
         chain.then(
-          () => (unstored -= 1),
+          () => {
+            unstored -= 1;
+            held.release();
+          },
           (error: unknown) => {
             unstored -= 1;
+            held.release();
             failure ??= error;
           },
         );
         if (unstored + fetching >= width) await chain;
       } catch (error) {
         failure ??= error;
+      } finally {
+        hold?.release();
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, todo.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, lastPage - cursor.doneThrough)) }, worker));
   await chain.catch(() => undefined);
   if (failure !== undefined) throw failure;
   if (capPage !== Infinity) {
@@ -162,6 +198,48 @@ async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor):
       return sinceWalk(ctx, collection, cursor);
     }
     await collection.onCap?.();
+  }
+  cursor = { ...cursor, done: true };
+  await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
+  return cursor;
+}
+
+/** A page walk's cursor whose last page is past PAGE_WALK_MAX: walked by number through page 1 only, the claim kept as `claimedLast`. */
+function believeLastPage(cursor: Cursor): Cursor {
+  if (cursor.lastPage === null || cursor.lastPage <= PAGE_WALK_MAX || cursor.walkSince !== null) return cursor;
+  return { ...cursor, lastPage: 1, claimedLast: cursor.lastPage };
+}
+
+/**
+ * Where page 1 claimed more pages than PAGE_WALK_MAX: the rest of the list
+ * by `since` where it has it (as past the page cap: from the newest item
+ * stored), else page by page from the first page not done, each page
+ * asked for only when the one before had a `next` link.
+ */
+async function pastTheBound(ctx: RunContext, collection: Collection, start: Cursor, query: Record<string, string>): Promise<Cursor> {
+  let cursor = start;
+  const since = collection.sinceQuery && collection.capSince ? await collection.capSince() : null;
+  const how = since !== null ? `by since ${since}` : `page by page from page ${cursor.doneThrough + 1}, following next links`;
+  ctx.logger.warn(
+    { event: 'import_walk_paged', import: ctx.record.name, list: collection.name, claimed_last_page: cursor.claimedLast, bound: PAGE_WALK_MAX, by: since !== null ? 'since' : 'next' },
+    `${collection.name}: page 1 claims ${cursor.claimedLast} pages, more than the ${PAGE_WALK_MAX} a walk takes by number (GitHub serves a few hundred at most); walking on ${how}`,
+  );
+  if (since !== null) {
+    cursor = { ...cursor, walkSince: since, lastPage: 1 };
+    await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
+    return sinceWalk(ctx, collection, cursor);
+  }
+  for (let page = cursor.doneThrough + 1; ; page++) {
+    const response = await fetchPage(ctx, collection, { ...query, page: String(page) }, null, true);
+    if (response.status === 422) {
+      await collection.onCap?.();
+      break;
+    }
+    const items = listOf(collection, response);
+    const end = items.length === 0 || !response.links.next;
+    cursor = { ...withPageDone(cursor, page), pages: cursor.pages + 1, items: cursor.items + items.length, done: end };
+    await commitPage(ctx, collection, items, cursor);
+    if (end) return cursor;
   }
   cursor = { ...cursor, done: true };
   await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
@@ -192,7 +270,7 @@ async function sinceWalk(ctx: RunContext, collection: Collection, start: Cursor)
       await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
       return cursor;
     }
-    const items = listOf(response);
+    const items = listOf(collection, response);
     const last = items.length > 0 ? stamp(items[items.length - 1]) : null;
     if (last !== null && (newest === null || last > newest)) newest = last;
     const more = items.length >= PER_PAGE;
@@ -224,7 +302,7 @@ async function newestFirstWalk(ctx: RunContext, collection: Collection, start: C
   const watermark = start[spec.field];
   for (let page = cursor.pages + 1; ; page++) {
     const response = await fetchPage(ctx, collection, { ...spec.query, per_page: String(PER_PAGE), page: String(page) }, page === 1 ? cursor.etag : null, true);
-    const items = response.status === 304 || response.status === 422 ? [] : listOf(response);
+    const items = response.status === 304 || response.status === 422 ? [] : listOf(collection, response);
     const newer = watermark === null ? items : items.filter((item) => !spec.isOlder(spec.valueOf(item), watermark));
     const end = newer.length < items.length || items.length < PER_PAGE || !response.links.next;
     const next = page === 1 && items.length > 0 ? spec.valueOf(items[0]) : cursor.walkSince;
@@ -252,8 +330,8 @@ function githubTime(ms: number): string {
  * end), other non-2xx answers throw. 410 Gone (issues turned off for the
  * repository) and 409 (an empty repository) are lists with nothing in them.
  */
-async function fetchPage(ctx: RunContext, collection: Collection, query: Record<string, string>, etag: string | null, capAllowed = false): Promise<GithubResponse> {
-  const response = await ctx.client.get(collection.path, { query, etag });
+async function fetchPage(ctx: RunContext, collection: Collection, query: Record<string, string>, etag: string | null, capAllowed = false, meter?: BodyMeter): Promise<GithubResponse> {
+  const response = await ctx.client.get(collection.path, { query, etag, ...(meter ? { meter } : {}) });
   if (response.status === 304 || (response.status >= 200 && response.status < 300)) return response;
   if (response.status === 410 || response.status === 409) {
     ctx.logger.info({ event: 'import_list_empty', import: ctx.record.name, list: collection.name, status: response.status, reason: messageOf(response.data) }, `${collection.name}: ${messageOf(response.data)}`);
@@ -263,8 +341,12 @@ async function fetchPage(ctx: RunContext, collection: Collection, query: Record<
   throw new GithubRequestError(collection.path, response.status, messageOf(response.data));
 }
 
-function listOf(response: GithubResponse): any[] {
-  return Array.isArray(response.data) ? response.data : [];
+/**
+ * The items of a list answer, checked (see shape.ts).
+ * @throws GithubAnswerError when the answer is not a list of objects.
+ */
+function listOf(collection: Collection, response: GithubResponse): any[] {
+  return listItems(collection.path, response.data);
 }
 
 export function messageOf(data: unknown): string {

@@ -1,15 +1,15 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Compilable, Kysely } from 'kysely';
 import type { BoundToken } from '../../credentials/store.js';
-import { requestFollowingRedirects } from '../../egress/http.js';
+import { EgressResponseTooLargeError } from '../../egress/errors.js';
 import type { EgressPolicy } from '../../egress/policy.js';
 import type { Schema } from '../../store/types.js';
+import { downloadFile } from '../attachments/download.js';
+import { fileNameOf } from '../attachments/names.js';
 import type { FileHosts } from '../attachments/scan.js';
 import type { GithubClient, GithubResponse } from '../github/client.js';
-import { GithubAuthError, GithubRequestError } from '../errors.js';
+import { GithubAnswerError, GithubAuthError, GithubRequestError } from '../errors.js';
 import { PageBatch } from '../run/batch.js';
+import { checkObject, listItems } from '../run/shape.js';
 import { messageOf, PER_PAGE } from '../run/walk.js';
 import { finishFileStep, getFile } from '../store/attachments.js';
 import { getCursor, startCursor, writeCursorStep } from '../store/cursors.js';
@@ -47,7 +47,7 @@ export async function objectWork(ctx: ObjectWorkContext, key: string): Promise<O
     if (kind === 'file') return await file(ctx, arg);
     if (kind === 'user') return await user(ctx, arg);
   } catch (error) {
-    if (error instanceof GithubRequestError || error instanceof GithubAuthError) return { failure: { type: typeOfJob(kind), id: arg, error: error.message } };
+    if (error instanceof GithubRequestError || error instanceof GithubAuthError || error instanceof GithubAnswerError) return { failure: { type: typeOfJob(kind), id: arg, error: error.message } };
     throw error;
   }
   return { failure: { type: 'unknown', id: key, error: `unknown job ${key}` } };
@@ -57,7 +57,10 @@ function typeOfJob(kind: string | undefined): string {
   return kind === 'reviews' ? 'pull_request_review' : kind === 'file' ? 'attachment' : 'user';
 }
 
-/** `/pulls/{n}/reviews`, every page; a sync asks conditionally (per pull request ETag). */
+/** The most pages of reviews one pull request's job gathers: they are held together until its one write, so a host linking on forever must not grow them. */
+const MAX_REVIEW_PAGES = 30;
+
+/** `/pulls/{n}/reviews`, every page (up to MAX_REVIEW_PAGES); a sync asks conditionally (per pull request ETag). */
 async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOutcome> {
   const name = `reviews/${number}`;
   // Only a sync asks conditionally, with the ETag an earlier run left.
@@ -66,12 +69,16 @@ async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOu
   let url: string | undefined = `${ctx.repoPath}/pulls/${number}/reviews`;
   let etag: string | null = null;
   for (let page = 1; url; page++) {
+    if (page > MAX_REVIEW_PAGES) {
+      const error = `more than ${MAX_REVIEW_PAGES * PER_PAGE} reviews (${MAX_REVIEW_PAGES} pages, far more than any pull request has): the API host's next links were not followed further; the first ${MAX_REVIEW_PAGES} pages are stored`;
+      return { failure: { type: 'pull_request_review', id: `#${number}`, error }, steps: await batch.steps() };
+    }
     const response: GithubResponse = await ctx.client.get(url, page === 1 ? { query: { per_page: PER_PAGE }, etag: ctx.mode === 'sync' ? cursor.etag : null } : {});
     if (response.status === 304) return { steps: [writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true }, Date.now())] };
     if (response.status === 404) return { failure: { type: 'pull_request_review', id: `#${number}`, error: 'the pull request is gone (404)' } };
     if (response.status >= 300) throw new GithubRequestError(url, response.status, messageOf(response.data));
     if (page === 1) etag = response.etag ?? null;
-    for (const review of response.data as any[]) {
+    for (const review of listItems(url, response.data)) {
       batch.add({ type: 'pull_request_review', key: String(review.id), number, createdAt: review.submitted_at ?? null, data: review });
     }
     url = response.links.next;
@@ -81,7 +88,7 @@ async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOu
 
 /**
  * Downloads a file once into `<filesDir>/<sha256>` (content-addressed: the
- * same bytes linked twice are stored once). Every hop must stay on the
+ * same bytes linked twice are stored once), streamed to disk. Every hop must stay on the
  * project's hosts, a token goes only where its credential is bound, and a
  * file over the cap is left as a link.
  */
@@ -95,13 +102,15 @@ async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome>
   });
   const url = new URL(row.url);
   if (!ctx.hosts.allows(url)) return fail('not on the project\'s own hosts: left as a link');
-  let response;
+  let download;
   try {
-    response = await requestFollowingRedirects(url, {
+    // Streamed to disk as it arrives: several downloads at once hold a few buffers each, not their files.
+    download = await downloadFile(url, {
       policy: ctx.policy,
       signal: ctx.signal,
       timeoutMs: 120_000,
       maxBytes: ctx.maxFileBytes,
+      filesDir: ctx.filesDir,
       follow: (next) => ctx.hosts.allows(next),
       headers: (hop) => {
         const token = ctx.tokens.find((candidate) => candidate.allows(hop));
@@ -110,27 +119,18 @@ async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome>
     });
   } catch (error) {
     if (ctx.signal.aborted) throw error;
-    const message = (error as Error).message;
-    return fail(/larger than/.test(message) ? `larger than the ${ctx.maxFileBytes}-byte cap: left as a link` : message);
+    return fail(error instanceof EgressResponseTooLargeError ? `larger than the ${ctx.maxFileBytes}-byte cap: left as a link` : (error as Error).message);
   }
-  if (response.status >= 300 && response.status < 400) return fail(`redirected off the project's hosts (${response.headers.location ?? 'no location'}): left as a link`);
-  if (response.status !== 200) return fail(`HTTP ${response.status}`);
-  const sha256 = createHash('sha256').update(response.body).digest('hex');
-  await mkdir(ctx.filesDir, { recursive: true });
-  const target = join(ctx.filesDir, sha256);
-  const temporary = `${target}.${randomUUID()}.tmp`;
-  try {
-    await writeFile(temporary, response.body, { flag: 'wx' });
-    await rename(temporary, target);
-  } finally {
-    await rm(temporary, { force: true });
+  if (!download.stored) {
+    if (download.status >= 300 && download.status < 400) return fail(`redirected off the project's hosts (${download.location ?? 'no location'}): left as a link`);
+    return fail(`HTTP ${download.status}`);
   }
-  const filename = decodeURIComponent(url.pathname.split('/').pop() || 'file').slice(0, 255);
-  const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
-  const steps: (Compilable | null)[] = [finishFileStep(ctx.db, ctx.importId, key, { state: 'done', sha256, size: response.body.length, contentType, filename }, now)];
+  const { sha256, size, contentType } = download;
+  const filename = fileNameOf(url);
+  const steps: (Compilable | null)[] = [finishFileStep(ctx.db, ctx.importId, key, { state: 'done', sha256, size, contentType, filename }, now)];
   if (row.kind === 'attachment') {
     const batch = new PageBatch(ctx);
-    batch.objects.push({ type: 'attachment', key, data: { url: row.url, sha256, size: response.body.length, content_type: contentType, filename } });
+    batch.objects.push({ type: 'attachment', key, data: { url: row.url, sha256, size, content_type: contentType, filename } });
     steps.push(...(await batch.steps()), clearFailureStep(ctx.db, ctx.importId, 'attachment', row.url));
   }
   return { steps };
@@ -150,6 +150,7 @@ async function user(ctx: ObjectWorkContext, login: string): Promise<ObjectOutcom
     };
   }
   if (response.status !== 200) throw new GithubRequestError(`/users/${login}`, response.status, messageOf(response.data));
+  checkObject(`/users/${login}`, response.data);
   return { steps: [writeUserStep(ctx.db, ctx.apiUrl, { login, state: 'found', data: response.data, etag: response.etag ?? null }, now), clearFailureStep(ctx.db, ctx.importId, 'user', login)] };
 }
 

@@ -14,10 +14,14 @@ export interface Cursor {
   /** The run the walk state belongs to; a cursor of an earlier run only lends its watermark, ETag and last id. */
   run: number;
   done: boolean;
-  /** Page walk: the last page (from the first page's Link), or, in a since walk, the page within the window. */
+  /** Page walk: the last page walked by number (from the first page's Link, bounded: see run/walk.ts), or, in a since walk, the page within the window. */
   lastPage: number | null;
-  /** Pages done, beyond page 1 (sorted). */
+  /** Page walk: every page up to this one is done (0 before page 1 is). */
+  doneThrough: number;
+  /** Page walk: the pages done beyond `doneThrough` (sorted; pages come back out of order, never more than the walk's bound). */
   donePages: number[];
+  /** Page walk: the last page page 1 claimed when that was too many to believe (the walk goes on page by page, or by `since`); else null. */
+  claimedLast: number | null;
   /** Since walk: the current window's start; null while walking by page. */
   walkSince: string | null;
   /** The watermark the next run starts from. */
@@ -31,15 +35,51 @@ export interface Cursor {
 
 type CursorRowOut = { collection: string; run: number; done: number; next_url: string | null; walk_since: string | null; since: string | null; etag: string | null; last_id: string | null; pages: number; items: number | string };
 
-// next_url holds the page walk's state as JSON ({ lastPage, donePages }): it changes with every page and is read only here.
+/** The page walk's part of a cursor. */
+type PageWalkState = Pick<Cursor, 'lastPage' | 'doneThrough' | 'donePages' | 'claimedLast'>;
+
+const pageNumber = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null);
+
+/**
+ * The page walk's state as stored in next_url (JSON: it changes with every
+ * page and is read only here): `{ lastPage, doneThrough, donePages,
+ * claimedLast }`, its size bounded by the walk's page bound. Cursors stored
+ * before doneThrough existed (`{ lastPage, donePages }`, every page done
+ * listed) read as the same state.
+ */
+function pageWalkOf(text: string | null): PageWalkState {
+  const stored = (text ? JSON.parse(text) : {}) as Partial<Record<keyof PageWalkState, unknown>>;
+  const lastPage = pageNumber(stored.lastPage);
+  const listed = Array.isArray(stored.donePages) ? stored.donePages.map(pageNumber).filter((page): page is number => page !== null) : [];
+  const state: PageWalkState = { lastPage, doneThrough: pageNumber(stored.doneThrough) ?? 0, donePages: [], claimedLast: pageNumber(stored.claimedLast) };
+  return [...new Set(listed)].sort((a, b) => a - b).reduce(withPageDone, state);
+}
+
+/** `cursor` with page `page` recorded as done: the contiguous prefix grows while it can, the rest is kept sorted. */
+export function withPageDone<T extends PageWalkState>(cursor: T, page: number): T {
+  if (page <= cursor.doneThrough || cursor.donePages.includes(page)) return cursor;
+  if (page !== cursor.doneThrough + 1) return { ...cursor, donePages: [...cursor.donePages, page].sort((a, b) => a - b) };
+  let doneThrough = page;
+  let taken = 0;
+  while (taken < cursor.donePages.length && cursor.donePages[taken] === doneThrough + 1) {
+    doneThrough++;
+    taken++;
+  }
+  return { ...cursor, doneThrough, donePages: cursor.donePages.slice(taken) };
+}
+
+/** Whether the page walk of `cursor` has page `page` done. */
+export function isPageDone(cursor: PageWalkState, page: number): boolean {
+  return page <= cursor.doneThrough || cursor.donePages.includes(page);
+}
+
 function toCursor(row: CursorRowOut): Cursor {
-  const walk = row.next_url ? (JSON.parse(row.next_url) as { lastPage: number | null; donePages: number[] }) : { lastPage: null, donePages: [] };
+  const walk = pageWalkOf(row.next_url);
   return {
     collection: row.collection,
     run: Number(row.run),
     done: Number(row.done) === 1,
-    lastPage: walk.lastPage,
-    donePages: walk.donePages,
+    ...walk,
     walkSince: row.walk_since,
     since: row.since,
     etag: row.etag,
@@ -83,7 +123,7 @@ export function writeCursorStep(db: Kysely<Schema>, importId: number, cursor: Cu
     cursor.collection,
     cursor.run,
     cursor.done ? 1 : 0,
-    JSON.stringify({ lastPage: cursor.lastPage, donePages: cursor.donePages }),
+    JSON.stringify({ lastPage: cursor.lastPage, doneThrough: cursor.doneThrough, donePages: cursor.donePages, claimedLast: cursor.claimedLast }),
     cursor.walkSince,
     cursor.since,
     cursor.etag,
@@ -106,7 +146,9 @@ export function startCursor(collection: string, run: number, previous: Cursor | 
     run,
     done: false,
     lastPage: null,
+    doneThrough: 0,
     donePages: [],
+    claimedLast: null,
     walkSince: null,
     since: previous?.since ?? null,
     etag: previous?.etag ?? null,

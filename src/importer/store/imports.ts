@@ -38,6 +38,8 @@ export interface ImportRecord {
   requests: RequestCounts;
   rate: RateBudget[];
   fence: bigint | null;
+  /** Runs begun (claimed) since one last ended or an operator asked for the import again; the claim of the run in progress counts. */
+  unfinishedRuns: number;
 }
 
 export interface NewImport {
@@ -88,6 +90,7 @@ function toRecord(row: ImportRow): ImportRecord {
     },
     rate: JSON.parse(String(row.rate)) as RateBudget[],
     fence: row.fence === null || row.fence === undefined ? null : BigInt(String(row.fence)),
+    unfinishedRuns: Number(row.unfinished_runs ?? 0),
   };
 }
 
@@ -246,6 +249,7 @@ export class ImportRepository {
           failure: null,
           finished_at: null,
           progress_at: now,
+          unfinished_runs: 0,
           updated_at: now,
         })
         .where('id', '=', current.id)
@@ -265,7 +269,9 @@ export class ImportRepository {
 
   /**
    * Makes a failed or cancelled import pending again, at the stage and
-   * cursors where it stopped.
+   * cursors where it stopped. An operator's resume also starts the count of
+   * runs that did not finish afresh (a started import killed again and
+   * again is not parked while someone keeps resuming it).
    * @throws ImportStateError for a synced import (sync it instead).
    */
   async resume(name: string, now = Date.now()): Promise<ImportRecord> {
@@ -274,10 +280,12 @@ export class ImportRepository {
     if (current.state === 'failed' || current.state === 'cancelled') {
       await this.#db
         .updateTable('imports')
-        .set({ state: 'pending', failure: null, finished_at: null, progress_at: now, updated_at: now })
+        .set({ state: 'pending', failure: null, finished_at: null, progress_at: now, unfinished_runs: 0, updated_at: now })
         .where('id', '=', current.id)
         .where('state', '=', current.state)
         .execute();
+    } else {
+      await this.#db.updateTable('imports').set({ unfinished_runs: 0, updated_at: now }).where('id', '=', current.id).where('state', 'in', ['pending', 'started']).execute();
     }
     return this.get(name);
   }
@@ -314,14 +322,22 @@ export class ImportRepository {
 
   /**
    * Takes the import for a coordinator holding its lease (fence `fence`):
-   * a pending import becomes started. Returns the row as taken, or null when
+   * a pending import becomes started, and the run begun is counted in
+   * `unfinishedRuns` until it ends. Returns the row as taken, or null when
    * there is nothing to run (synced, failed, cancelled) or a newer fence wrote it.
    */
   async claim(id: number, fence: bigint, now = Date.now()): Promise<ImportRecord | null> {
-    // Inputs: id, fence, now. Stores state started, the fence, the start time of the run's first claim.
+    // Inputs: id, fence, now. Stores state started, the fence, the start time of the run's first claim, one more run begun.
     const rows = await this.#db
       .updateTable('imports')
-      .set({ state: 'started', fence, started_at: sql<number>`case when state = 'pending' then cast(${now} as bigint) else coalesce(started_at, cast(${now} as bigint)) end`, progress_at: now, updated_at: now })
+      .set({
+        state: 'started',
+        fence,
+        started_at: sql<number>`case when state = 'pending' then cast(${now} as bigint) else coalesce(started_at, cast(${now} as bigint)) end`,
+        progress_at: now,
+        unfinished_runs: sql<number>`unfinished_runs + 1`,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .where('state', 'in', ['pending', 'started'])
       .where(fenceGuard(fence))
@@ -362,6 +378,7 @@ export class ImportRepository {
         finished_at: sql<number | null>`case when requested_seq > ${targetSeq} then null else cast(${now} as bigint) end`,
         last_synced_at: now,
         next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`,
+        unfinished_runs: 0,
         updated_at: now,
       })
       .where('id', '=', id);
@@ -371,7 +388,14 @@ export class ImportRepository {
   async fail(id: number, run: number, fence: bigint, reason: string, now = Date.now()): Promise<boolean> {
     const rows = await this.#db
       .updateTable('imports')
-      .set({ state: 'failed', failure: reason.slice(0, 2000), finished_at: now, next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`, updated_at: now })
+      .set({
+        state: 'failed',
+        failure: reason.slice(0, 2000),
+        finished_at: now,
+        next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`,
+        unfinished_runs: 0,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .where('run', '=', run)
       .where('state', '=', 'started')
@@ -379,6 +403,36 @@ export class ImportRepository {
       .returning('id')
       .execute();
     return rows.length > 0;
+  }
+
+  /**
+   * Parks a crash-looping import (fenced): failed with `reason`, off the
+   * sync schedule (the scheduler would start it again), the stage and
+   * cursors kept for a resume. Returns whether it applied.
+   */
+  async park(id: number, run: number, fence: bigint, reason: string, now = Date.now()): Promise<boolean> {
+    const rows = await this.#db
+      .updateTable('imports')
+      .set({ state: 'failed', failure: reason.slice(0, 2000), finished_at: now, next_sync_at: null, updated_at: now })
+      .where('id', '=', id)
+      .where('run', '=', run)
+      .where('state', '=', 'started')
+      .where(fenceGuard(fence))
+      .returning('id')
+      .execute();
+    return rows.length > 0;
+  }
+
+  /** A run stopped on purpose (shutdown, lease lost) ended rather than died: it no longer counts as unfinished (fenced). */
+  async stopped(id: number, run: number, fence: bigint, now = Date.now()): Promise<void> {
+    await this.#db
+      .updateTable('imports')
+      .set({ unfinished_runs: sql<number>`case when unfinished_runs > 0 then unfinished_runs - 1 else 0 end`, updated_at: now })
+      .where('id', '=', id)
+      .where('run', '=', run)
+      .where('state', '=', 'started')
+      .where(fenceGuard(fence))
+      .execute();
   }
 }
 

@@ -11,7 +11,11 @@ import type { RegistryState } from '../../store/types.js';
 /** A registry state: `pending | started | synced | failed`. */
 export const RegistryStateSchema = z.enum(['pending', 'started', 'synced', 'failed'] satisfies RegistryState[]);
 
-/** A source with its registry row; a superset of `forgesync status --json`. */
+/**
+ * A source with its registry row; a superset of `forgesync status --json`, except
+ * that no field names a directory of the server (`mirrorPath` is relative, failures
+ * show placeholders such as `<mirrors>`).
+ */
 export const SourceSchema = z
   .object({
     id: z.number().int(),
@@ -26,13 +30,13 @@ export const SourceSchema = z
     nextRetryAt: isoTime.nullable(),
     lastAttemptAt: isoTime.nullable(),
     lastSyncedAt: isoTime.nullable(),
-    lastFailure: z.string().nullable(),
+    lastFailure: z.string().nullable().describe('why the last sync failed; directories of the server appear as placeholders (`<dataDir>`, `<mirrors>`, `<tmp>`…)'),
     lastFailureAt: isoTime.nullable(),
     checksum: z.string().nullable(),
     verificationState: z.enum(['unverified', 'verified', 'mismatch']),
     verifiedAt: isoTime.nullable(),
     missingOnPrimary: z.boolean(),
-    mirrorPath: z.string().nullable(),
+    mirrorPath: z.string().nullable().describe('the mirror\'s path relative to the mirrors directory of its shard (its directory name, e.g. `12-api-3f2a9c1b7d4e.git`); null before the first sync'),
     requestedSeq: z.number().int(),
     completedSeq: z.number().int(),
     shard: z.string().nullable().describe('The storage shard holding the mirror; null until placed.'),
@@ -51,7 +55,7 @@ export const AttemptSchema = z
     finishedAt: isoTime.nullable(),
     durationMs: z.number().int().nullable(),
     result: z.enum(['synced', 'noop', 'failed', 'missing', 'skipped']).nullable().describe('null while running'),
-    error: z.string().nullable(),
+    error: z.string().nullable().describe('why it failed; directories of the server appear as placeholders (`<mirrors>`…)'),
     refsChanged: z.number().int().nullable(),
     fence: fenceString.nullable(),
   });

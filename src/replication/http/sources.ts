@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { leaseHolderJson } from '../../leases/json.js';
-import type { AuthTokens } from '../../server/auth.js';
+import type { RouteContext } from '../../kernel/module.js';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
+import type { SourceWithRegistry } from '../../store/types.js';
 import type { Replication } from '../module.js';
 import { syncLeaseKey } from '../sync.js';
 import {
@@ -29,7 +30,8 @@ const tags = ['sources'];
  * the sync/resync actions and the overview (see source-actions.ts).
  * Reads need the read token, changes the admin token.
  */
-export function sourceRoutes(app: Replication, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function sourceRoutes(app: Replication, { tokens, serverPaths }: Pick<RouteContext, 'tokens' | 'serverPaths'>): FastifyPluginAsyncZod {
+  const json = (source: SourceWithRegistry) => sourceJson(source, serverPaths);
   return async (server) => {
     const read = access('read', tokens);
     const admin = access('admin', tokens);
@@ -51,7 +53,7 @@ export function sourceRoutes(app: Replication, tokens: AuthTokens): FastifyPlugi
         const { state, search, limit, offset } = request.query;
         const filter = { ...(state ? { state } : {}), ...(search ? { search } : {}) };
         const [items, total] = await Promise.all([app.sources.list({ ...filter, limit, offset }), app.sources.count(filter)]);
-        return { items: items.map(sourceJson), total, limit, offset };
+        return { items: items.map(json), total, limit, offset };
       },
     );
 
@@ -70,7 +72,7 @@ export function sourceRoutes(app: Replication, tokens: AuthTokens): FastifyPlugi
       },
       async (request, reply) => {
         const source = await app.addSource(request.body);
-        return reply.code(201).send(sourceJson(source));
+        return reply.code(201).send(json(source));
       },
     );
 
@@ -96,10 +98,10 @@ export function sourceRoutes(app: Replication, tokens: AuthTokens): FastifyPlugi
           request.query.attempts > 0 ? app.registry.attempts(source.id, request.query.attempts) : [],
         ]);
         return {
-          ...sourceJson(source),
+          ...json(source),
           leaseKey,
           lease: holder ? leaseHolderJson(holder) : null,
-          attempts: attempts.map(attemptJson),
+          attempts: attempts.map((attempt) => attemptJson(attempt, serverPaths)),
         };
       },
     );
@@ -121,7 +123,7 @@ export function sourceRoutes(app: Replication, tokens: AuthTokens): FastifyPlugi
       async (request) => {
         const { credentialRef, ...rest } = request.body;
         const patch = { ...rest, ...(credentialRef !== undefined ? { credentialRef: credentialRef ?? '' } : {}) };
-        return sourceJson(await app.updateSource(request.params.name, patch));
+        return json(await app.updateSource(request.params.name, patch));
       },
     );
 

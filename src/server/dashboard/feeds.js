@@ -197,7 +197,7 @@ export function feedPages({ h, $, api, ApiError, enc, act, flash, badge, when, s
       ['Types', status.types ? status.types.join(', ') : h('span', { className: 'muted' }, 'all')],
       ['Sources', status.sources ?? h('span', { className: 'muted' }, 'all')],
       ['Batch', String(status.batch)],
-      ['Secret', status.secretEnv ? h('code', {}, `$${status.secretEnv}`) : h('span', { className: 'muted' }, 'none')],
+      ['Secret', status.secret ? h('code', {}, status.secret) : h('span', { className: 'muted' }, 'none')],
       ['Delivered', h('span', { 'data-field': 'delivered' }, String(status.delivered))],
     ]);
     facts($('feed-progress'), [

@@ -11,6 +11,8 @@ import { storageShards } from './008_storage_shards.js';
 import { registryNextRun } from './009_registry_next_run.js';
 import { shardEndpoints } from './010_shard_endpoints.js';
 import { registryVerifyIndex } from './011_registry_verify_index.js';
+import { feedSecrets } from './012_feed_secrets.js';
+import { importUnfinishedRuns } from './013_import_unfinished_runs.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -30,6 +32,8 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '009_registry_next_run': registryNextRun(),
     '010_shard_endpoints': shardEndpoints(),
     '011_registry_verify_index': registryVerifyIndex(),
+    '012_feed_secrets': feedSecrets(),
+    '013_import_unfinished_runs': importUnfinishedRuns(),
   };
 }
 

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../../src/egress/policy.js';
 import { outgoing, type CloudEvent } from '../../../src/feeds/events.js';
-import { UnsupportedSinkUrlError } from '../../../src/feeds/sinks/errors.js';
+import { FileSinkOutsideRootError, UnsupportedSinkUrlError } from '../../../src/feeds/sinks/errors.js';
 import { openSink } from '../../../src/feeds/sinks/open.js';
 import type { DeliveryOutcome, FeedSink, SinkOptions } from '../../../src/feeds/sinks/types.js';
 import { describeSinkConformance, makeEvents, type ReceivedEvent } from './conformance.js';
@@ -22,7 +22,7 @@ const NAME = /^\d{15}-\d{7}-\d{12}\.ndjson$/;
 
 const opened: FeedSink[] = [];
 async function openIn(directory: string, options: Partial<SinkOptions> = {}): Promise<FeedSink> {
-  const sink = await openSink(pathToFileURL(directory).href, { batch: 1000, timeoutMs: 5000, policy, ...options });
+  const sink = await openSink(pathToFileURL(directory).href, { batch: 1000, timeoutMs: 5000, policy, fileRoot: root, ...options });
   opened.push(sink);
   return sink;
 }
@@ -170,7 +170,68 @@ describe('file sink', () => {
 
   it('refuses a relative path, another host, or a query', async () => {
     for (const url of ['file:out', 'file://files.example/out', `file://${root}?mode=x`, 'file:///tmp/%2Fx']) {
-      await expect(openSink(url, { batch: 1, timeoutMs: 1000, policy })).rejects.toBeInstanceOf(UnsupportedSinkUrlError);
+      await expect(openSink(url, { batch: 1, timeoutMs: 1000, policy, fileRoot: root })).rejects.toBeInstanceOf(UnsupportedSinkUrlError);
     }
+  });
+});
+
+describe('file sink: only inside the feed file root', () => {
+  /** A directory outside the root, which must stay empty. */
+  const outside = mkdtempSync(join(tmpdir(), 'forgesync-file-sink-outside-'));
+  afterAll(async () => {
+    await rm(outside, { recursive: true, force: true });
+  });
+  const refusedAtDelivery = async (directory: string) => {
+    const outcome = failure((await (await openIn(directory)).deliver(makeEvents(2), never()))[0]);
+    expect(outcome.error).toMatch(/not inside it \(symbolic links leading out of it are refused too\)/);
+    expect(outcome.error).toContain(root);
+  };
+
+  it('refuses a directory outside the root when opened, naming the root', async () => {
+    for (const directory of [outside, join(root, '..', 'elsewhere'), `${root}-sibling`]) {
+      const refusal = openIn(directory);
+      await expect(refusal).rejects.toBeInstanceOf(FileSinkOutsideRootError);
+      await expect(refusal).rejects.toThrow(`the feed file root ${root} (FORGESYNC_FEED_FILE_ROOT)`);
+    }
+    expect(await readdir(outside)).toEqual([]);
+  });
+
+  it('refuses a symbolic link leading out of the root, at any component, and writes nothing there', async () => {
+    const base = join(root, randomUUID());
+    await mkdir(base, { recursive: true });
+    await symlink(outside, join(base, 'out'));
+    await symlink(join(outside, 'not-yet'), join(base, 'dangling'));
+    // In the middle of the path, as the directory itself, dangling (its target would be made), and a link to a link.
+    await refusedAtDelivery(join(base, 'out', 'nested', 'dir'));
+    await refusedAtDelivery(join(base, 'out'));
+    await refusedAtDelivery(join(base, 'dangling'));
+    await symlink(join(base, 'out'), join(base, 'chain'));
+    await refusedAtDelivery(join(base, 'chain', 'x'));
+    expect(await readdir(outside)).toEqual([]);
+  });
+
+  it('checks again at every delivery: a directory replaced by a link leading out is refused', async () => {
+    const directory = join(root, randomUUID(), 'out');
+    const sink = await openIn(directory);
+    expect((await sink.deliver(makeEvents(1), never())).every((outcome) => outcome.ok)).toBe(true);
+    await rm(directory, { recursive: true });
+    await symlink(outside, directory);
+    const outcome = failure((await sink.deliver(makeEvents(1), never()))[0]);
+    expect(outcome.error).toMatch(/not inside it/);
+    expect(await readdir(outside)).toEqual([]);
+  });
+
+  it('follows links that stay inside the root, and a root that is itself a link', async () => {
+    const base = join(root, randomUUID());
+    await mkdir(join(base, 'real'), { recursive: true });
+    await symlink(join(base, 'real'), join(base, 'alias'));
+    expect((await (await openIn(join(base, 'alias', 'sub'))).deliver(makeEvents(2), never())).every((outcome) => outcome.ok)).toBe(true);
+    expect((await filesOf(join(base, 'real', 'sub'))).length).toBe(1);
+    const linkedRoot = join(base, 'linked-root');
+    await symlink(join(base, 'real'), linkedRoot);
+    const sink = await openSink(pathToFileURL(join(linkedRoot, 'feed')).href, { batch: 10, timeoutMs: 5000, policy, fileRoot: linkedRoot });
+    opened.push(sink);
+    expect((await sink.deliver(makeEvents(1), never())).every((outcome) => outcome.ok)).toBe(true);
+    expect((await filesOf(join(base, 'real', 'feed'))).length).toBe(1);
   });
 });

@@ -144,6 +144,11 @@ describe('http sink: answers', () => {
     expect(unavailable.retryAfterMs).toBeLessThanOrEqual(30_000);
     receiver.answer = () => ({ status: 503 });
     expect(failure((await sink.deliver(makeEvents(1), never()))[0]).retryAfterMs).toBeUndefined();
+    // A receiver's word is bounded: no delay of 10^400 seconds (Infinity) or a date in the year 275760 holds a change back for longer than a day.
+    for (const value of ['9'.repeat(40), 'Sat, 13 Sep 275760 00:00:00 GMT']) {
+      receiver.answer = () => ({ status: 429, headers: { 'retry-after': value } });
+      expect(failure((await sink.deliver(makeEvents(1), never()))[0]).retryAfterMs).toBe(24 * 3_600_000);
+    }
   });
 
   it('reports other statuses with a short snippet of the body, the secret hidden should it be echoed', async () => {

@@ -199,9 +199,9 @@ describe('nats sink', () => {
       }
     });
 
-    it('without the token: an authorization failure pointing at --secret-env', async () => {
+    it('without the token: an authorization failure pointing at --secret (a feed secret)', async () => {
       const outcome = failure((await (await open({ timeoutMs: 3000 }, url)).deliver(makeEvents(1), never()))[0]);
-      expect(outcome.error).toMatch(/^cannot connect to NATS at 127\.0\.0\.1:\d+: .*[Aa]uthorization.*--secret-env/);
+      expect(outcome.error).toMatch(/^cannot connect to NATS at 127\.0\.0\.1:\d+: .*[Aa]uthorization.*feed secret.*--secret\)/);
     });
 
     it('with the token: connected, then told JetStream is not enabled', async () => {

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../../src/egress/policy.js';
 import { InvalidInputError } from '../../../src/errors.js';
-import { InvalidSinkOptionError, UnsupportedSinkUrlError } from '../../../src/feeds/sinks/errors.js';
+import { FileSinkOutsideRootError, InvalidSinkOptionError, UnsupportedSinkUrlError } from '../../../src/feeds/sinks/errors.js';
 import { openSink, redactSinkUrl, validateSinkUrl } from '../../../src/feeds/sinks/open.js';
 
 const policy = new EgressPolicy();
-const options = { batch: 1, timeoutMs: 1000, policy };
+const options = { batch: 1, timeoutMs: 1000, policy, fileRoot: '/nonexistent' };
 const refusal = (url: string): UnsupportedSinkUrlError => {
   try {
     validateSinkUrl(url);
@@ -41,11 +41,11 @@ describe('validateSinkUrl', () => {
     expect(refusal('http://').message).toMatch(/not a well-formed URL|names no host/);
   });
 
-  it('refuses a user name or password, pointing at --secret-env, without repeating them', () => {
+  it('refuses a user name or password, pointing at a feed secret named with --secret, without repeating them', () => {
     const password = randomBytes(9).toString('hex');
     for (const url of [`https://bot:${password}@hooks.example/in`, `https://${password}@hooks.example/in`, `nats://${password}@127.0.0.1:4222/a`]) {
       const error = refusal(url);
-      expect(error.message).toMatch(/carries a user name or password.*--secret-env/);
+      expect(error.message).toMatch(/carries a user name or password.*feed secret.*--secret,/);
       expect(error.message).not.toContain(password);
       expect(error.url).not.toContain(password);
     }
@@ -83,6 +83,17 @@ describe('openSink', () => {
     await expect(openSink('https://hooks.example/in', { ...options, batch: 0 })).rejects.toBeInstanceOf(InvalidSinkOptionError);
     await expect(openSink('https://hooks.example/in', { ...options, timeoutMs: -1 })).rejects.toBeInstanceOf(InvalidSinkOptionError);
     await expect(openSink('file:///tmp/x', { ...options, maxFileBytes: 0 })).rejects.toBeInstanceOf(InvalidSinkOptionError);
+  });
+
+  it('opens a file sink only with a file root, and only for a directory inside it', async () => {
+    const { fileRoot: _root, ...rootless } = options;
+    await expect(openSink('file:///nonexistent/out', rootless)).rejects.toThrow(/file sink needs the feed file root/);
+    for (const url of ['file:///tmp/out', 'file:///nonexistent-sibling/out', 'file:///nonexistent/../etc', 'file:///nonexistent/a/%2e%2e/%2e%2e/etc', 'file:///']) {
+      const refusal = openSink(url, options);
+      await expect(refusal, url).rejects.toBeInstanceOf(FileSinkOutsideRootError);
+      await expect(refusal, url).rejects.toThrow(/the feed file root \/nonexistent \(FORGESYNC_FEED_FILE_ROOT\).*use file:\/\/\/nonexistent\/<directory>/);
+    }
+    await (await openSink('file:///nonexistent', options)).close();
   });
 
   it('opens each kind without connecting or writing', async () => {

@@ -361,13 +361,27 @@ export async function seedProject(database: Pick<Database, 'db'>, filesDir: stri
   await insertObject(database, main, 'protected_branch', PROTECTED_BRANCH, PROTECTION);
 
   const now = Date.now();
+  const GHE = 'https://ghe.example.com/api/v3';
   const users = [
     { api_host: API, login_key: 'octocat', state: 'found' as const, data: JSON.stringify(user('octocat', 583231)) },
     { api_host: API, login_key: 'deleted-user', state: 'missing' as const, data: null },
     // A host no import uses: not served.
     { api_host: 'https://github.other.example/api/v3', login_key: 'stranger', state: 'found' as const, data: JSON.stringify(user('stranger', 77)) },
+    // In the GHE import (the oldest) and the github.com one: the GHE profile is served, though github.com's was fetched later.
+    { api_host: GHE, login_key: 'hubot', state: 'found' as const, data: JSON.stringify(user('hubot', 1001)) },
+    { api_host: API, login_key: 'hubot', state: 'found' as const, data: JSON.stringify(user('hubot', 2002)), fetched_at: now + 1000 },
+    // Only in a GHE import, with a profile only on github.com: a host where it does not appear is never served.
+    { api_host: API, login_key: 'ghe-only', state: 'found' as const, data: JSON.stringify(user('ghe-only', 3003)) },
   ];
-  for (const u of users) await database.db.insertInto('github_users').values({ ...u, etag: null, fetched_at: now, expires_at: now + 3600_000 }).execute();
+  for (const u of users) await database.db.insertInto('github_users').values({ etag: null, fetched_at: now, expires_at: now + 3600_000, ...u }).execute();
+  const appearing = [
+    { import_id: main, login: 'octocat' },
+    { import_id: main, login: 'deleted-user' },
+    { import_id: ghe, login: 'hubot' },
+    { import_id: main, login: 'hubot' },
+    { import_id: spoonNew, login: 'ghe-only' },
+  ];
+  for (const u of appearing) await database.db.insertInto('import_users').values({ ...u, login_key: u.login.toLowerCase(), run: 1 }).execute();
 
   const files = [
     { url: IMAGE_URL, kind: 'attachment' as const, bytes: IMAGE_BYTES, content_type: 'image/png', filename: 'screen shot #1.png' },

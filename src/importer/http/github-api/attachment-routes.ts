@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { routeOptions, type ApiServer, type RouteDeps } from './context.js';
+import { safeContentType } from '../../attachments/names.js';
 import { notFound } from './errors.js';
 import { attachmentFile } from './lookup.js';
 import { matchesEtag } from './respond.js';
@@ -9,17 +10,12 @@ import { FALLBACK_FILENAME } from './rewrite.js';
 import { AttachmentParams } from './schemas.js';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-/** `type/subtype` with optional parameters, as RFC 9110 allows them; anything else is served as bytes. */
-const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(?:\s*;\s*[\w!#$&^.+-]+=(?:[\w!#$&^.+-]+|"[^"\\\r\n]*"))*$/;
 
 /** No script, style, frame or request from a served file, whatever it is (HTML, SVG, …). */
 export const ATTACHMENT_CSP = "default-src 'none'; sandbox";
 
-/** The stored content type, or `application/octet-stream` when it is missing or malformed. */
-export function safeContentType(contentType: string | null): string {
-  const value = contentType?.trim() ?? '';
-  return value.length <= 255 && MEDIA_TYPE.test(value) ? value : 'application/octet-stream';
-}
+/** The stored content type, or `application/octet-stream` when it is missing or malformed (checked again: rows stored before downloads checked it). */
+export { safeContentType };
 
 /**
  * `inline; filename="…"; filename*=UTF-8''…`: an ASCII fallback with

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { roleOf, type AuthTokens } from '../../../server/auth.js';
+import { authenticate, type AuthTokens } from '../../../server/auth.js';
 import { attachmentRoutes } from './attachment-routes.js';
 import { githubErrorHandler, sendError } from './errors.js';
 import { issueRoutes } from './issue-routes.js';
@@ -24,17 +24,18 @@ export interface GithubApiOptions {
  * An onRequest hook: a read or admin token (`Authorization: token …` as
  * Octokit sends it, or `Bearer …`), else GitHub's 401 (`Requires
  * authentication` without one, `Bad credentials` with a wrong one). Failed
- * attempts count toward the server's per-address throttle, as for the rest
- * of the API: past it, 429 until the window is over.
+ * attempts count toward the server's throttle (per address and per token),
+ * as for the rest of the API: past it, a failing attempt gets 429 until the
+ * window is over; a valid token never does.
  */
-function authenticate(tokens: AuthTokens) {
+function requireToken(tokens: AuthTokens) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const wait = tokens.failures?.retryAfter(request.ip) ?? 0;
-    if (wait > 0) {
-      return sendError(reply.header('retry-after', String(wait)), 429, `Too many failed authentication attempts from this address; try again in ${wait} s`);
+    const outcome = authenticate(request, tokens);
+    if ('role' in outcome) return;
+    if (outcome.refused === 'throttled') {
+      const wait = outcome.retryAfterS;
+      return sendError(reply.header('retry-after', String(wait)), 429, `Too many failed authentication attempts from this address or with this token; try again in ${wait} s`);
     }
-    if (roleOf(request, tokens)) return;
-    tokens.failures?.record(request.ip);
     return sendError(reply, 401, request.headers.authorization?.trim() ? 'Bad credentials' : 'Requires authentication');
   };
 }
@@ -57,7 +58,7 @@ export function githubApiRoutes(options: GithubApiOptions): FastifyPluginAsyncZo
     server.setValidatorCompiler(validatorCompiler);
     server.setSerializerCompiler(serializerCompiler);
     server.setErrorHandler(githubErrorHandler);
-    server.addHook('onRequest', authenticate(options.tokens));
+    server.addHook('onRequest', requireToken(options.tokens));
     server.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'Not Found'));
     const deps = { database: options.database, links: new AttachmentLinks(options.database) };
     repoRoutes(server, deps);

@@ -47,25 +47,25 @@ export async function repositoryData(database: ApiDatabase, importId: number): P
 }
 
 /**
- * A user's stored profile (JSON text): a `found` row of `github_users` for
- * the lower-cased login, on an API host some import uses (the most recently
- * fetched when several hosts have one).
+ * A user's stored profile (JSON text), from one API host only: that of the
+ * oldest import in which the login appears (`import_users`), and only its
+ * `found` row of `github_users`. Profiles are per API host, so an import from
+ * another host — added later, perhaps a hostile one — can never replace what
+ * the first import's readers see, and a host where the login does not appear
+ * is never asked; undefined when that host has no profile of it.
  */
 export async function userData(database: ApiDatabase, login: string): Promise<string | undefined> {
-  const imports = await database.db.selectFrom('imports').select('api_url').distinct().execute();
-  // github_users rows are keyed by the API URL of the imports that fetched them.
-  const hosts = [...new Set(imports.map((row) => row.api_url))];
-  if (hosts.length === 0) return undefined;
+  const key = login.toLowerCase();
+  // From imports (few) into import_users by its key (import_id, login_key): no scan of every login.
   const row = await database.db
-    .selectFrom('github_users')
-    .select('data')
-    .where('state', '=', 'found')
-    .where('login_key', '=', login.toLowerCase())
-    .where('api_host', 'in', hosts)
-    .where('data', 'is not', null)
-    .orderBy('fetched_at', 'desc')
+    .selectFrom('imports as i')
+    .innerJoin('import_users as u', (join) => join.onRef('u.import_id', '=', 'i.id').on('u.login_key', '=', key))
+    .leftJoin('github_users as g', (join) => join.onRef('g.api_host', '=', 'i.api_url').on('g.login_key', '=', key))
+    .select(['g.state', 'g.data'])
+    .orderBy('i.id')
+    .limit(1)
     .executeTakeFirst();
-  return row?.data ?? undefined;
+  return row?.state === 'found' ? (row.data ?? undefined) : undefined;
 }
 
 /** A downloaded attachment: its URL, key and the name it is served under. */

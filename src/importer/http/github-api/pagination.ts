@@ -23,11 +23,13 @@ export function offsetOf(page: Page): number {
 
 /**
  * The origin a request reached this server by, `http(s)://<Host>`: links and
- * rewritten attachment URLs point back at it. (The server checks `Host`
- * against the names it answers to before any route runs.)
+ * rewritten attachment URLs point back at it. Behind a proxy FORGESYNC_TRUST_PROXY
+ * names, its `X-Forwarded-Proto` and `-Host` (Fastify's `protocol` and `host`);
+ * from anyone else only the connection and `Host`. (The server checks that
+ * host against the names it answers to before any route runs.)
  */
 export function originOf(request: FastifyRequest): string {
-  return `${request.protocol}://${request.headers.host ?? 'localhost'}`;
+  return `${request.protocol}://${request.host || 'localhost'}`;
 }
 
 /**
