@@ -4,6 +4,8 @@ import { printJson } from '../cli/output.js';
 import type { Forgesync } from '../app/forgesync.js';
 import type { ImportStatusJson } from './status.js';
 import type { CoordinatorOutcome } from './run/coordinator.js';
+import { describeHolder } from '../leases/errors.js';
+import { waitTimeoutMs } from '../util/duration.js';
 import { validateConcurrency } from './names.js';
 
 /** One line of an import's state for humans. */
@@ -28,9 +30,13 @@ function progressLine(status: ImportStatusJson): string {
 
 /**
  * Runs the import here until it ends (`--wait`), drawing progress on stderr
- * when it is a terminal; exit status 0 only when it ended synced.
+ * when it is a terminal; exit status 0 only when it ended synced. When
+ * another process runs it, waits for that one first (until it finishes, or
+ * its lease lapses when it died), up to `timeoutMs`.
+ * @throws ImportWaitTimeoutError naming the holder when the timeout passed.
  */
-async function runHere(app: Forgesync, name: string, json: boolean): Promise<void> {
+async function runHere(app: Forgesync, name: string, options: { json: boolean; timeoutMs: number }): Promise<void> {
+  const { json, timeoutMs } = options;
   const draw = process.stderr.isTTY && !json;
   const timer = draw
     ? setInterval(() => {
@@ -43,7 +49,11 @@ async function runHere(app: Forgesync, name: string, json: boolean): Promise<voi
   process.once('SIGTERM', onSignal);
   let outcome: CoordinatorOutcome;
   try {
-    ({ outcome } = await app.importer.runHere(name, stop.signal));
+    ({ outcome } = await app.importer.runHereWaiting(name, {
+      timeoutMs,
+      signal: stop.signal,
+      onWait: (holder) => process.stderr.write(`another process ("${describeHolder(holder)}") is running import ${name}; waiting until it ends or its lease lapses (at most ${timeoutMs / 1000} s)\n`),
+    }));
   } finally {
     clearInterval(timer);
     process.off('SIGINT', onSignal);
@@ -59,6 +69,9 @@ async function runHere(app: Forgesync, name: string, json: boolean): Promise<voi
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** `--timeout`, as `forgesync sync --wait` has it: seconds to wait for another process running the import. */
+const TIMEOUT_OPTION = ['--timeout <seconds>', 'with --wait: give up waiting for another process running the import after this many seconds (or a duration: 90s, 10m)', '600'] as const;
+
 /** `forgesync import github|status|list|sync|resume|cancel|export`. */
 export function importCommands(): Command[] {
   const command = new Command('import').description('import GitHub projects (issues, pull requests, reviews, …) and keep them up to date');
@@ -71,9 +84,11 @@ export function importCommands(): Command[] {
     .option('--api-url <url>', 'API URL (GitHub Enterprise: https://host/api/v3)', 'https://api.github.com')
     .option('--credential <name>', 'a credential bound to the API host (repeat for several tokens, each with its own rate budget)', collect)
     .option('--concurrency <n>', 'requests in flight at once (1: one after the other, for debugging)')
-    .option('--wait', 'run the import here until it ends; exit status 0 only if it succeeded')
+    .option('--wait', 'run the import here until it ends (first waiting for another process running it); exit status 0 only if it succeeded')
+    .option(...TIMEOUT_OPTION)
     .option('--json', 'machine-readable output')
-    .action(async (project: string, options: { name?: string; apiUrl: string; credential?: string[]; concurrency?: string; wait?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (project: string, options: { name?: string; apiUrl: string; credential?: string[]; concurrency?: string; wait?: boolean; timeout: string; json?: boolean }, cmd: Command) => {
+      const timeoutMs = waitTimeoutMs(options.timeout);
       await withForgesync(
         cmd,
         async (app) => {
@@ -84,7 +99,7 @@ export function importCommands(): Command[] {
             ...(options.credential ? { credentials: options.credential } : {}),
             ...(options.concurrency !== undefined ? { concurrency: validateConcurrency(options.concurrency) } : {}),
           });
-          if (options.wait) return runHere(app, record.name, Boolean(options.json));
+          if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs });
           const status = await app.importer.status(record.name);
           if (options.json) printJson(status);
           else process.stdout.write(`import ${record.name} of ${record.owner}/${record.repo} recorded; a running forgesync serve runs it (or use --wait)\n`);
@@ -126,14 +141,16 @@ export function importCommands(): Command[] {
       .command(action)
       .description(description)
       .argument('<name>')
-      .option('--wait', 'run it here until it ends; exit status 0 only if it succeeded')
+      .option('--wait', 'run it here until it ends (first waiting for another process running it); exit status 0 only if it succeeded')
+      .option(...TIMEOUT_OPTION)
       .option('--json', 'machine-readable output')
-      .action(async (name: string, options: { wait?: boolean; json?: boolean }, cmd: Command) => {
+      .action(async (name: string, options: { wait?: boolean; timeout: string; json?: boolean }, cmd: Command) => {
+        const timeoutMs = waitTimeoutMs(options.timeout);
         await withForgesync(
           cmd,
           async (app) => {
             const record = action === 'sync' ? await app.importer.requestSync(name) : await app.importer.resume(name);
-            if (options.wait) return runHere(app, record.name, Boolean(options.json));
+            if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs });
             if (options.json) printJson(await app.importer.status(record.name));
             else process.stdout.write(`${action} of import ${record.name} requested; a running forgesync serve runs it (or use --wait)\n`);
           },

@@ -1,4 +1,7 @@
+import { EgressRefusedError } from '../egress/errors.js';
 import { ConflictError, ForgesyncError, InvalidInputError, NotFoundError, UnavailableError } from '../errors.js';
+import { LeaseBackendUnavailableError, LeaseExpiredError, LeaseLostError } from '../leases/errors.js';
+import { isTransientDatabaseError } from '../store/errors.js';
 
 /** No import has this name. */
 export class ImportNotFoundError extends NotFoundError {
@@ -51,8 +54,9 @@ export class GithubRequestError extends ForgesyncError {
     readonly path: string,
     readonly status: number | null,
     detail: string,
+    options?: ErrorOptions,
   ) {
-    super(`GET ${path} failed${status ? ` (${status})` : ''}: ${detail}`);
+    super(`GET ${path} failed${status ? ` (${status})` : ''}: ${detail}`, options);
   }
 }
 
@@ -100,4 +104,50 @@ export class ImportStalledError extends ForgesyncError {
   ) {
     super(`stage ${stage} made no progress for ${Math.round(stalledMs / 1000)} s (${where}); run forgesync import resume to continue`);
   }
+}
+
+/** `--wait` gave up: another process still held the import's lease when the timeout passed. */
+export class ImportWaitTimeoutError extends ConflictError {
+  constructor(
+    readonly importName: string,
+    /** The holder, as lease messages name it: `owner(pid)`. */
+    readonly holder: string,
+    readonly waitedMs: number,
+  ) {
+    super(`another process ("${holder}") is still running import ${importName} after waiting ${formatSeconds(waitedMs)} s; see forgesync import status ${importName}, or wait longer with --timeout`);
+  }
+}
+
+/** Seconds with at most one decimal (1, 1.5, 600). */
+function formatSeconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}
+
+/**
+ * Whether an import's step or run that failed with `error` would go
+ * through if tried again later, unchanged: a database that refused for a
+ * while (see isTransientDatabaseError), a lease store that did not answer,
+ * a GitHub that kept answering 5xx or dropping connections through every
+ * retry of the request. Such a failure never ends an import: the step
+ * tries again, and a run that still fails is resumed by the scheduler. (A
+ * lost lease is no failure at all: the run stops and the new holder goes
+ * on.) Everything else is permanent and fails the run
+ * until someone resumes it: GitHub answering 404 for the repository
+ * (GithubProjectNotFoundError), a credential refused (GithubAuthError) or
+ * gone, an answer that cannot be imported (GithubAnswerError) or is too
+ * large (GithubAnswerTooLargeError), a redirect the egress policy refuses,
+ * any other 4xx, a stall, a bug.
+ */
+export function isTransientImportError(error: unknown): boolean {
+  // Lost, whatever made it so (a renewal the database failed): the work is the new holder's now, not to be tried again.
+  if (error instanceof LeaseLostError || error instanceof LeaseExpiredError) return false;
+  if (isTransientDatabaseError(error)) return true;
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof LeaseBackendUnavailableError) return true;
+    if (current instanceof GithubRequestError && !(current instanceof GithubAnswerTooLargeError)) {
+      if (current.status === null) return !(current.cause instanceof EgressRefusedError);
+      return current.status >= 500 || current.status === 408;
+    }
+  }
+  return false;
 }

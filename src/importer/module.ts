@@ -1,15 +1,18 @@
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { SettingValues } from '../config/setting.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { Job, JobKind, JobTransport } from '../jobs/types.js';
 import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import { describeHolder } from '../leases/errors.js';
 import type { LeaseManager } from '../leases/manager.js';
+import type { LeaseHolder } from '../leases/types.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Database } from '../store/database.js';
-import { ImportNameTakenError } from './errors.js';
+import { ImportNameTakenError, ImportWaitTimeoutError } from './errors.js';
 import { GithubClient, type ClientToken } from './github/client.js';
 import { TokenBudgets } from './github/pacer.js';
 import { importerMetrics, type ImporterMetrics } from './metrics.js';
@@ -92,6 +95,7 @@ export class Importer implements ForgesyncModule {
       leases,
       logger,
       leaseTtlMs: options.leaseTtlMs,
+      retry: { retries: settings.importRetries, baseMs: settings.importRetryBaseMs },
       openClient: (record: ImportRecord, concurrency: number, signal: AbortSignal) => this.#client(record, concurrency, signal),
       ...(options.onChanges ? { onCommitted: options.onChanges } : {}),
     };
@@ -109,6 +113,7 @@ export class Importer implements ForgesyncModule {
     this.coordinator = new Coordinator({
       ...deps,
       stallTimeoutMs: settings.importStallTimeoutMs,
+      syncIntervalMs: settings.importSyncIntervalMs,
       env: {
         fanOut: (ctx, stage, keys) => this.#objects.fanOut(ctx, stage, keys),
         ensureSources: (ctx, repository) => this.#sources.ensure(ctx.record, repository),
@@ -130,7 +135,11 @@ export class Importer implements ForgesyncModule {
     await server.register(githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir }), { prefix: '/github' });
   }
 
-  /** The scheduler: syncs finished imports when due, and continues started ones whose coordinator died. */
+  /**
+   * The scheduler: syncs finished imports when due, continues started ones
+   * whose coordinator died, and resumes those failed for a transient cause
+   * when their retry is due.
+   */
   start(): void {
     this.#timer ??= setInterval(() => void this.tick(), this.options.tickMs);
     this.#timer.unref();
@@ -147,8 +156,17 @@ export class Importer implements ForgesyncModule {
   tick(): Promise<void> {
     this.#ticking ??= (async () => {
       try {
-        for (const record of await this.imports.dueOrRunning(Date.now())) {
-          if (record.state === 'synced' || record.state === 'failed') {
+        const now = Date.now();
+        for (const record of await this.imports.dueOrRunning(now)) {
+          if (record.state === 'failed' && record.retryAt !== null) {
+            // Failed for a transient cause: resumed where it stopped (not a new sync run), at its retry time.
+            if (record.retryAt > now || !(await this.imports.retry(record.id, now))) continue;
+            this.options.logger.info(
+              { event: 'import_retry', import: record.name, stage: record.stage, transient_failures: record.transientFailures },
+              `import ${record.name} failed for a transient cause; resuming it at stage ${record.stage}`,
+            );
+            await this.#nudge(record.id);
+          } else if (record.state === 'synced' || record.state === 'failed') {
             await this.imports.requestSync(record.name);
             await this.#nudge(record.id);
           } else if (!(await this.options.leases.inspect(importLeaseKey(record.name)))) {
@@ -242,11 +260,44 @@ export class Importer implements ForgesyncModule {
     });
   }
 
-  /** Runs the import's coordinator here (what `--wait` does), then returns the import as it ended. */
+  /** Runs the import's coordinator here, then returns the import as it ended ('skipped' when another process holds its lease). */
   async runHere(name: string, signal?: AbortSignal): Promise<{ outcome: CoordinatorOutcome; record: ImportRecord }> {
     const record = await this.imports.get(name);
     const outcome = await this.coordinator.run(record.id, signal);
     return { outcome, record: await this.imports.get(name) };
+  }
+
+  /**
+   * What `--wait` does: runs the import here like {@link runHere}, and when
+   * another process holds its lease, waits for that holder — a live one
+   * until it finishes, a dead one until its lease lapses — then runs (as
+   * `forgesync sync --wait` does for a source: the lease is looked at every
+   * `pollMs`, and taken once free). `onWait` is told the holder once, when
+   * the wait begins. A signal that fires during the wait ends it ('stopped').
+   * @throws ImportWaitTimeoutError when the lease is still held after `timeoutMs`.
+   */
+  async runHereWaiting(
+    name: string,
+    options: { timeoutMs: number; pollMs?: number; signal?: AbortSignal; onWait?: (holder: LeaseHolder) => void },
+  ): Promise<{ outcome: CoordinatorOutcome; record: ImportRecord }> {
+    const started = Date.now();
+    const deadline = started + options.timeoutMs;
+    const pollMs = options.pollMs ?? 100;
+    let told = false;
+    for (;;) {
+      const ran = await this.runHere(name, options.signal);
+      if (ran.outcome !== 'skipped') return ran;
+      const key = importLeaseKey(ran.record.name);
+      for (let holder = await this.options.leases.inspect(key); holder; holder = await this.options.leases.inspect(key)) {
+        if (!told) options.onWait?.(holder);
+        told = true;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new ImportWaitTimeoutError(ran.record.name, describeHolder(holder), Date.now() - started);
+        const paused = await sleep(Math.min(pollMs, left), true, options.signal ? { signal: options.signal } : {}).catch(() => false);
+        if (!paused) return { outcome: 'stopped', record: await this.imports.get(name) };
+      }
+      // Free: the holder finished, or its lease lapsed. Take it (another waiter may be quicker: then wait again).
+    }
   }
 
   async #runImport(job: Job, signal: AbortSignal): Promise<void> {

@@ -27,14 +27,14 @@ export const importerSettings = {
     key: 'importRetryBase',
     env: 'FORGESYNC_IMPORT_RETRY_BASE',
     default: '1s',
-    doc: 'First retry delay of a GitHub request that failed (5xx, connection reset); doubles per attempt, with jitter.',
+    doc: "First retry delay of a GitHub request (5xx, connection reset) or of an import's database write or read (pool timeout, connection ended, lock, serialisation or busy timeout) that failed; doubles per attempt, with jitter. A run that fails for such a cause all the same is resumed by the scheduler after base × 2^retries, doubling per failure in a row, at most the sync interval.",
     parse: duration(1, 3_600_000),
   }),
   importRetries: setting({
     key: 'importRetries',
     env: 'FORGESYNC_IMPORT_RETRIES',
     default: '6',
-    doc: 'Retries of a failed GitHub request before the object is listed as a failure.',
+    doc: "Retries of a failed GitHub request before the object is listed as a failure, and of an import's database step that failed for a transient cause before its run fails (to be resumed by the scheduler).",
     parse: integer(0, 50),
   }),
   importAttachmentMaxBytes: setting({

@@ -52,6 +52,8 @@ export interface ImportStatusJson {
   rate: ImportRecord['rate'];
   rateLimitWaitS: number;
   nextSyncAt: string | null;
+  /** When the scheduler resumes the import, failed for a transient cause; null when nothing resumes it but an operator (or its next sync). */
+  retryAt: string | null;
   credentials: string[];
   concurrency: number;
 }
@@ -96,6 +98,7 @@ export async function importStatus(
     rate: record.rate,
     rateLimitWaitS: Math.round(record.requests.rateLimitWaitMs / 100) / 10,
     nextSyncAt: iso(record.nextSyncAt),
+    retryAt: iso(record.retryAt),
     credentials: record.credentials,
     concurrency: record.concurrency,
   };

@@ -6,6 +6,8 @@ import type { LeaseManager } from '../leases/manager.js';
 import { openLeaseManager } from '../leases/open.js';
 import type { Logger } from '../logging/logger.js';
 import { openDatabase, type Database } from '../store/database.js';
+import { DEFAULT_POOL } from '../store/connect.js';
+import type { SessionLimits } from '../util/database-sessions.js';
 import type { ForgesyncModule } from './module.js';
 
 export interface KernelOptions {
@@ -15,6 +17,13 @@ export interface KernelOptions {
   jobsUrl: string | undefined;
   /** Lock duration of shared job queues (how soon a dead worker's job is run elsewhere): the lease ttl. */
   leaseTtlMs: number;
+  /** The PostgreSQL registry's pool (unset: 10 connections, 5 s wait). */
+  databasePoolSize?: number;
+  databasePoolWaitMs?: number;
+  /** Limits of every database session (registry and lease store; see SessionLimits). Unset: the servers' own. */
+  databaseIdleInTransactionTimeoutMs?: number;
+  databaseLockTimeoutMs?: number;
+  databaseStatementTimeoutMs?: number;
   /** The storage shard this process's workers serve (jobs of sharded kinds go to their shard's workers). */
   shardId?: string;
   logger: Logger;
@@ -45,9 +54,13 @@ export class Kernel {
   static async open(options: KernelOptions): Promise<Kernel> {
     const opened: { close(): Promise<void> }[] = [];
     try {
-      const database = await openDatabase(options.databaseUrl);
+      const session = sessionLimitsOf(options);
+      const database = await openDatabase(options.databaseUrl, {
+        ...(session ? { session } : {}),
+        pool: { size: options.databasePoolSize ?? DEFAULT_POOL.size, waitMs: options.databasePoolWaitMs ?? DEFAULT_POOL.waitMs },
+      });
       opened.push(database);
-      const leases = await openLeaseManager(options.leaseUrl);
+      const leases = await openLeaseManager(options.leaseUrl, session ? { session } : {});
       opened.push(leases);
       const jobs = await openJobTransport(options.jobsUrl, { logger: options.logger, lockMs: options.leaseTtlMs, ...(options.shardId !== undefined ? { shard: options.shardId } : {}) });
       return new Kernel(database, leases, jobs, options.logger);
@@ -107,4 +120,11 @@ export class Kernel {
     })();
     return this.#closing;
   }
+}
+
+/** The session limits the options give, or undefined when they give none (a caller of Kernel.open without the settings). */
+function sessionLimitsOf(options: KernelOptions): SessionLimits | undefined {
+  const { databaseIdleInTransactionTimeoutMs: idle, databaseLockTimeoutMs: lock, databaseStatementTimeoutMs: statement } = options;
+  if (idle === undefined && lock === undefined && statement === undefined) return undefined;
+  return { idleInTransactionTimeoutMs: idle ?? 0, lockTimeoutMs: lock ?? 0, statementTimeoutMs: statement ?? 0 };
 }

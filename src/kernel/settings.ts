@@ -1,6 +1,8 @@
 import { join } from 'node:path';
-import { boolean, duration, path, setting, text } from '../config/setting.js';
+import { boolean, duration, integer, path, setting, text, type ParseContext } from '../config/setting.js';
 import { parseNetworks } from '../egress/networks.js';
+import { sessionLimitsFor } from '../util/database-sessions.js';
+import { formatDuration } from '../util/duration.js';
 
 /** Settings of the kernel: where data lives and which backends hold the registry, the leases and the jobs. */
 export const kernelSettings = {
@@ -44,6 +46,47 @@ export const kernelSettings = {
     default: '15s',
     doc: 'Ttl of the leases work runs under, renewed by heartbeat every third.',
     parse: duration(100, 24 * 3_600_000),
+  }),
+  databasePoolSize: setting({
+    key: 'databasePoolSize',
+    env: 'FORGESYNC_DATABASE_POOL_SIZE',
+    default: '10',
+    doc: 'Connections one process keeps to a PostgreSQL registry at most.',
+    parse: integer(1, 1000),
+  }),
+  databasePoolWaitMs: setting({
+    key: 'databasePoolWait',
+    env: 'FORGESYNC_DATABASE_POOL_WAIT',
+    default: '5s',
+    doc: 'How long a query waits for a free connection of that pool (or for a new one to open) before it fails with `timeout exceeded when trying to connect`.',
+    parse: duration(100, 3_600_000),
+  }),
+  databaseIdleInTransactionTimeoutMs: setting({
+    key: 'databaseIdleInTransactionTimeout',
+    env: 'FORGESYNC_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT',
+    default: (context) => leaseTtlShare(context, 'idleInTransactionTimeoutMs'),
+    defaultDoc: 'a third of `leaseTtl`, at least `1s`',
+    doc:
+      "PostgreSQL (registry and leases): a transaction whose process sends nothing for this long (paused, hung, cut off) is ended by the server and its locks freed, before that process's lease can lapse: " +
+      'it cannot keep other writers waiting, and when it wakes up its transaction is gone (`idle_in_transaction_session_timeout`). `0` keeps what the server (or the role) sets.',
+    parse: duration(0, 24 * 3_600_000),
+  }),
+  databaseLockTimeoutMs: setting({
+    key: 'databaseLockTimeout',
+    env: 'FORGESYNC_DATABASE_LOCK_TIMEOUT',
+    default: (context) => leaseTtlShare(context, 'lockTimeoutMs'),
+    defaultDoc: 'half of `leaseTtl`, at least `1s`',
+    doc:
+      'How long a statement waits for a lock before it fails (and is retried as a transient failure): PostgreSQL `lock_timeout`, and on MySQL/MariaDB lease sessions `lock_wait_timeout` and ' +
+      '`innodb_lock_wait_timeout` (rounded up to seconds). `0` keeps what the server (or the role) sets.',
+    parse: duration(0, 24 * 3_600_000),
+  }),
+  databaseStatementTimeoutMs: setting({
+    key: 'databaseStatementTimeout',
+    env: 'FORGESYNC_DATABASE_STATEMENT_TIMEOUT',
+    default: '1m',
+    doc: 'Longest statement on PostgreSQL (`statement_timeout`) and MariaDB lease sessions (`max_statement_time`); migrations are not limited. `0` keeps what the server (or the role) sets.',
+    parse: duration(0, 24 * 3_600_000),
   }),
   gitProtocols: setting({
     key: 'gitProtocols',
@@ -94,3 +137,8 @@ export const kernelSettings = {
     parse: text({ pattern: /^(fatal|error|warn|info|debug|trace|silent)$/, message: 'must be fatal, error, warn, info, debug, trace or silent' }),
   }),
 };
+
+/** A limit's default as a share of the lease ttl parsed before it (see sessionLimitsFor); undefined when the ttl itself was refused. */
+function leaseTtlShare({ values }: ParseContext, limit: 'idleInTransactionTimeoutMs' | 'lockTimeoutMs'): string | undefined {
+  return typeof values.leaseTtlMs === 'number' ? formatDuration(sessionLimitsFor(values.leaseTtlMs)[limit]) : undefined;
+}

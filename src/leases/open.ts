@@ -1,8 +1,15 @@
 import { UnsupportedLeaseUrlError } from './errors.js';
 import { LeaseManager } from './manager.js';
 import type { LeaseStore } from './types.js';
+import type { SessionLimits } from '../util/database-sessions.js';
 
-type StoreFactory = (url: string) => Promise<LeaseStore>;
+/** What opening a lease store may be told besides its URL. */
+export interface LeaseStoreOptions {
+  /** Limits of the store's database sessions (PostgreSQL, MySQL/MariaDB; see SessionLimits); unset: the server's own. */
+  session?: SessionLimits;
+}
+
+type StoreFactory = (url: string, options: LeaseStoreOptions) => Promise<LeaseStore>;
 
 // Drivers are imported only when their scheme is used, so an embedded
 // deployment never loads ioredis, pg or mysql2.
@@ -27,7 +34,7 @@ export function urlScheme(url: string): string | undefined {
  * Rejects with UnsupportedLeaseUrlError for anything else and with
  * LeaseBackendUnavailableError when the backend cannot be reached.
  */
-export async function openLeaseManager(url: string): Promise<LeaseManager> {
+export async function openLeaseManager(url: string, options: LeaseStoreOptions = {}): Promise<LeaseManager> {
   if (typeof url !== 'string' || url.trim() === '') {
     throw new UnsupportedLeaseUrlError('lease URL is empty; expected sqlite:<file>, redis://, postgres:// or mysql://');
   }
@@ -39,5 +46,5 @@ export async function openLeaseManager(url: string): Promise<LeaseManager> {
     );
   }
   const createStore = await load();
-  return new LeaseManager(await createStore(url));
+  return new LeaseManager(await createStore(url, options));
 }

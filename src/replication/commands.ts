@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { SourceWithRegistry } from '../store/types.js';
+import { waitTimeoutMs } from '../util/duration.js';
 import { redactUrl } from '../util/redact.js';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
@@ -64,7 +65,7 @@ export function replicationCommands(): Command[] {
     .description('request a sync of one source (and with --wait, run it here until done)')
     .argument('<name>')
     .option('--wait', 'wait until a successful sync served this request (here or in another process); exit status 1 if that sync failed or the timeout passed')
-    .option('--timeout <seconds>', 'give up waiting after this many seconds', '600')
+    .option('--timeout <seconds>', 'give up waiting after this many seconds (or a duration: 90s, 10m)', '600')
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { wait?: boolean; timeout: string; json?: boolean }, command: Command) => {
       if (!options.wait) {
@@ -74,7 +75,7 @@ export function replicationCommands(): Command[] {
         return;
       }
       const source = await withForgesync(command, (app) =>
-        app.syncAndWait(name, { trigger: 'cli', timeoutMs: Number(options.timeout) * 1000 }),
+        app.syncAndWait(name, { trigger: 'cli', timeoutMs: waitTimeoutMs(options.timeout) }),
       );
       if (options.json) printJson(sourceStatusJson(source));
       else process.stdout.write(`${statusLine(source)}\n`);

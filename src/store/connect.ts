@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresCursor, type 
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
 import { SqliteReader } from './sqlite-reader.js';
+import { postgresUrlWithLimits, type PoolLimits, type SessionLimits } from '../util/database-sessions.js';
 import { preparedStatementName } from './statement-names.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
@@ -15,12 +16,14 @@ export interface Connection {
   /** Schema holding Kysely's migration tables (PostgreSQL), so other schemas' tables cannot fool it. */
   migrationSchema: string | undefined;
   /**
-   * Runs `fn` while holding a lock that excludes every other process
-   * migrating the same database. Kysely's migrator takes no lock on SQLite,
-   * so the SQLite connection holds `BEGIN IMMEDIATE` around it; on
-   * PostgreSQL Kysely's own advisory lock does the job and this just runs fn.
+   * Runs `fn` with the database to migrate while holding a lock that
+   * excludes every other process migrating the same database. Kysely's
+   * migrator takes no lock on SQLite, so the SQLite connection holds
+   * `BEGIN IMMEDIATE` around it; on PostgreSQL Kysely's own advisory lock
+   * does the job, on a connection of its own without the session limits
+   * (another process's migration may be waited for, and one may take long).
    */
-  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  exclusive<T>(fn: (db: Kysely<Schema>) => Promise<T>): Promise<T>;
   /** Closes the connection (or pool) and what runs beside it. */
   close(): Promise<void>;
 }
@@ -57,7 +60,7 @@ export function connectSqlite(url: string): Connection {
   return {
     db,
     migrationSchema: undefined,
-    exclusive: (fn) => withImmediateTransaction(raw, fn),
+    exclusive: (fn) => withImmediateTransaction(raw, () => fn(db)),
     close: async () => {
       await writer?.close();
       await reader?.close();
@@ -153,6 +156,9 @@ async function withImmediateTransaction<T>(raw: BetterSqlite3.Database, fn: () =
   }
 }
 
+/** The registry pool unless configured (FORGESYNC_DATABASE_POOL_SIZE, FORGESYNC_DATABASE_POOL_WAIT). */
+export const DEFAULT_POOL: PoolLimits = { size: 10, waitMs: 5_000 };
+
 /** PostgreSQL folds unquoted identifiers in search_path to lower case: accept only names that survive it. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -160,23 +166,23 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * Opens a pool on `postgres://…` and checks that the server answers. With
  * `schema`, every pooled connection gets `search_path=<schema>` (merged into
  * the URL's `options` parameter); the schema is created by the migration step.
+ * With `limits.session`, every pooled connection gets those limits the same
+ * way (see SessionLimits), and `limits.pool` sizes the pool.
  * int8 columns arrive as JavaScript numbers (ids, epoch ms, counters all stay
  * below 2^53); fences are read through `cast(fence as text)` to stay exact.
  */
-export async function connectPostgres(url: string, schema: string | undefined): Promise<Connection> {
+export async function connectPostgres(url: string, schema: string | undefined, limits: { session?: SessionLimits; pool?: PoolLimits } = {}): Promise<Connection> {
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new InvalidDatabaseOptionError(
       `schema "${schema}" is not a valid schema name; use lower-case letters, digits and "_", not starting with a digit, at most 63 characters`,
     );
   }
-  let connectionString = url;
+  let connectionString: string;
+  let migrationConnectionString: string;
   try {
-    const parsed = new URL(url);
-    if (schema) {
-      const options = [parsed.searchParams.get('options'), `-c search_path=${schema}`].filter(Boolean).join(' ');
-      parsed.searchParams.set('options', options);
-      connectionString = parsed.toString();
-    }
+    const extra = schema ? [`-c search_path=${schema}`] : [];
+    connectionString = limits.session || schema ? postgresUrlWithLimits(url, limits.session, extra) : url;
+    migrationConnectionString = schema ? postgresUrlWithLimits(url, undefined, extra) : url;
   } catch {
     throw new UnsupportedDatabaseUrlError(`database URL ${redactUrl(url)} is not a valid postgres:// URL`);
   }
@@ -184,9 +190,9 @@ export async function connectPostgres(url: string, schema: string | undefined): 
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString,
-    max: 10,
+    max: limits.pool?.size ?? DEFAULT_POOL.size,
     idleTimeoutMillis: 10_000,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: limits.pool?.waitMs ?? DEFAULT_POOL.waitMs,
     keepAlive: true,
     allowExitOnIdle: true,
     types: {
@@ -197,6 +203,10 @@ export async function connectPostgres(url: string, schema: string | undefined): 
   // An idle client dying (server restart, network drop) must not crash the
   // process; the next query opens a new connection.
   pool.on('error', () => {});
+  // Nor one checked out: the server ending its session (a restart, pg_terminate_backend, an
+  // idle-in-transaction timeout) fails the query running on it, and then node-postgres emits
+  // 'error' on the client, which the pool listens to only while the client is idle.
+  pool.on('connect', (client) => client.on('error', () => {}));
   // The texts of prepared queries go as named statements (parsed once per connection, see
   // statement-names.ts); anything else as Kysely sends it.
   const named: PostgresPool = {
@@ -222,5 +232,19 @@ export async function connectPostgres(url: string, schema: string | undefined): 
     await db.destroy().catch(() => {});
     throw new DatabaseUnavailableError('postgres', redactUrl(url), error);
   }
-  return { db, migrationSchema, exclusive: (fn) => fn(), close: () => db.destroy() };
+  return {
+    db,
+    migrationSchema,
+    exclusive: async (fn) => {
+      const migrationPool = new pg.Pool({ connectionString: migrationConnectionString, max: 1, connectionTimeoutMillis: MIGRATION_LOCK_WAIT_MS, allowExitOnIdle: true });
+      migrationPool.on('error', () => {});
+      const migrationDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: migrationPool }) });
+      try {
+        return await fn(migrationDb);
+      } finally {
+        await migrationDb.destroy();
+      }
+    },
+    close: () => db.destroy(),
+  };
 }

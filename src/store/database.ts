@@ -1,5 +1,6 @@
 import { Migrator, type Kysely } from 'kysely';
 import { redactUrl } from '../util/redact.js';
+import type { PoolLimits, SessionLimits } from '../util/database-sessions.js';
 import { connectPostgres, connectSqlite, type Connection } from './connect.js';
 import { ForgesyncError } from '../errors.js';
 import { DatabaseMigrationError, UnsupportedDatabaseUrlError } from './errors.js';
@@ -24,6 +25,10 @@ export interface OpenDatabaseOptions {
    * this schema, created if missing. Ignored for SQLite.
    */
   schema?: string;
+  /** PostgreSQL only: limits every pooled session gets (see SessionLimits); unset: the server's own. Migrations run without them. */
+  session?: SessionLimits;
+  /** PostgreSQL only: the pool's size and connection wait (default DEFAULT_POOL). */
+  pool?: PoolLimits;
 }
 
 /** The dialect a database URL selects, or undefined for an unsupported scheme. */
@@ -56,7 +61,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     );
   }
   const connection =
-    dialect === 'sqlite' ? connectSqlite(url.trim()) : await connectPostgres(url.trim(), options.schema);
+    dialect === 'sqlite' ? connectSqlite(url.trim()) : await connectPostgres(url.trim(), options.schema, { ...(options.session ? { session: options.session } : {}), ...(options.pool ? { pool: options.pool } : {}) });
   try {
     await migrate(connection, dialect, redactUrl(url));
   } catch (error) {
@@ -72,13 +77,9 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
 }
 
 async function migrate(connection: Connection, dialect: StoreDialect, shownUrl: string): Promise<void> {
-  const migrator = new Migrator({
-    db: connection.db,
-    provider: migrationProvider(dialect),
-    migrationTableSchema: connection.migrationSchema,
-  });
   try {
-    await connection.exclusive(async () => {
+    await connection.exclusive(async (db) => {
+      const migrator = new Migrator({ db, provider: migrationProvider(dialect), migrationTableSchema: connection.migrationSchema });
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw new DatabaseMigrationError(shownUrl, results?.find((r) => r.status === 'Error')?.migrationName, error);
     });

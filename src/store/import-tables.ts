@@ -50,6 +50,10 @@ export interface ImportsTable {
   updated_at: Millis;
   /** Coordinator runs begun since one last ended or was asked for again (migration 013; see importer/run/coordinator.ts). */
   unfinished_runs: ColumnType<number, number | undefined, number>;
+  /** When the scheduler resumes a run that failed for a transient cause; null: no automatic resume (migration 014). */
+  retry_at: Millis | null;
+  /** Runs in a row that failed for a transient cause (migration 014), which makes the pause before the next retry grow. */
+  transient_failures: ColumnType<number, number | undefined, number>;
 }
 
 /** The `import_objects` table: GitHub's JSON per object, with the columns the compatible API filters on. */
@@ -147,6 +151,23 @@ export interface ImportAttachmentsTable {
   error: string | null;
   run: number;
   updated_at: Millis;
+  /** Where the bytes are asked for when not `url`: a release asset's API endpoint (migration 015); null: `url`. */
+  fetch_url: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The `import_progress` table: what each committed batch of an import added to its progress (migration 016; see importer/store/progress.ts). */
+export interface ImportProgressTable {
+  id: Generated<number>;
+  import_id: number;
+  at: Millis;
+  requests_total: Count;
+  requests_counted: Count;
+  requests_not_modified: Count;
+  requests_retried: Count;
+  rate_limit_waits: Count;
+  rate_limit_wait_ms: Count;
+  /** JSON array of the coordinator's rate budgets when it wrote the row; null for a job's row. */
+  rate: string | null;
 }
 
 /** The importer's tables, part of the registry store's schema. */
@@ -159,4 +180,5 @@ export interface ImportSchema {
   import_users: ImportUsersTable;
   github_users: GithubUsersTable;
   import_attachments: ImportAttachmentsTable;
+  import_progress: ImportProgressTable;
 }

@@ -55,7 +55,7 @@ describe('attachments on the web host', () => {
     expect(log.every((r) => !r.counted)).toBe(true);
   });
 
-  it('release assets download from browser_download_url (302 then bytes) and through the API', async () => {
+  it('release assets download from browser_download_url (302 then bytes) and through the API (302 to signed storage)', async () => {
     const releases = (await api(`${fake.apiUrl}/repos/acme-org/widgets/releases`, { token: TOKEN })).body;
     const asset = releases.find((r: { tag_name: string }) => r.tag_name === 'v1.0.0').assets[0];
     const hop = await download(asset.browser_download_url, 'manual');
@@ -66,9 +66,41 @@ describe('attachments on the web host', () => {
     expect(`sha256:${createHash('sha256').update(file.bytes).digest('hex')}`).toBe(asset.digest);
     const viaApi = await fetch(asset.url, { redirect: 'manual', headers: { 'user-agent': 't', authorization: `token ${TOKEN}`, accept: 'application/octet-stream' } });
     expect(viaApi.status).toBe(302);
-    expect(viaApi.headers.get('location')).toBe(asset.browser_download_url);
+    const storage = viaApi.headers.get('location')!;
+    expect(new URL(storage).searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    const stored = await download(storage);
+    expect(stored).toMatchObject({ status: 200, type: asset.content_type });
+    expect(stored.bytes.equals(file.bytes)).toBe(true);
     const json = await api(asset.url, { token: TOKEN });
     expect(json.body.id).toBe(asset.id);
+  });
+
+  it('a draft is listed only to a token; its assets answer 404 on the web and come only through the API asset endpoint, like GitHub', async () => {
+    const anonymous = (await api(`${fake.apiUrl}/repos/acme-org/widgets/releases`)).body;
+    expect(anonymous.some((r: { draft: boolean }) => r.draft)).toBe(false);
+    const releases = (await api(`${fake.apiUrl}/repos/acme-org/widgets/releases`, { token: TOKEN })).body;
+    const draft = releases.find((r: { draft: boolean }) => r.draft);
+    expect(draft).toMatchObject({ tag_name: 'v1.1.0', published_at: null });
+    expect(draft.html_url).toMatch(/\/releases\/tag\/untagged-[0-9a-f]{20}$/);
+    const asset = draft.assets[0];
+    expect(asset.browser_download_url).toMatch(/\/releases\/download\/untagged-[0-9a-f]{20}\/widgets-1\.1\.0\.zip$/);
+    expect((await download(asset.browser_download_url)).status).toBe(404);
+    expect((await fetch(asset.url, { redirect: 'manual', headers: { 'user-agent': 't', accept: 'application/octet-stream' } })).status).toBe(404);
+    const viaApi = await fetch(asset.url, { redirect: 'manual', headers: { 'user-agent': 't', authorization: `token ${TOKEN}`, accept: 'application/octet-stream' } });
+    expect(viaApi.status).toBe(302);
+    const storage = viaApi.headers.get('location')!;
+    // The storage URL is signed: a token sent along is refused (as S3 does), and so is a wrong signature, or the URL without one.
+    expect((await fetch(storage, { headers: { 'user-agent': 't', authorization: `token ${TOKEN}` } })).status).toBe(400);
+    const forged = new URL(storage);
+    forged.searchParams.set('X-Amz-Signature', '0'.repeat(64));
+    expect((await download(forged.toString())).status).toBe(403);
+    forged.search = '';
+    expect((await download(forged.toString())).status).toBe(404);
+    const file = await download(storage);
+    expect(file).toMatchObject({ status: 200, type: 'application/zip' });
+    expect(`sha256:${createHash('sha256').update(file.bytes).digest('hex')}`).toBe(asset.digest);
+    const log = fake.requests.filter((r) => r.path === new URL(storage).pathname);
+    expect(log.map((r) => [r.host, r.authorization, r.status])).toEqual([['web', true, 400], ['web', false, 403], ['web', false, 404], ['web', false, 200]]);
   });
 
   it('the foreign link is served by another origin and logged as foreign', async () => {

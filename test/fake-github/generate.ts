@@ -43,7 +43,8 @@ export function defaultProtection(overrides: Partial<ProtectionSettings> = {}): 
  * The small project: 12 issues and 6 pull requests (#3, #5, #8, #11, #14, #17;
  * #3 and #8 merged, #11 closed, #17 a draft by a bot), 40 issue comments, 20
  * review comments in threads across 8 reviews, 5 labels, 2 milestones, 2
- * releases with 3 assets, 3 collaborators (one through a team), 2 protected
+ * releases with 3 assets and a draft with 1 (readable only through the API's
+ * asset endpoint), 3 collaborators (one through a team), 2 protected
  * branches, 4 attachments (one referenced twice, one answering 302) plus one
  * foreign link, and one deleted user (`frank`, shown as `ghost`).
  */
@@ -140,6 +141,7 @@ export function smallProject(): FakeProject {
     assets: [{ name: 'widgets-1.0.0.zip', contentType: 'application/zip', size: 3000, label: 'Source bundle', downloadCount: 12 }, { name: 'checksums.txt', contentType: 'text/plain', size: 200 }],
   });
   p.addRelease({ tag: 'v1.1.0-rc1', author: 'bob', prerelease: true, at: step(), assets: [{ name: 'widgets-1.1.0-rc1.zip', contentType: 'application/zip', size: 2500 }] });
+  p.addRelease({ tag: 'v1.1.0', author: 'alice', draft: true, at: step(), assets: [{ name: 'widgets-1.1.0.zip', contentType: 'application/zip', size: 2700 }] });
   p.wikiHistory.push({ key: 'wiki:0', message: 'Initial Home page', author: 'alice', at: step(), files: [{ path: 'Home.md', content: '# Welcome to the widgets wiki\n' }, { path: 'Setup.md', content: '# Setup\n\nRun the thing.\n' }] });
   p.repo.updatedAt = p.clock;
   return p;
@@ -163,6 +165,7 @@ export interface GenerateOptions {
   name?: string;
   labels?: number;
   milestones?: number;
+  /** Published releases (2 assets each), default 4; with any, also one draft with an asset. */
   releases?: number;
   /** Every N-th issue body carries an image attachment (and every 2N-th a zip file). */
   attachmentEvery?: number;
@@ -250,6 +253,11 @@ export function generateProject(options: GenerateOptions): FakeProject {
       const version = `v${p.releases.length + 1}.0.0`;
       p.addRelease({ tag: version, author: collaborators[0] as string, at: step(), assets: [{ name: `${p.repo.name}-${version}.zip`, contentType: 'application/zip', size: 5000 }, { name: 'SHA256SUMS', contentType: 'text/plain', size: 150 }] });
     }
+  }
+  if (releases > 0) {
+    // The next version, not published yet (no random draw: the rest of the project stays as the seed made it).
+    const version = `v${p.releases.length + 1}.0.0`;
+    p.addRelease({ tag: version, author: collaborators[0] as string, draft: true, at: p.clock, assets: [{ name: `${p.repo.name}-${version}.zip`, contentType: 'application/zip', size: 4000 }] });
   }
   p.wikiHistory.push({ key: 'wiki:0', message: 'Initial Home page', author: collaborators[0] as string, at: step(), files: [{ path: 'Home.md', content: `# ${p.repo.name} wiki\n` }] });
   p.repo.updatedAt = p.clock;

@@ -158,7 +158,7 @@ export class GitRepos {
       if (pullOf(issue).branchExists) refs.set(`refs/heads/${pullOf(issue).headRef}`, sha(`pr:${issue.number}:head`));
     }
     for (const b of p.branches) if (b.commit !== 'main' && b.name !== branch) refs.set(`refs/heads/${b.name}`, sha(b.commit));
-    for (const release of p.releases) refs.set(`refs/tags/${release.tag}`, sha(release.commit));
+    for (const release of p.releases) if (!release.draft) refs.set(`refs/tags/${release.tag}`, sha(release.commit));
     const lines = [...refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, id]) => `${id} ${name}\n`);
     await writeFile(join(this.mainPath, 'packed-refs'), `# pack-refs with: peeled fully-peeled sorted \n${lines.join('')}`);
     if (p.pulls.length > 0) await git(['update-ref', '-d', SCRATCH], { cwd: this.mainPath });

@@ -13,7 +13,7 @@ describe('expected() and budget() agree with a walk of the fake', () => {
       const expected = fake.expected();
       expect(expected).toMatchObject({
         issue: 12, pull_request: 6, note: 40, diff_note: 20, pull_request_review: 8, pull_request_merged_by: 2, label: 5, milestone: 2,
-        release: 2, release_asset: 3, attachment: 4, collaborator: 3, protected_branch: 2, missingUsers: ['ghost'],
+        release: 3, release_asset: 4, attachment: 4, collaborator: 3, protected_branch: 2, missingUsers: ['ghost'],
       });
       const result = await walk(fake, 'w');
       const { users, missingUsers, attachmentPaths: _paths, attachmentUrls, collaboratorDirect: _direct, ...counts } = expected;

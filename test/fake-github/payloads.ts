@@ -345,8 +345,30 @@ export class Payloads {
     return bytes;
   }
 
+  /** A draft's web URLs name it `untagged-<hex>` (its tag does not exist yet), as GitHub's do. */
+  releaseWebTag(release: ReleaseRecord): string {
+    return release.draft ? `untagged-${sha256Hex(Buffer.from(`draft:${release.id}`)).slice(0, 20)}` : release.tag;
+  }
+
+  /** `browser_download_url`: on the web host, which answers 404 for a draft's assets (see web.ts). */
   assetDownloadUrl(release: ReleaseRecord, a: AssetRecord): string {
-    return `${this.repoWeb}/releases/download/${encodeURIComponent(release.tag)}/${encodeURIComponent(a.name)}`;
+    return `${this.repoWeb}/releases/download/${encodeURIComponent(this.releaseWebTag(release))}/${encodeURIComponent(a.name)}`;
+  }
+
+  /** The signature of an asset's storage URL (what GitHub's storage checks instead of a token). */
+  assetSignature(a: AssetRecord): string {
+    return sha256Hex(Buffer.from(`storage:${a.id}:${a.name}`));
+  }
+
+  /**
+   * Where the API's asset endpoint sends `Accept: application/octet-stream`
+   * (302), for every release, drafts included: a signed, short-lived storage
+   * URL like GitHub's (S3-style query signature; web.ts refuses it with an
+   * Authorization header too, as S3 does).
+   */
+  assetStorageUrl(a: AssetRecord): string {
+    const query = new URLSearchParams({ 'X-Amz-Algorithm': 'AWS4-HMAC-SHA256', 'X-Amz-Expires': '300', 'X-Amz-Signature': this.assetSignature(a) });
+    return `${this.hosts.webUrl}/_storage/releases/${a.id}/${encodeURIComponent(a.name)}?${query}`;
   }
 
   asset(release: ReleaseRecord, a: AssetRecord): Json {
@@ -361,11 +383,11 @@ export class Payloads {
   release(r: ReleaseRecord): Json {
     const url = `${this.repoApi}/releases/${r.id}`;
     return Object.assign(this.t('release'), {
-      url, html_url: `${this.repoWeb}/releases/tag/${encodeURIComponent(r.tag)}`, assets_url: `${url}/assets`,
+      url, html_url: `${this.repoWeb}/releases/tag/${encodeURIComponent(this.releaseWebTag(r))}`, assets_url: `${url}/assets`,
       upload_url: `${this.hosts.uploadsUrl}/repos/${this.project.repo.owner}/${this.project.repo.name}/releases/${r.id}/assets{?name,label}`,
       tarball_url: `${this.repoApi}/tarball/${r.tag}`, zipball_url: `${this.repoApi}/zipball/${r.tag}`, id: r.id, node_id: nodeId('Release', r.id), tag_name: r.tag,
       target_commitish: r.targetCommitish, name: r.name, body: this.body(r.body), draft: r.draft, prerelease: r.prerelease, immutable: false, created_at: iso(r.createdAt),
-      published_at: iso(r.publishedAt), author: this.user(r.author), assets: r.assets.map((a) => this.asset(r, a)),
+      published_at: r.publishedAt === null ? null : iso(r.publishedAt), author: this.user(r.author), assets: r.assets.map((a) => this.asset(r, a)),
     });
   }
 

@@ -165,7 +165,8 @@ export interface ReleaseRecord {
   /** Sha key of the tagged commit. */
   commit: string;
   createdAt: number;
-  publishedAt: number;
+  /** Null for a draft (never published). */
+  publishedAt: number | null;
   assets: AssetRecord[];
 }
 

@@ -157,7 +157,16 @@ export class Routes {
     }
     if (rest === '/labels') return { pathKind: 'labels', run: () => list(p.labels, (l) => pl.label(l)) };
     if (rest === '/milestones') return { pathKind: 'milestones', run: (q) => list(this.milestones(q), (x) => pl.milestone(x)) };
-    if (rest === '/releases') return { pathKind: 'releases', run: () => list(this.cached('releases', () => sorted(p.releases.filter((r) => !r.draft), (r) => r.createdAt, 'desc')), (r) => pl.release(r)) };
+    if (rest === '/releases') {
+      // Drafts are listed only to those with push access: here, any token.
+      return {
+        pathKind: 'releases',
+        run: (_q, ctx) => {
+          const drafts = ctx.tokenIndex >= 0;
+          return list(this.cached(drafts ? 'releases+drafts' : 'releases', () => sorted(p.releases.filter((r) => drafts || !r.draft), (r) => r.createdAt, 'desc')), (r) => pl.release(r));
+        },
+      };
+    }
     if ((m = /^\/releases\/assets\/(\d+)$/.exec(rest))) {
       const id = number(m[1]);
       return {
@@ -165,8 +174,9 @@ export class Routes {
         run: (_q, ctx) => {
           for (const release of p.releases) {
             const asset = release.assets.find((a) => a.id === id);
-            if (!asset) continue;
-            if (ctx.accept.includes('application/octet-stream')) return { kind: 'redirect', location: pl.assetDownloadUrl(release, asset) };
+            if (!asset || (release.draft && ctx.tokenIndex < 0)) continue;
+            // The bytes: a 302 to signed storage, for drafts too (their browser_download_url answers 404).
+            if (ctx.accept.includes('application/octet-stream')) return { kind: 'redirect', location: pl.assetStorageUrl(asset) };
             return { kind: 'object', body: pl.asset(release, asset) };
           }
           return notFound(`${DOCS}/releases/assets#get-a-release-asset`);

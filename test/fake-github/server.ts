@@ -44,6 +44,8 @@ export interface LogEntry {
   status: number;
   /** Index into `tokens`, -1 for anonymous (or unknown) requests. */
   tokenIndex: number;
+  /** An Authorization header came with the request (a valid token or not). */
+  authorization: boolean;
   /** Counted against the primary rate limit. */
   counted: boolean;
   notModified: boolean;
@@ -342,7 +344,7 @@ export class FakeGitHub {
     const route = inner === undefined ? undefined : this.routes.match(inner);
     const auth = this.tokenOf(req.headers.authorization);
     const tokenIndex = auth === 'bad' ? -1 : auth;
-    const entry: LogEntry = { host: 'api', method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), pathKind: route?.pathKind ?? 'unknown', status: 0, tokenIndex, counted: false, notModified: false, at: Date.now() };
+    const entry: LogEntry = { host: 'api', method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), pathKind: route?.pathKind ?? 'unknown', status: 0, tokenIndex, authorization: req.headers.authorization !== undefined, counted: false, notModified: false, at: Date.now() };
     this.requests.push(entry);
     this.onRequest?.(entry);
     const info: RequestInfo = { host: 'api', method: entry.method, path: entry.path, query: entry.query, pathKind: entry.pathKind, tokenIndex, headers: req.headers };
@@ -522,7 +524,7 @@ export class FakeGitHub {
     const url = new URL(req.url ?? '/', base);
     const pathKind = host === 'foreign' ? 'foreign' : classifyWeb(url.pathname);
     const auth = this.tokenOf(req.headers.authorization);
-    const entry: LogEntry = { host, method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), pathKind, status: 0, tokenIndex: auth === 'bad' ? -1 : auth, counted: false, notModified: false, at: Date.now() };
+    const entry: LogEntry = { host, method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), pathKind, status: 0, tokenIndex: auth === 'bad' ? -1 : auth, authorization: req.headers.authorization !== undefined, counted: false, notModified: false, at: Date.now() };
     this.requests.push(entry);
     this.onRequest?.(entry);
     res.on('finish', () => { if (entry.status === 0) entry.status = res.statusCode; });

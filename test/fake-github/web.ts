@@ -3,7 +3,9 @@
  * GitHttpServer, which runs `git http-backend`), attachments
  * (`/user-attachments/assets/<uuid>`, `/<owner>/<repo>/files/<id>/<name>`, one
  * answering 302 to a storage path on the same host), release downloads
- * (`/<owner>/<repo>/releases/download/<tag>/<name>` → 302 → bytes) and avatars.
+ * (`/<owner>/<repo>/releases/download/<tag>/<name>` → 302 → bytes; 404 for a
+ * draft's, as on GitHub), the signed storage URLs the API's asset endpoint
+ * redirects to, and avatars.
  */
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Payloads } from './payloads.js';
@@ -83,12 +85,21 @@ export class WebHost {
     if (download && download[1] === project.repo.owner && download[2] === project.repo.name) {
       const tag = decodeURIComponent(download[3] as string);
       const name = decodeURIComponent(download[4] as string);
-      const hit = this.asset((r, a) => r.tag === tag && a.name === name);
+      // A draft's assets are not on the web: only the API's asset endpoint reads them.
+      const hit = this.asset((r, a) => !r.draft && r.tag === tag && a.name === name);
       if (hit) return sendText(res, 302, '', { location: `${payloads.hosts.webUrl}/_storage/releases/${hit.asset.id}/${encodeURIComponent(hit.asset.name)}` });
     }
     const stored = /^\/_storage\/releases\/(\d+)\/[^/]+$/.exec(path);
     if (stored) {
       const hit = this.asset((_r, a) => a.id === Number(stored[1]));
+      const signature = url.searchParams.get('X-Amz-Signature');
+      if (hit && signature !== null) {
+        // A signed URL (from the API's asset endpoint) carries its own authorization: like S3, one more is refused, a wrong signature too.
+        if (req.headers.authorization !== undefined) return sendText(res, 400, '<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified</Message></Error>', { 'content-type': 'application/xml' });
+        if (signature !== payloads.assetSignature(hit.asset)) return sendText(res, 403, '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code></Error>', { 'content-type': 'application/xml' });
+      } else if (hit?.release.draft) {
+        return sendText(res, 404, '<html><body><h1>404 Not Found</h1></body></html>');
+      }
       if (hit) {
         hit.asset.downloadCount++;
         return sendBytes(res, 200, hit.asset.contentType, payloads.assetBytes(hit.asset), { 'content-disposition': `attachment; filename=${hit.asset.name}` });

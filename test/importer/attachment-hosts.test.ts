@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FileHosts, filesIn } from '../../src/importer/attachments/scan.js';
+import { FileHosts, filesIn, releaseAssetEndpoint } from '../../src/importer/attachments/scan.js';
 
 const allows = (hosts: FileHosts, url: string) => hosts.allows(new URL(url));
 
@@ -46,5 +46,24 @@ describe('attachment downloads: https only, http only when the import itself is'
     const tls = new FileHosts('http://127.0.0.1:3000/api/v3', 'https://127.0.0.1:3001/acme/widgets');
     expect(allows(tls, 'http://127.0.0.1:3001/x')).toBe(false);
     expect(allows(tls, 'https://127.0.0.1:3001/x')).toBe(true);
+  });
+
+  it('a release asset may follow the API asset endpoint\'s redirect to GitHub\'s release storage, over https only; an attachment may not', () => {
+    const hosts = new FileHosts('https://api.github.com', 'https://github.com/acme/widgets');
+    for (const url of [
+      'https://release-assets.githubusercontent.com/github-production-release-asset/1/x?sig=1',
+      'https://objects.githubusercontent.com/github-production-release-asset-2e65be/1/x',
+      'https://github-production-release-asset-2e65be.s3.amazonaws.com/1/x',
+      'https://api.github.com/repos/acme/widgets/releases/assets/1',
+    ]) {
+      expect(hosts.allowsReleaseAsset(new URL(url)), url).toBe(true);
+    }
+    expect(allows(hosts, 'https://release-assets.githubusercontent.com/x')).toBe(false);
+    expect(allows(hosts, 'https://github-production-release-asset-2e65be.s3.amazonaws.com/x')).toBe(false);
+    for (const url of ['http://release-assets.githubusercontent.com/x', 'https://evil.s3.amazonaws.com/x', 'https://example.com/x']) {
+      expect(hosts.allowsReleaseAsset(new URL(url)), url).toBe(false);
+    }
+    expect(releaseAssetEndpoint('https://ghe.example.com/api/v3', '/repos/acme/widgets', 80000001)).toBe('https://ghe.example.com/api/v3/repos/acme/widgets/releases/assets/80000001');
+    for (const id of ['1', -1, 1.5, null, undefined]) expect(releaseAssetEndpoint('https://api.github.com', '/repos/a/b', id)).toBeUndefined();
   });
 });

@@ -106,6 +106,8 @@ describe('forgesync import (CLI)', () => {
     expect(plain.stderr).toMatch(/--api-url must be https/);
     const concurrency = await forgesync(env, ['import', 'github', project(), '--concurrency', 'lots', '--api-url', fake.apiUrl]);
     expect(concurrency.stderr).toMatch(/--concurrency must be a whole number from 1 to 100, not "lots"/);
+    const timeout = await forgesync(env, ['import', 'github', project(), '--wait', '--timeout', 'soon', '--api-url', fake.apiUrl]);
+    expect(timeout.stderr).toMatch(/--timeout must be a number of seconds \(600\) or a duration \(90s, 10m\), not "soon"/);
     const unbound = await forgesync(env, ['import', 'github', project(), '--credential', 'NOPE', '--api-url', fake.apiUrl]);
     expect(unbound.stderr).toMatch(/credential "NOPE" is not available/);
     const list = await forgesync(env, ['import', 'list', '--json']);
@@ -162,7 +164,7 @@ describe('forgesync import (CLI)', () => {
     expect(list.map((entry: { name: string }) => entry.name)).toEqual([fake.project.repo.name]);
   });
 
-  it('lets only one of two racing imports run; the other logs one skip line naming the holder', async () => {
+  it('lets only one of two racing imports run; the other logs one skip line naming the holder and, with --wait, waits for it', async () => {
     await forgesync(env, ['import', 'sync', fake.project.repo.name]);
     // Slow answers keep the first holder busy for seconds; the second starts once the first is asking GitHub (it holds the lease).
     fake.latencyMs = 250;
@@ -186,8 +188,54 @@ describe('forgesync import (CLI)', () => {
       const lines = second.stderr.split('\n').filter((text) => text.includes('operation skipped'));
       expect(lines).toHaveLength(1);
       expect(JSON.parse(lines[0]!).holder).toMatch(/^import [\w.-]+\(\d+\)$/);
-      expect(second.code).toBe(1);
+      // --wait waited for the holder to finish, then found the import synced.
+      expect(second.stderr).toMatch(/another process \("import [\w.-]+\(\d+\)"\) is running import [\w.-]+; waiting until it ends or its lease lapses/);
+      expect(second.stdout).toMatch(/\tsynced\t/);
+      expect(second.code).toBe(0);
       expect(first.code).toBe(0);
+    } finally {
+      fake.latencyMs = 0;
+    }
+  }, 60_000);
+
+  it('import resume --wait right after a SIGKILL waits for the dead holder\'s lease to lapse, then runs to synced', async () => {
+    // Killed while it holds the lease (the 2nd page of issues); the resume starts at once, before the lease (ttl 2 s) lapses.
+    let pages = 0;
+    const killed = await forgesync(env, ['import', 'github', project(), '--name', 'killed', '--api-url', fake.apiUrl, '--credential', 'GH', '--concurrency', '1', '--wait'], fake, (entry) => entry.path.endsWith('/issues') && ++pages === 2);
+    expect(killed.signal).toBe('SIGKILL');
+    const resumed = await forgesync(env, ['import', 'resume', 'killed', '--wait', '--json']);
+    expect(resumed.stderr).toMatch(/another process \("import killed\(\d+\)"\) is running import killed; waiting until it ends or its lease lapses \(at most 600 s\)/);
+    expect(resumed.stderr).not.toContain('another process is running import');
+    expect(resumed.code).toBe(0);
+    const status = JSON.parse(resumed.stdout);
+    expect(status.state).toBe('synced');
+    const expected = fake.expected() as unknown as Record<string, number>;
+    for (const type of ['issue', 'pull_request', 'note', 'release', 'release_asset', 'attachment', 'user']) {
+      expect([type, status.counts.imported[type]]).toEqual([type, expected[type]]);
+    }
+  }, 120_000);
+
+  it('--wait --timeout gives up on a live holder: exit status 1, naming the holder and how long it waited', async () => {
+    // Slow answers keep the holder's sync busy for many seconds.
+    fake.latencyMs = 1000;
+    try {
+      let startSecond: () => void = () => undefined;
+      const secondStarted = new Promise<void>((resolve) => {
+        startSecond = resolve;
+        setTimeout(resolve, 10_000);
+      });
+      fake.onRequest = (entry) => {
+        if (entry.host !== 'api') return;
+        fake.onRequest = undefined;
+        startSecond();
+      };
+      const holder = forgesync(env, ['import', 'sync', 'killed', '--wait']);
+      await secondStarted;
+      const waiter = await forgesync(env, ['import', 'sync', 'killed', '--wait', '--timeout', '1s']);
+      expect(waiter.code).toBe(1);
+      expect(waiter.stderr).toMatch(/forgesync: another process \("import killed\(\d+\)"\) is still running import killed after waiting 1(\.\d)? s; see forgesync import status killed/);
+      fake.latencyMs = 0;
+      expect((await holder).code).toBe(0);
     } finally {
       fake.latencyMs = 0;
     }

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_UNFINISHED_RUNS } from '../../src/importer/run/coordinator.js';
 import type { ImportRecord } from '../../src/importer/store/imports.js';
+import { ImportProgress } from '../../src/importer/store/progress.js';
 import { credentialNames, startImportHarness, type ImportHarness } from './harness.js';
 
 /*
@@ -35,6 +36,13 @@ async function runThatDies(): Promise<void> {
   expect(await h.app.importer.imports.claim(record.id, 1n)).not.toBeNull();
 }
 
+/** A run that commits a batch (a page, a job's answer: its progress row, as every batch writes one) and then dies. */
+async function runThatDiesAfterCommitting(): Promise<void> {
+  await runThatDies();
+  const counts = { total: 1, counted: 1, notModified: 0, retried: 0, rateLimitWaits: 0, rateLimitWaitMs: 0 };
+  await h.app.kernel.database.db.executeQuery(new ImportProgress(h.app.kernel.database.db).step(record.id, Date.now() + 1, counts, null));
+}
+
 describe('an import whose runs never finish', () => {
   it(`is parked after ${MAX_UNFINISHED_RUNS} runs that did not finish: failed, with the reason and how to go on, off the schedule`, async () => {
     for (let run = 0; run < MAX_UNFINISHED_RUNS; run++) await runThatDies();
@@ -58,6 +66,14 @@ describe('an import whose runs never finish', () => {
 
   it(`resumes by itself after runs that died, fewer than ${MAX_UNFINISHED_RUNS + 1} (a SIGKILL, then another)`, async () => {
     for (let run = 0; run < MAX_UNFINISHED_RUNS - 1; run++) await runThatDies();
+    const { outcome, record: after } = await h.app.importer.runHere(record.name);
+    expect(outcome).toBe('synced');
+    expect(after.unfinishedRuns).toBe(0);
+  }, 60_000);
+
+  it('runs that died after committing something are no crash loop: killed again and again while it goes on (distributed mode), it is never parked', async () => {
+    for (let run = 0; run < MAX_UNFINISHED_RUNS + 2; run++) await runThatDiesAfterCommitting();
+    expect((await h.app.importer.get(record.name)).unfinishedRuns).toBe(1);
     const { outcome, record: after } = await h.app.importer.runHere(record.name);
     expect(outcome).toBe('synced');
     expect(after.unfinishedRuns).toBe(0);

@@ -3,8 +3,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFilesDir } from '../../src/importer/module.js';
+import { buildServer } from '../../src/server/app.js';
+import { testSecret } from '../support/secrets.js';
 import { generateProject } from '../fake-github/index.js';
 import { credentialNames, expectedCounts, importedCounts, startImportHarness, type ImportHarness } from './harness.js';
+
+const READ = testSecret('IMPORT_READ_TOKEN');
+const ADMIN = testSecret('IMPORT_ADMIN_TOKEN');
 
 /** The stored JSON of every object of `type`, by key. */
 async function stored(h: ImportHarness, type: string): Promise<Map<string, any>> {
@@ -88,6 +93,44 @@ describe.each(['sqlite', 'postgres'] as const)('a full GitHub import on %s', (da
     expect(refused.length).toBeGreaterThan(0);
   });
 
+  it('downloads every release asset, a draft\'s too, through the API asset endpoint: the token goes there, never to the storage it redirects to', async () => {
+    const assets = await stored(h, 'release_asset');
+    expect(assets.size).toBe(h.fake.expected().release_asset);
+    const drafts = [...(await stored(h, 'release')).values()].filter((release) => release.draft);
+    expect(drafts.length).toBeGreaterThan(0);
+    const rows = await h.app.kernel.database.db.selectFrom('import_attachments').selectAll().where('kind', '=', 'release_asset').execute();
+    expect(rows.map((row) => row.url).sort()).toEqual([...assets.values()].map((asset) => asset.browser_download_url).sort());
+    for (const asset of assets.values()) {
+      const row = rows.find((candidate) => candidate.url === asset.browser_download_url)!;
+      // Stored as GitHub gave it; the bytes are the asset's.
+      expect([asset.name, row.state, row.error]).toEqual([asset.name, 'done', null]);
+      expect(row.fetch_url).toBe(`${h.fake.apiUrl}/repos/${h.project}/releases/assets/${asset.id}`);
+      expect(`sha256:${row.sha256}`).toBe(asset.digest);
+      expect(readFileSync(join(importFilesDir(h.app.config.dataDir), row.sha256!)).length).toBe(asset.size);
+      const endpoint = h.fake.requests.filter((entry) => entry.host === 'api' && entry.path === new URL(row.fetch_url!).pathname);
+      expect(endpoint.map((entry) => [entry.status, entry.authorization, entry.tokenIndex])).toEqual([[302, true, 0]]);
+      const storage = h.fake.requests.filter((entry) => entry.path.startsWith(`/_storage/releases/${asset.id}/`));
+      expect(storage.map((entry) => [entry.host, entry.status, entry.authorization])).toEqual([['web', 200, false]]);
+    }
+    // browser_download_url is never asked for (a draft's answers 404).
+    expect(h.fake.requests.filter((entry) => entry.path.includes('/releases/download/'))).toEqual([]);
+    expect(drafts.flatMap((release) => release.assets.map((asset: { browser_download_url: string }) => asset.browser_download_url)).every((url: string) => url.includes('/releases/download/untagged-'))).toBe(true);
+    // The read API points a draft's download at the stored copy, which serves its bytes.
+    const server = await buildServer(h.app, { tokens: { admin: ADMIN, read: READ } });
+    try {
+      const get = (url: string) => server.inject({ url, headers: { authorization: `token ${READ}` } });
+      const listed = (await get(`/github/repos/${h.project}/releases`)).json();
+      const draftAsset = listed.find((release: { draft: boolean }) => release.draft).assets[0];
+      const copy = new URL(draftAsset.browser_download_url);
+      expect(copy.pathname).toMatch(new RegExp(`^/github/attachments/${h.fake.project.repo.name}/[0-9a-f]{64}/${draftAsset.name}$`));
+      const served = await get(copy.pathname);
+      expect(served.statusCode).toBe(200);
+      expect(`sha256:${createHash('sha256').update(served.rawPayload).digest('hex')}`).toBe(draftAsset.digest);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('keeps the token out of the database and the logs', async () => {
     const db = h.app.kernel.database.db;
     for (const table of ['imports', 'import_objects', 'import_cursors', 'import_jobs', 'import_failures', 'import_users', 'github_users', 'import_attachments', 'sources', 'registry'] as const) {
@@ -152,6 +195,21 @@ describe('a repository with issues turned off', () => {
     expect(outcome).toBe('synced');
     expect(status.counts.imported.issue_event).toBe(0);
     expect(status.counts.imported.issue).toBe(h.fake.expected().issue);
+  });
+});
+
+describe('a release asset endpoint that redirects off GitHub\'s storage', () => {
+  let h: ImportHarness;
+  afterAll(async () => h?.close());
+
+  it('leaves the asset as a link, listed without the signed URL\'s query, and sends nothing there', async () => {
+    h = await startImportHarness({ fake: { hostile: { redirect: { match: '/releases/assets/', to: 'https://storage.example.net/asset?X-Amz-Signature=s3cr3t' } } } });
+    const { outcome, status } = await importHere(h);
+    expect(outcome).toBe('synced');
+    const assets = status.failures.filter((failure) => failure.type === 'release_asset');
+    expect(assets).toHaveLength(h.fake.expected().release_asset);
+    for (const failure of assets) expect(failure.error).toBe('redirected off the project\'s hosts (https://storage.example.net/asset): left as a link');
+    expect(JSON.stringify(status).includes('s3cr3t')).toBe(false);
   });
 });
 

@@ -94,7 +94,7 @@ describe('the sync schedule', () => {
   let h: ImportHarness;
   afterAll(async () => h?.close());
 
-  it('requests a sync of a finished import when its interval is up, and of a failed sync too', async () => {
+  it('requests a sync of a finished import when its interval is up, and of a sync failed for a permanent cause too; one failed for a transient cause is resumed sooner', async () => {
     h = await startImportHarness({ env: { FORGESYNC_IMPORT_SYNC_INTERVAL: '1s', FORGESYNC_IMPORT_RETRIES: '0' } });
     const record = await h.app.importer.create({ project: h.project, apiUrl: h.fake.apiUrl, credentials: credentialNames(1) });
     expect((await h.app.importer.runHere(record.name)).outcome).toBe('synced');
@@ -104,12 +104,30 @@ describe('the sync schedule', () => {
     await h.app.importer.tick();
     const due = await h.app.importer.get(record.name);
     expect(due).toMatchObject({ state: 'pending', mode: 'sync', run: 2 });
+    // GitHub answering 500 through every retry is transient: the scheduler resumes the run where it stopped, at its retry time.
     h.fake.inject({ match: (request) => request.pathKind !== 'rate_limit', times: Infinity, fault: '500' });
-    expect((await h.app.importer.runHere(record.name)).outcome).toBe('failed');
+    const failed = await h.app.importer.runHere(record.name);
+    expect(failed.outcome).toBe('failed');
+    expect(failed.record.retryAt).not.toBeNull();
     h.fake.clearFaults();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, failed.record.retryAt! - Date.now()) + 10));
+    await h.app.importer.tick();
+    expect(await h.app.importer.get(record.name)).toMatchObject({ state: 'pending', mode: 'sync', run: 2 });
+    expect((await h.app.importer.runHere(record.name)).outcome).toBe('synced');
+    // The repository answering 404 is permanent: no retry, the next sync when the interval is up.
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await h.app.importer.tick();
     expect(await h.app.importer.get(record.name)).toMatchObject({ state: 'pending', mode: 'sync', run: 3 });
+    h.fake.inject({ match: (request) => request.pathKind === 'repo', times: Infinity, fault: { status: 404, body: { message: 'Not Found' } } });
+    const notFound = await h.app.importer.runHere(record.name);
+    expect(notFound.outcome).toBe('failed');
+    expect(notFound.record.retryAt).toBeNull();
+    h.fake.clearFaults();
+    await h.app.importer.tick();
+    expect(await h.app.importer.get(record.name)).toMatchObject({ state: 'failed', run: 3 });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await h.app.importer.tick();
+    expect(await h.app.importer.get(record.name)).toMatchObject({ state: 'pending', mode: 'sync', run: 4 });
     expect((await h.app.importer.runHere(record.name)).outcome).toBe('synced');
   }, 60_000);
 });

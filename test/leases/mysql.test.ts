@@ -4,6 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLostError, openLeaseManager, type LeaseManager } from '../../src/index.js';
 import { mysqlBackend } from './backends.js';
 import { describeLeaseConformance } from './conformance.js';
+import { Sessions } from '../../src/leases/stores/mysql/sessions.js';
+import { sessionSetup } from '../../src/leases/stores/mysql/sql.js';
+import { parseMysqlUrl } from '../../src/leases/stores/mysql/url.js';
+import { MAX_TTL_MS } from '../../src/leases/validate.js';
 
 let raw: mysql.Connection | undefined;
 async function rawConnection(): Promise<mysql.Connection> {
@@ -67,6 +71,44 @@ describe('mysql: the pinned connection', () => {
       await next.release();
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('mysql: session limits', () => {
+  it('every session of the store gets the lock and statement limits, and an idle limit above the longest lease ttl', async () => {
+    const limits = { idleInTransactionTimeoutMs: 1_000, lockTimeoutMs: 2_500, statementTimeoutMs: 45_000 };
+    const sessions = new Sessions(parseMysqlUrl(mysqlBackend.url), undefined, sessionSetup(limits));
+    try {
+      const session = await sessions.connect();
+      type Row = { version: string; lock_wait: unknown; innodb_wait: unknown; idle: unknown };
+      const [row] = await session.run<Row[]>(
+        'SELECT VERSION() AS version, @@SESSION.lock_wait_timeout AS lock_wait, @@SESSION.innodb_lock_wait_timeout AS innodb_wait, @@SESSION.wait_timeout AS idle',
+        [],
+        5_000,
+      );
+      // Lock waits end with the lock timeout, rounded up to whole seconds.
+      expect(Number(row!.lock_wait)).toBe(3);
+      expect(Number(row!.innodb_wait)).toBe(3);
+      // A held lease's pinned session is idle up to its ttl between renewals: the server must not end it first.
+      expect(Number(row!.idle) * 1000).toBeGreaterThan(MAX_TTL_MS);
+      if (/mariadb/i.test(row!.version)) {
+        const [statement] = await session.run<{ limit: unknown }[]>('SELECT @@SESSION.max_statement_time AS `limit`', [], 5_000);
+        expect(Number(statement!.limit)).toBe(45);
+      }
+      sessions.give(session);
+    } finally {
+      sessions.close();
+    }
+  });
+
+  it('a store opened with limits works as one without', async () => {
+    const limited = await openLeaseManager(mysqlBackend.url, { session: { idleInTransactionTimeoutMs: 1_000, lockTimeoutMs: 1_000, statementTimeoutMs: 10_000 } });
+    try {
+      const lease = await limited.acquire(`mysql-limits-${Date.now()}`, { ttlMs: 1_000 });
+      await lease.release();
+    } finally {
+      await limited.close();
     }
   });
 });

@@ -2,6 +2,13 @@ import type { FoundFile } from '../store/attachments.js';
 
 /** GitHub's hosts for uploaded files (what `user-attachments` links redirect to, and older image links). */
 const GITHUB_FILE_HOSTS = ['user-images.githubusercontent.com', 'private-user-images.githubusercontent.com', 'objects.githubusercontent.com', 'github-production-user-asset-6210df.s3.amazonaws.com'];
+/**
+ * Where GitHub's API asset endpoint sends a release asset's bytes (a 302 to
+ * a signed, short-lived URL, which carries its own authorization: no token
+ * goes there). Only release asset downloads go to them, and only by that
+ * redirect: a link to one in a body is not a file of the project.
+ */
+const RELEASE_ASSET_STORAGE_HOSTS = ['release-assets.githubusercontent.com', 'objects.githubusercontent.com', 'github-production-release-asset-2e65be.s3.amazonaws.com'];
 
 /**
  * Where a project's files may be downloaded from: over https, the API's
@@ -47,11 +54,26 @@ export class FileHosts {
     return url.protocol === 'http:' && this.#plain.has(url.origin);
   }
 
+  /** Whether a release asset's download may go to `url` (asked of every redirect hop): the hosts {@link allows} names, and GitHub's release asset storage over https. */
+  allowsReleaseAsset(url: URL): boolean {
+    return this.allows(url) || (url.protocol === 'https:' && RELEASE_ASSET_STORAGE_HOSTS.includes(url.host));
+  }
+
   /** Whether `url` on one of the project's hosts is an uploaded file rather than a link to a page. */
   isFile(url: URL): boolean {
     if (GITHUB_FILE_HOSTS.includes(url.host)) return true;
     return /\/user-attachments\/(assets|files)\/|^\/[^/]+\/[^/]+\/(files|assets)\/|\/releases\/download\//.test(url.pathname);
   }
+}
+
+/**
+ * The API endpoint of release asset `id` (`<api>/repos/{o}/{r}/releases/assets/{id}`),
+ * which answers `Accept: application/octet-stream` with the bytes or a redirect
+ * to them, for drafts too (a draft's `browser_download_url` answers 404);
+ * undefined when `id` is not a positive whole number.
+ */
+export function releaseAssetEndpoint(apiUrl: string, repoPath: string, id: unknown): string | undefined {
+  return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? `${apiUrl}${repoPath}/releases/assets/${id}` : undefined;
 }
 
 // Markdown images and links, HTML img/a tags, and bare URLs (GitHub links those too): the URL in each.

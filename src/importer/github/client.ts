@@ -251,7 +251,7 @@ export class GithubClient {
         // Neither would go otherwise on a second try: the answer would be as long, the redirect as refused.
         const cause = (thrown as { cause?: unknown }).cause;
         if (cause instanceof EgressResponseTooLargeError) throw new GithubAnswerTooLargeError(path, cause.maxBytes);
-        if (cause instanceof EgressRefusedError) throw new GithubRequestError(path, null, cause.message);
+        if (cause instanceof EgressRefusedError) throw new GithubRequestError(path, null, cause.message, { cause });
         return { status: null, detail: error.message };
       }
       this.counts.total++;

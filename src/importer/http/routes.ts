@@ -41,6 +41,7 @@ export const ImportStatusSchema = z.object({
   rate: z.array(z.object({ credential: z.string().nullable(), limit: z.number().nullable(), remaining: z.number().nullable(), resetAt: z.string().nullable() })),
   rateLimitWaitS: z.number(),
   nextSyncAt: z.string().nullable(),
+  retryAt: z.string().nullable(),
   credentials: z.array(z.string()),
   concurrency: z.number(),
 });

@@ -8,12 +8,15 @@ import type { StageWaiter } from '../store/jobs.js';
 import type { Schema } from '../../store/types.js';
 import { ForgesyncError } from '../../errors.js';
 import type { GithubClient, RequestCounts } from '../github/client.js';
+import type { RateBudget } from '../github/pacer.js';
 import { zeroCounts } from '../github/client.js';
 import { runGuarded } from '../../store/guarded.js';
 import type { ImportRecord, ImportRepository } from '../store/imports.js';
 import type { Compilable } from 'kysely';
 import type { FileHosts } from '../attachments/scan.js';
 import { PageBudget } from './page-budget.js';
+import { afterImportWrite } from './crash-test-hook.js';
+import { retryTransient, type ImportRetry } from './retry.js';
 
 /** What the coordinator and the per-object jobs both run on. */
 export interface RunDeps {
@@ -23,6 +26,8 @@ export interface RunDeps {
   leases: LeaseManager;
   logger: Logger;
   leaseTtlMs: number;
+  /** How a step (a commit, a job's write) retries a transient failure: the import's retry settings. */
+  retry: ImportRetry;
   /** A paced client for a run of `record` (its credentials resolved for its API URL). */
   openClient(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient>;
   /** Told after a batch committed: it may have recorded changes, which the feeds then deliver. */
@@ -53,6 +58,8 @@ export function takeCounts(client: GithubClient, taken: RequestCounts): RequestC
  */
 export class RunContext {
   readonly #taken = zeroCounts();
+  /** The fence this run last stored on the import's row (the claim stored the lease's); a batch under another one takes it. */
+  #fenceTaken: bigint | null;
   /** The bytes the run's list walks hold in pages, together (see PageBudget). */
   readonly pages = new PageBudget();
 
@@ -68,9 +75,13 @@ export class RunContext {
     readonly hosts: FileHosts,
     /** Requests one stage may have in flight (the import's concurrency). */
     readonly concurrency: number,
+    /** See RunDeps.retry. */
+    private readonly retry: ImportRetry,
     /** See RunDeps.onCommitted. */
     private readonly onCommitted?: () => void,
-  ) {}
+  ) {
+    this.#fenceTaken = record.fence;
+  }
 
   get importId(): number {
     return this.record.id;
@@ -92,17 +103,39 @@ export class RunContext {
   /**
    * Writes `steps` atomically behind the import's guard (its fence, its
    * run, state started), adding the requests made since the last commit.
+   * A batch that failed for a transient cause (the pool out of connections,
+   * the connection ended, a lock or serialisation failure) is written again
+   * after a pause, a few times (see retryTransient).
    * @throws RunStoppedError when the guard refused: stop the run.
    */
   async commit(steps: readonly (Compilable | null)[]): Promise<void> {
     const counts = takeCounts(this.client, this.#taken);
     const rate = this.client.budgets().map((budget) => budget.snapshot());
-    const written = await writeFenced(
-      this.lease,
-      (fence) => runGuarded(this.db, [this.imports.guardStep(this.importId, this.run, fence, Date.now(), { counts, rate })], steps),
-      () => this.imports.storedFence(this.importId),
+    const written = await retryTransient(
+      () =>
+        writeFenced(
+          this.lease,
+          (fence) => this.#write(fence, steps, counts, rate),
+          () => this.imports.storedFence(this.importId),
+        ),
+      { retry: this.retry, signal: this.signal, logger: this.logger, fields: { import: this.record.name, step: 'commit' } },
     );
     if (written === null) throw new RunStoppedError(this.record.name);
+    afterImportWrite();
     this.onCommitted?.();
+  }
+
+  /**
+   * One try of a batch: the guard, the batch's progress row, its steps, in
+   * one transaction. The guard only compares (sharing the import's row with
+   * the batches in flight and the jobs) unless the fence must be stored or
+   * the batch updates the import's row (see ImportRepository.guardStep).
+   */
+  async #write(fence: bigint, steps: readonly (Compilable | null)[], counts: RequestCounts, rate: RateBudget[]): Promise<true | null> {
+    const now = Date.now();
+    const hold = fence !== this.#fenceTaken || steps.some((step) => step !== null && this.imports.updatesImportRow(step)) ? 'take' : 'share';
+    const written = await runGuarded(this.db, [this.imports.guardStep(this.importId, this.run, fence, hold, now)], [this.imports.progressStep(this.importId, now, counts, rate), ...steps]);
+    if (written && hold === 'take') this.#fenceTaken = fence;
+    return written;
   }
 }

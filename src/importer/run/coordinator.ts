@@ -5,12 +5,13 @@ import type { Lease } from '../../leases/lease.js';
 import { FileHosts } from '../attachments/scan.js';
 import type { GithubClient } from '../github/client.js';
 import { storedRepository } from '../store/objects.js';
-import { ImportStalledError } from '../errors.js';
+import { ImportStalledError, isTransientImportError } from '../errors.js';
 import { STAGE_RUNNERS, type StageEnv } from '../stages/index.js';
 import { listCursors } from '../store/cursors.js';
 import type { ImportRecord } from '../store/imports.js';
 import { STAGES, type Stage } from '../types.js';
 import { RunContext, RunStoppedError, type RunDeps } from './context.js';
+import { retryTransient, runRetryDelay } from './retry.js';
 
 /** The lease of an import's coordination (a contract: operators see it in `forgesync lease list`). */
 export const importLeaseKey = (name: string) => `import:github:${name.toLowerCase()}`;
@@ -20,6 +21,8 @@ export type CoordinatorOutcome = 'synced' | 'failed' | 'stopped' | 'skipped' | '
 
 export interface CoordinatorOptions extends RunDeps {
   stallTimeoutMs: number;
+  /** The sync interval of imports without one of their own: the longest pause before a transient failure's retry. */
+  syncIntervalMs: number;
   /** Fan-out and git sources (see StageEnv). */
   env: StageEnv;
   /** Told when a run went through every stage (the final log line, metrics). */
@@ -41,6 +44,8 @@ const STAGE_LISTS: Partial<Record<Stage, string[]>> = {
 
 /** How often the watchdog looks at the import's progress. */
 const WATCH_MS = 1000;
+/** How often the watchdog folds the import's progress rows into one (see ImportProgress.compact): reads add them up. */
+const COMPACT_PROGRESS_MS = 5000;
 
 /**
  * Runs of an import that may begin and never end before it is parked: a
@@ -55,7 +60,8 @@ export const MAX_UNFINISHED_RUNS = 3;
  * import (pending or started, its stored fence not above the lease's),
  * runs each stage from the one recorded, advances the stage in a fenced
  * write, and ends the run synced — or failed with the reason, resumable
- * where it stopped. A second coordinator of the same import logs one skip
+ * where it stopped (by the scheduler on its own, at a retry time, when the
+ * cause was transient; see isTransientImportError). A second coordinator of the same import logs one skip
  * line naming the holder and returns.
  */
 export class Coordinator {
@@ -117,9 +123,9 @@ export class Coordinator {
       hosts = new FileHosts(record.apiUrl, (await storedRepository(this.options.database.db, record.id))?.html_url);
     } catch (error) {
       // A run that cannot start (a credential gone) fails with the reason, like one that fails later: not a job retried forever.
-      return this.#fail(record, lease, record.stage, error instanceof Error ? error.message : String(error));
+      return this.#fail(record, lease, leaseSignal, record.stage, error);
     }
-    const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency, this.options.onCommitted);
+    const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency, this.options.retry, this.options.onCommitted);
     let stage: Stage = record.stage;
     const watchdog = this.#watch(ctx, () => stage, stop, stallTimeoutMs);
     try {
@@ -135,22 +141,46 @@ export class Coordinator {
       return 'synced';
     } catch (error) {
       const stalled = stop.signal.aborted ? (stop.signal.reason as ImportStalledError) : undefined;
-      if (error instanceof RunStoppedError || (leaseSignal.aborted && !stalled)) {
-        // Stopped, not dead: this run ended and does not count towards parking.
+      if (error instanceof RunStoppedError || error instanceof LeaseLostError || (leaseSignal.aborted && !stalled)) {
+        // Stopped, not dead (a lost lease is no failure: its new holder goes on): this run ended and does not count towards parking.
         await imports.stopped(record.id, record.run, lease.fence).catch(() => undefined);
         return 'stopped';
       }
-      return this.#fail(record, lease, stage, stalled?.message ?? (error instanceof Error ? error.message : String(error)));
+      return this.#fail(record, lease, leaseSignal, stage, stalled ?? error);
     } finally {
       watchdog.stop();
       client.close();
     }
   }
 
-  /** Records the run failed with `reason` (resumable where it stopped). */
-  async #fail(record: ImportRecord, lease: Lease, stage: Stage, reason: string): Promise<CoordinatorOutcome> {
-    const failed = await this.options.imports.fail(record.id, record.run, lease.fence, reason).catch(() => false);
-    this.options.logger.warn({ event: 'import_failed', import: record.name, stage, err: reason }, `import ${record.name} failed at stage ${stage}: ${reason}`);
+  /**
+   * Records the run failed with `error`'s message (resumable where it
+   * stopped). A transient cause (isTransientImportError: the step's own
+   * retries ran out) also gets a retry time, at which the scheduler resumes
+   * the import; the pause grows with each such failure in a row, up to the
+   * sync interval. A permanent one waits for `import resume` (or the next
+   * sync of an import that finished once), as the reason says.
+   */
+  async #fail(record: ImportRecord, lease: Lease, leaseSignal: AbortSignal, stage: Stage, error: unknown): Promise<CoordinatorOutcome> {
+    const { imports, logger, retry } = this.options;
+    const now = Date.now();
+    const message = error instanceof Error ? error.message : String(error);
+    const retryAt = isTransientImportError(error) ? now + runRetryDelay(record.transientFailures + 1, retry, record.intervalMs ?? this.options.syncIntervalMs) : null;
+    const reason =
+      retryAt === null
+        ? message
+        : `${message} (a transient failure: the import resumes by itself at ${new Date(retryAt).toISOString()}, or now with forgesync import resume ${record.name})`;
+    // The database that failed the run may still be refusing: the failure is written with the same retries as a step.
+    const failed = await retryTransient(() => imports.fail(record.id, record.run, lease.fence, { reason, retry: retryAt === null ? 'on-interval' : { at: retryAt } }, now), {
+      retry,
+      signal: leaseSignal,
+      logger,
+      fields: { import: record.name, step: 'fail' },
+    }).catch(() => false);
+    logger.warn(
+      { event: 'import_failed', import: record.name, stage, err: reason, transient: retryAt !== null, ...(retryAt !== null ? { retry_at: new Date(retryAt).toISOString() } : {}) },
+      `import ${record.name} failed at stage ${stage}: ${reason}`,
+    );
     return failed ? 'failed' : 'stopped';
   }
 
@@ -164,7 +194,7 @@ export class Coordinator {
     const reason =
       `stopped after ${runs} runs that did not finish: the process ended during each (killed, or out of memory) with the import at stage ${record.stage}; ` +
       `see the log for what it was doing, then continue it with forgesync import resume ${record.name}`;
-    const parked = await this.options.imports.park(record.id, record.run, lease.fence, reason).catch(() => false);
+    const parked = await this.options.imports.fail(record.id, record.run, lease.fence, { reason, retry: 'never' }).catch(() => false);
     this.options.logger.warn({ event: 'import_parked', import: record.name, stage: record.stage, unfinished_runs: runs, err: reason }, `import ${record.name} parked: ${reason}`);
     return parked ? 'failed' : 'stopped';
   }
@@ -176,12 +206,18 @@ export class Coordinator {
    */
   #watch(ctx: RunContext, stage: () => Stage, stop: AbortController, timeoutMs: number): { stop(): void } {
     let last = Date.now();
+    let compacted = Date.now();
     let busy = false;
     const timer = setInterval(() => {
       if (busy) return;
       busy = true;
       void (async () => {
         const now = Date.now();
+        if (now - compacted >= COMPACT_PROGRESS_MS) {
+          compacted = now;
+          // Best effort: rows left for the next time only make reads add a few more.
+          await this.options.imports.compactProgress(ctx.importId).catch(() => undefined);
+        }
         const row = await this.options.imports.getById(ctx.importId);
         last = Math.max(last, row?.progressAt ?? 0);
         if (ctx.client.budgets().some((budget) => budget.available(now) <= 0 || budget.nextAt > now)) last = now;

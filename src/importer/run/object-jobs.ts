@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BoundToken } from '../../credentials/store.js';
 import type { EgressPolicy } from '../../egress/policy.js';
 import { writeFenced } from '../../leases/fenced.js';
+import type { Lease } from '../../leases/lease.js';
 import { FileHosts } from '../attachments/scan.js';
 import { storedRepository } from '../store/objects.js';
 import { zeroCounts, type GithubClient, type RequestCounts } from '../github/client.js';
@@ -11,6 +12,8 @@ import type { ImportRecord } from '../store/imports.js';
 import type { Stage } from '../types.js';
 import { takeCounts, type RunContext, type RunDeps } from './context.js';
 import { importLeaseKey } from './coordinator.js';
+import { afterImportWrite } from './crash-test-hook.js';
+import { retryTransient } from './retry.js';
 
 export interface ObjectJobsOptions extends RunDeps {
   tokens(record: ImportRecord): Promise<BoundToken[]>;
@@ -77,17 +80,21 @@ export class ObjectJobs {
    */
   async fanOut(ctx: RunContext, stage: Stage, keys: readonly string[]): Promise<void> {
     const { waiter } = this.options;
-    await waiter.add(ctx.importId, stage, ctx.run, keys);
-    const pending = await waiter.pending(ctx.importId, stage, ctx.run);
+    // The stage waiter's reads and its (idempotent) insert are tried again after a transient failure, like a commit.
+    const again = <T>(step: string, read: () => Promise<T>) =>
+      retryTransient(read, { retry: this.options.retry, signal: ctx.signal, logger: ctx.logger, fields: { import: ctx.importName, step, stage } });
+    await again('jobs_add', () => waiter.add(ctx.importId, stage, ctx.run, keys));
+    afterImportWrite();
+    const pending = await again('jobs_pending', () => waiter.pending(ctx.importId, stage, ctx.run));
     if (pending.length === 0) return;
     for (const key of pending) await this.options.enqueue(ctx.importId, key);
     const helping = this.options.runsJobs() ? Promise.resolve() : this.#runAll(ctx, pending);
     let queuedAt = Date.now();
     for (;;) {
-      const progress = await waiter.progress(ctx.importId, stage, ctx.run);
+      const progress = await again('jobs_progress', () => waiter.progress(ctx.importId, stage, ctx.run));
       if (progress.pending === 0) break;
       if (Date.now() - queuedAt > REQUEUE_MS) {
-        for (const key of await waiter.pending(ctx.importId, stage, ctx.run)) await this.options.enqueue(ctx.importId, key);
+        for (const key of await again('jobs_pending', () => waiter.pending(ctx.importId, stage, ctx.run))) await this.options.enqueue(ctx.importId, key);
         queuedAt = Date.now();
       }
       await sleep(POLL_MS, undefined, { signal: ctx.signal });
@@ -146,6 +153,31 @@ export class ObjectJobs {
    * refuses a job of a run that ended or a job done meanwhile all the same).
    */
   async run(importId: number, key: string, shutdown: AbortSignal, running?: ImportRecord): Promise<void> {
+    // A job that failed for a transient cause (its lease, a read; its write tries again by itself)
+    // runs again here: failed, it would only be queued again by its coordinator, REQUEUE_MS later.
+    let failed = false;
+    await retryTransient(
+      async () => {
+        try {
+          await this.#runOnce(importId, key, shutdown, { ...(running ? { running } : {}), afterFailure: failed });
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+      },
+      { retry: this.options.retry, signal: shutdown, logger: this.options.logger, fields: { import_id: importId, step: 'job_run', job: key } },
+    );
+  }
+
+  /**
+   * One try of job `key` (see run). `afterFailure`: an earlier try of the
+   * same call failed, and the lease it held may still be taken — its
+   * release lost with the connection that failed it — so a lease found
+   * taken is waited for, until it lapses, instead of skipping the job as
+   * one that runs elsewhere.
+   */
+  async #runOnce(importId: number, key: string, shutdown: AbortSignal, options: { running?: ImportRecord; afterFailure: boolean }): Promise<void> {
+    const { running } = options;
     const { imports, waiter, leases, logger, leaseTtlMs, database } = this.options;
     const record = running ?? (await imports.getById(importId));
     if (!record || record.state !== 'started') return;
@@ -155,7 +187,8 @@ export class ObjectJobs {
     }
     const prepared = await this.#prepared(record);
     const leaseKey = `${importLeaseKey(record.name)}:${key}`.slice(0, 512);
-    const attempt = await leases.tryWithLease(leaseKey, { ttlMs: leaseTtlMs, owner: `import ${record.name} ${key}`.slice(0, 128), signal: shutdown }, async (lease, signal) => {
+    const request = { ttlMs: leaseTtlMs, owner: `import ${record.name} ${key}`.slice(0, 128), signal: shutdown };
+    const job = async (lease: Lease, signal: AbortSignal): Promise<void> => {
       const work = {
         db: database.db,
         importId,
@@ -176,21 +209,41 @@ export class ObjectJobs {
       const counts = takeCounts(prepared.client, prepared.taken);
       const steps = failureSteps(work, outcome);
       const state = 'failure' in outcome && outcome.failure ? 'failed' : 'done';
-      const written = await writeFenced(
-        lease,
-        (fence) =>
-          runGuarded(
-            database.db,
-            [
-              imports.jobGuardStep(importId, record.run, Date.now(), counts),
-              waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now()),
-            ],
-            steps,
+      // What was fetched is written again after a transient failure, not fetched again: that would cost its requests twice.
+      const written = await retryTransient(
+        () =>
+          writeFenced(
+            lease,
+            (fence) =>
+              runGuarded(
+                database.db,
+                [
+                  imports.jobGuardStep(importId, record.run),
+                  waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now()),
+                ],
+                [imports.progressStep(importId, Date.now(), counts, null), ...steps],
+              ),
+            () => waiter.storedFence(importId, key),
           ),
-        () => waiter.storedFence(importId, key),
+        { retry: this.options.retry, signal, logger, fields: { import: record.name, step: 'job', job: key } },
       );
-      if (written) this.options.onCommitted?.();
-    });
+      if (written) {
+        afterImportWrite();
+        this.options.onCommitted?.();
+      }
+    };
+    let attempt = await leases.tryWithLease(leaseKey, request, job);
+    if (!attempt.ran && options.afterFailure && (await this.#lapsed(leaseKey, shutdown))) attempt = await leases.tryWithLease(leaseKey, request, job);
     if (!attempt.ran) logger.debug({ event: 'import_job_skip', import: record.name, job: key }, `import job ${key} runs elsewhere`);
+  }
+
+  /** Waits until lease `key` is free, at most its time to live and a second; returns whether it is. */
+  async #lapsed(key: string, shutdown: AbortSignal): Promise<boolean> {
+    const deadline = Date.now() + this.options.leaseTtlMs + 1000;
+    while (await this.options.leases.inspect(key)) {
+      if (Date.now() > deadline || shutdown.aborted) return false;
+      await sleep(Math.min(POLL_MS, this.options.leaseTtlMs / 10), undefined, { signal: shutdown }).catch(() => undefined);
+    }
+    return true;
   }
 }

@@ -13,8 +13,18 @@ export const PER_PAGE = 100;
 /** A page walk's watermark is its start by GitHub's clock, less this (answers may lag behind writes a little). */
 const WATERMARK_SLACK_MS = 60_000;
 
+/** How a page was answered, for handlers whose rows depend on it. */
+export interface PageAnswer {
+  /**
+   * A conditional request answered 304 (a newest-first list unchanged since the last run): the
+   * items are none, and what the list gave last time still holds. (A since walk's 304 stores its
+   * cursor only.)
+   */
+  notModified: boolean;
+}
+
 /** What a page's items become: statements for the page's batch (after the guard). */
-export type PageHandler = (items: any[]) => Promise<(Compilable | null)[]> | (Compilable | null)[];
+export type PageHandler = (items: any[], answer: PageAnswer) => Promise<(Compilable | null)[]> | (Compilable | null)[];
 
 /**
  * One list to walk. The first run walks it by page number (`fullQuery`,
@@ -63,8 +73,8 @@ export async function walk(ctx: RunContext, collection: Collection): Promise<Cur
 }
 
 /** Commits a page: its rows and the cursor after it, in one guarded batch. */
-async function commitPage(ctx: RunContext, collection: Collection, items: any[], cursor: Cursor): Promise<void> {
-  const steps = await collection.handle(items);
+async function commitPage(ctx: RunContext, collection: Collection, items: any[], cursor: Cursor, answer: PageAnswer = { notModified: false }): Promise<void> {
+  const steps = await collection.handle(items, answer);
   await ctx.commit([...steps, writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
 }
 
@@ -315,7 +325,7 @@ async function newestFirstWalk(ctx: RunContext, collection: Collection, start: C
       items: cursor.items + newer.length,
       done: end,
     };
-    await commitPage(ctx, collection, newer, cursor);
+    await commitPage(ctx, collection, newer, cursor, { notModified: response.status === 304 });
     if (end) return cursor;
   }
 }

@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import { releaseAssetEndpoint } from '../attachments/scan.js';
+import { planWalksAgainStep, planWalksStep } from '../store/cursors.js';
 import { objectsByNumber } from '../store/objects.js';
 import { PageBatch, labelNames, numberFromUrl } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
@@ -78,7 +80,9 @@ export function releasesCollection(ctx: RunContext): Collection {
             } catch {
               url = undefined;
             }
-            if (url) batch.files.push({ url: url.toString(), kind: 'release_asset', allowed: ctx.hosts.allows(url) });
+            // The bytes come from the API's asset endpoint, the one place a draft's assets can be read; the row keeps the download URL GitHub gave.
+            const fetchUrl = releaseAssetEndpoint(ctx.record.apiUrl, ctx.repoPath, asset.id);
+            if (url) batch.files.push({ url: url.toString(), kind: 'release_asset', allowed: fetchUrl !== undefined || ctx.hosts.allows(url), ...(fetchUrl ? { fetchUrl } : {}) });
           }
         }
       }
@@ -258,17 +262,28 @@ export function issueEventsCollection(ctx: RunContext, number: number): Collecti
   };
 }
 
-/** `/branches?protected=true`: the names of protected branches (their rules are fetched one by one). */
-export function protectedBranchesCollection(ctx: RunContext, found: Set<string>): Collection {
+/** The cursor of the walk that fetches one protected branch's rules: `protection/<name>`. */
+export const PROTECTION_PREFIX = 'protection/';
+
+/**
+ * `/branches?protected=true`: the names of protected branches, whose rules
+ * are fetched one by one after the list. Each page plans those walks in its
+ * own batch (a `protection/<name>` cursor of this run, see planWalksStep):
+ * the names are durable when the list's cursor says done. A 304 (unchanged
+ * list) plans again the names the list gave when it last answered.
+ */
+export function protectedBranchesCollection(ctx: RunContext): Collection {
   const query = { protected: 'true' };
+  const name = 'branches';
   return {
-    name: 'branches',
+    name,
     path: `${ctx.repoPath}/branches`,
     fullQuery: query,
     newestFirst: relist(query),
-    handle: (items) => {
-      for (const branch of items) if (typeof branch.name === 'string') found.add(branch.name);
-      return [];
+    handle: (items, answer) => {
+      if (answer.notModified) return [planWalksAgainStep(ctx.db, ctx.importId, ctx.run, { prefix: PROTECTION_PREFIX, list: name }, Date.now())];
+      const names = items.flatMap((branch) => (typeof branch.name === 'string' ? [`${PROTECTION_PREFIX}${branch.name}`] : []));
+      return [planWalksStep(ctx.db, ctx.importId, ctx.run, names, Date.now())];
     },
   };
 }

@@ -4,7 +4,7 @@ import { PageBatch } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
 import { messageOf, walk, type Collection } from '../run/walk.js';
 import { filesToDownload } from '../store/attachments.js';
-import { getCursor, startCursor, writeCursorStep } from '../store/cursors.js';
+import { deleteCursorsStep, getCursor, listCursors, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep } from '../store/failures.js';
 import { numbersWritten, storedRepository } from '../store/objects.js';
 import { loginsToFetch, USER_TTL_MS } from '../store/users.js';
@@ -18,6 +18,7 @@ import {
   labelsCollection,
   milestonesCollection,
   notesCollection,
+  PROTECTION_PREFIX,
   protectedBranchesCollection,
   pullsCollection,
   releasesCollection,
@@ -85,25 +86,36 @@ const issues: StageRunner = async (ctx) => {
   await Promise.all([walk(ctx, issuesCollection(ctx)), walk(ctx, diffNotesCollection(ctx))]);
 };
 
+/** Where the repo-wide events list stopped at the page cap (its `since`: the oldest event it gave), for the walks per issue. */
+const EVENTS_BY_ISSUE = 'events-by-issue';
+
 /**
  * Events: the repo-wide list, newest first. GitHub has no `since` for it,
  * so past its page cap the older events are fetched per issue: for every
- * issue and pull request created before the oldest event stored.
+ * issue and pull request created before the oldest event the list gave.
+ * That time is stored before the first issue's walk: those walks store
+ * older events, and a resume that took the oldest stored again would skip
+ * the issues between.
  */
 const events: StageRunner = async (ctx) => {
   const perIssue = async () => {
-    const oldest = await ctx.db
-      .selectFrom('import_objects')
-      .select(sql<string | null>`min(created_at)`.as('oldest'))
-      .where('import_id', '=', ctx.importId)
-      .where('type', '=', 'issue_event')
-      .executeTakeFirst();
+    let stop = startCursor(EVENTS_BY_ISSUE, ctx.run, await getCursor(ctx.db, ctx.importId, EVENTS_BY_ISSUE));
+    if (!stop.done) {
+      const oldest = await ctx.db
+        .selectFrom('import_objects')
+        .select(sql<string | null>`min(created_at)`.as('oldest'))
+        .where('import_id', '=', ctx.importId)
+        .where('type', '=', 'issue_event')
+        .executeTakeFirst();
+      stop = { ...stop, done: true, since: oldest?.oldest ?? null };
+      await ctx.commit([writeCursorStep(ctx.db, ctx.importId, stop, Date.now())]);
+    }
     const numbers = await ctx.db
       .selectFrom('import_objects')
       .select('number')
       .where('import_id', '=', ctx.importId)
       .where('type', 'in', ['issue', 'pull_request_issue'])
-      .$if(oldest?.oldest != null, (query) => query.where('created_at', '<=', oldest!.oldest!))
+      .$if(stop.since !== null, (query) => query.where('created_at', '<=', stop.since!))
       .orderBy('number')
       .execute();
     await inParallel(ctx.concurrency, numbers, (row) => walk(ctx, issueEventsCollection(ctx, Number(row.number))));
@@ -127,10 +139,15 @@ const attachments: StageRunner = async (ctx, env) => {
   await env.fanOut(ctx, 'attachments', files.map((file) => `file:${file.key}`));
 };
 
-/** Protected branches: their names from the branch list, then each one's rules (conditionally on a sync). */
+/**
+ * Protected branches: their names from the branch list, then each one's
+ * rules (conditionally on a sync). The names are the `protection/<name>`
+ * cursors the list planned in this run, stored with its pages; those of
+ * other runs, and the rules stored for them, are of branches no longer
+ * protected.
+ */
 const protectedBranches: StageRunner = async (ctx) => {
-  const found = new Set<string>();
-  const list = await walk(ctx, protectedBranchesCollection(ctx, found)).catch(async (error: unknown) => {
+  const list = await walk(ctx, protectedBranchesCollection(ctx)).catch(async (error: unknown) => {
     if (error instanceof GithubRequestError && (error.status === 403 || error.status === 404)) {
       await ctx.commit([recordFailureStep(ctx.db, ctx.importId, ctx.run, { type: 'protected_branch', id: 'branches', error: error.message }, Date.now())]);
       return null;
@@ -138,15 +155,20 @@ const protectedBranches: StageRunner = async (ctx) => {
     throw error;
   });
   if (list === null) return;
+  const cursors = await listCursors(ctx.db, ctx.importId, PROTECTION_PREFIX);
+  const planned = cursors.filter((cursor) => cursor.run === ctx.run);
+  const names = new Set(planned.map((cursor) => cursor.collection.slice(PROTECTION_PREFIX.length)));
+  const stale = cursors.filter((cursor) => cursor.run !== ctx.run).map((cursor) => cursor.collection);
   const stored = await ctx.db.selectFrom('import_objects').select('key').where('import_id', '=', ctx.importId).where('type', '=', 'protected_branch').execute();
-  // A 304 (unchanged list) lists nothing: the stored names stand.
-  const names = found.size > 0 || list.items > 0 ? found : new Set(stored.map((row) => row.key));
   const gone = stored.map((row) => row.key).filter((name) => !names.has(name));
-  if (gone.length > 0) await ctx.commit([ctx.db.deleteFrom('import_objects').where('import_id', '=', ctx.importId).where('type', '=', 'protected_branch').where('key', 'in', gone)]);
-  await inParallel(ctx.concurrency, [...names], async (name) => {
-    const cursorName = `protection/${name}`;
-    const cursor = startCursor(cursorName, ctx.run, await getCursor(ctx.db, ctx.importId, cursorName));
-    if (cursor.done) return;
+  if (gone.length > 0 || stale.length > 0) {
+    await ctx.commit([
+      gone.length > 0 ? ctx.db.deleteFrom('import_objects').where('import_id', '=', ctx.importId).where('type', '=', 'protected_branch').where('key', 'in', gone) : null,
+      deleteCursorsStep(ctx.db, ctx.importId, stale),
+    ]);
+  }
+  await inParallel(ctx.concurrency, planned.filter((cursor) => !cursor.done), async (cursor) => {
+    const name = cursor.collection.slice(PROTECTION_PREFIX.length);
     const path = `${ctx.repoPath}/branches/${encodeURIComponent(name)}/protection`;
     const response = await ctx.client.get(path, { etag: ctx.record.mode === 'sync' ? cursor.etag : null });
     const batch = new PageBatch(ctx);

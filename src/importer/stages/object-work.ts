@@ -90,7 +90,8 @@ async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOu
  * Downloads a file once into `<filesDir>/<sha256>` (content-addressed: the
  * same bytes linked twice are stored once), streamed to disk. Every hop must stay on the
  * project's hosts, a token goes only where its credential is bound, and a
- * file over the cap is left as a link.
+ * file over the cap is left as a link. A release asset is asked of the API's
+ * asset endpoint (its `fetch_url`), see {@link releaseAssetRequest}.
  */
 async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome> {
   const row = await getFile(ctx.db, ctx.importId, key);
@@ -101,28 +102,27 @@ async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome>
     steps: [finishFileStep(ctx.db, ctx.importId, key, { state: 'failed', error }, now)],
   });
   const url = new URL(row.url);
-  if (!ctx.hosts.allows(url)) return fail('not on the project\'s own hosts: left as a link');
+  // A row with an API endpoint is a release asset's (also when a body linked its download URL before its release was listed).
+  const source = row.fetch_url ? releaseAssetRequest(ctx, new URL(row.fetch_url)) : fileRequest(ctx, url);
+  if (!ctx.hosts.allows(source.url)) return fail('not on the project\'s own hosts: left as a link');
   let download;
   try {
     // Streamed to disk as it arrives: several downloads at once hold a few buffers each, not their files.
-    download = await downloadFile(url, {
+    download = await downloadFile(source.url, {
       policy: ctx.policy,
       signal: ctx.signal,
       timeoutMs: 120_000,
       maxBytes: ctx.maxFileBytes,
       filesDir: ctx.filesDir,
-      follow: (next) => ctx.hosts.allows(next),
-      headers: (hop) => {
-        const token = ctx.tokens.find((candidate) => candidate.allows(hop));
-        return { 'user-agent': 'forgesync', accept: '*/*', ...(token ? { authorization: `token ${token.token}` } : {}) };
-      },
+      follow: source.follow,
+      headers: source.headers,
     });
   } catch (error) {
     if (ctx.signal.aborted) throw error;
     return fail(error instanceof EgressResponseTooLargeError ? `larger than the ${ctx.maxFileBytes}-byte cap: left as a link` : (error as Error).message);
   }
   if (!download.stored) {
-    if (download.status >= 300 && download.status < 400) return fail(`redirected off the project's hosts (${download.location ?? 'no location'}): left as a link`);
+    if (download.status >= 300 && download.status < 400) return fail(`redirected off the project's hosts (${download.location ? withoutQuery(download.location) : 'no location'}): left as a link`);
     return fail(`HTTP ${download.status}`);
   }
   const { sha256, size, contentType } = download;
@@ -134,6 +134,53 @@ async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome>
     steps.push(...(await batch.steps()), clearFailureStep(ctx.db, ctx.importId, 'attachment', row.url));
   }
   return { steps };
+}
+
+/** A redirect's target without its query: a signed storage URL's signature is a short-lived credential, not kept in failures. */
+function withoutQuery(location: string): string {
+  const at = location.search(/[?#]/);
+  return at === -1 ? location : location.slice(0, at);
+}
+
+/** Where a file's bytes are asked for, which redirects are followed, and the headers of each hop. */
+interface FileRequest {
+  url: URL;
+  follow: (next: URL) => boolean;
+  headers: (hop: URL) => Record<string, string>;
+}
+
+/** A token of the import's credentials that may go to `hop`, as an authorization header (none when no binding allows it). */
+function authorizationFor(ctx: ObjectWorkContext, hop: URL): Record<string, string> {
+  const token = ctx.tokens.find((candidate) => candidate.allows(hop));
+  return token ? { authorization: `token ${token.token}` } : {};
+}
+
+/** An attachment: its URL, redirects within the project's hosts, a token on every hop its credential is bound to. */
+function fileRequest(ctx: ObjectWorkContext, url: URL): FileRequest {
+  return {
+    url,
+    follow: (next) => ctx.hosts.allows(next),
+    headers: (hop) => ({ 'user-agent': 'forgesync', accept: '*/*', ...authorizationFor(ctx, hop) }),
+  };
+}
+
+/**
+ * A release asset, from the API's asset endpoint with `Accept:
+ * application/octet-stream`: it answers the bytes or a 302 to GitHub's
+ * storage (a signed URL). The token goes only to the endpoint's own origin
+ * (where its binding allows); the storage hop gets none, whatever the
+ * bindings say (a signed URL needs none, and S3 refuses a request that
+ * carries both).
+ */
+function releaseAssetRequest(ctx: ObjectWorkContext, endpoint: URL): FileRequest {
+  return {
+    url: endpoint,
+    follow: (next) => ctx.hosts.allowsReleaseAsset(next),
+    headers: (hop) =>
+      hop.origin === endpoint.origin
+        ? { 'user-agent': 'forgesync', accept: 'application/octet-stream', ...authorizationFor(ctx, hop) }
+        : { 'user-agent': 'forgesync', accept: '*/*' },
+  };
 }
 
 /** A profile, from the shared cache when fresh, else asked for (conditionally when cached: a 304 is free). */

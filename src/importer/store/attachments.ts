@@ -9,11 +9,16 @@ export interface FoundFile {
   kind: 'attachment' | 'release_asset';
   /** False: a link to another host, left as it is and reported. */
   allowed: boolean;
+  /** Where the bytes are asked for when not `url`: a release asset's API endpoint (its `url` stays the `browser_download_url`). */
+  fetchUrl?: string;
 }
 
 /**
  * The statement that records files found on a page, once per distinct URL
- * (a second mention changes nothing). Inputs: the files. Stores
+ * (a second mention changes nothing, except that a release asset's API
+ * endpoint is filled in or brought up to date on a row recorded without
+ * it or with another: a row from before migration 015, or an asset
+ * uploaded again under the same name). Inputs: the files. Stores
  * import_attachments rows: pending, or refused for other hosts.
  */
 export function addFilesStep(db: Kysely<Schema>, importId: number, run: number, files: readonly FoundFile[], now: number): Compilable | null {
@@ -32,9 +37,15 @@ export function addFilesStep(db: Kysely<Schema>, importId: number, run: number, 
         error: file.allowed ? null : 'not on the project\'s own hosts: left as a link',
         run,
         updated_at: now,
+        fetch_url: file.fetchUrl ?? null,
       })),
     )
-    .onConflict((oc) => oc.columns(['import_id', 'url_key']).doNothing());
+    .onConflict((oc) =>
+      oc
+        .columns(['import_id', 'url_key'])
+        .doUpdateSet({ fetch_url: (eb) => eb.ref('excluded.fetch_url') })
+        .where((eb) => eb.and([eb('excluded.fetch_url', 'is not', null), eb.or([eb('import_attachments.fetch_url', 'is', null), eb('import_attachments.fetch_url', '<>', eb.ref('excluded.fetch_url'))])])),
+    );
 }
 
 /** Files still to download (pending, or failed in an earlier try). */
@@ -49,6 +60,7 @@ export async function filesToDownload(db: Kysely<Schema>, importId: number): Pro
   return rows.map((row) => ({ key: row.url_key, url: row.url, kind: row.kind }));
 }
 
+/** The import_attachments row of `key` (the SHA-256 of its URL), if any. */
 export async function getFile(db: Kysely<Schema>, importId: number, key: string) {
   return db.selectFrom('import_attachments').selectAll().where('import_id', '=', importId).where('url_key', '=', key).executeTakeFirst();
 }

@@ -96,7 +96,7 @@ export async function getCursor(db: Kysely<Schema>, importId: number, collection
 
 export async function listCursors(db: Kysely<Schema>, importId: number, prefix = ''): Promise<Cursor[]> {
   let query = db.selectFrom('import_cursors').selectAll().where('import_id', '=', importId);
-  if (prefix) query = query.where('collection', 'like', `${prefix.replace(/[\\%_]/g, '\\$&')}%`);
+  if (prefix) query = query.where('collection', 'like', `${likePrefix(prefix)}%`);
   const rows = await query.orderBy('collection').execute();
   return rows.map((row) => toCursor(row as CursorRowOut));
 }
@@ -156,4 +156,59 @@ export function startCursor(collection: string, run: number, previous: Cursor | 
     pages: 0,
     items: 0,
   };
+}
+
+/** The columns a cursor starts a run with (see startCursor): the walk's state reset; the ETag, watermark and last id kept. */
+const freshWalk = (run: number, now: number) => ({ run, done: 0, next_url: null, walk_since: null, pages: 0, items: 0, updated_at: now });
+
+/**
+ * The statement by which a list plans walks that a later step takes, in the
+ * batch of the page that named them (the protected-branch list names each
+ * branch whose rules are fetched: `protection/<name>`). Inputs: the run and
+ * the walks' cursor names. Stores each cursor as this run's and not done
+ * (fresh, as startCursor makes it: an earlier run's ETag stays, so a sync
+ * asks conditionally); a cursor this run has already is left as it is (a
+ * page listed again after a crash keeps the walks' progress). Returns
+ * nothing. Why: the names must be durable once the list's cursor says done
+ * — a later step that kept them in memory finds none after a crash.
+ */
+export function planWalksStep(db: Kysely<Schema>, importId: number, run: number, collections: readonly string[], now: number): Compilable | null {
+  const unique = [...new Set(collections)];
+  if (unique.length === 0) return null;
+  return db
+    .insertInto('import_cursors')
+    .values(unique.map((collection) => ({ import_id: importId, collection, since: null, etag: null, last_id: null, ...freshWalk(run, now) })))
+    .onConflict((oc) => oc.columns(['import_id', 'collection']).doUpdateSet(freshWalk(run, now)).where('import_cursors.run', '<>', run));
+}
+
+/**
+ * The statement that plans again, for a list answered 304 (unchanged), the
+ * walks it planned when it last answered: the cursors under `prefix` of the
+ * run that wrote the list's cursor `list` become this run's, as
+ * planWalksStep makes them. Inputs: the run, the prefix, the list's cursor
+ * name. Runs before the batch writes the list's cursor (whose stored run it
+ * reads). Stores the cursors; returns nothing. Cursors of older runs (names
+ * gone from the list, left by a run that failed before dropping them) are
+ * not planned.
+ */
+export function planWalksAgainStep(db: Kysely<Schema>, importId: number, run: number, walks: { prefix: string; list: string }, now: number): Compilable {
+  const listedIn = db.selectFrom('import_cursors').select('run').where('import_id', '=', importId).where('collection', '=', walks.list);
+  return db
+    .updateTable('import_cursors')
+    .set(freshWalk(run, now))
+    .where('import_id', '=', importId)
+    .where('collection', 'like', `${likePrefix(walks.prefix)}%`)
+    .where('run', '<>', run)
+    .where('run', '=', listedIn);
+}
+
+/** The statement that deletes cursors `collections` (walks no longer planned). Inputs: their names. Returns nothing. */
+export function deleteCursorsStep(db: Kysely<Schema>, importId: number, collections: readonly string[]): Compilable | null {
+  if (collections.length === 0) return null;
+  return db.deleteFrom('import_cursors').where('import_id', '=', importId).where('collection', 'in', [...collections]);
+}
+
+/** `prefix` with LIKE's wildcards escaped. */
+function likePrefix(prefix: string): string {
+  return prefix.replace(/[\\%_]/g, '\\$&');
 }

@@ -1,4 +1,4 @@
-import { sql, type Compilable, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Compilable, type Kysely } from 'kysely';
 import type { Database } from '../../store/database.js';
 import { fenceGuard, prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
@@ -7,6 +7,7 @@ import { ImportNameTakenError, ImportNotFoundError, ImportStateError } from '../
 import type { RequestCounts } from '../github/client.js';
 import type { RateBudget } from '../github/pacer.js';
 import { STAGES, type Stage } from '../types.js';
+import { ImportProgress, type ProgressSum } from './progress.js';
 
 export type { ImportMode, ImportState };
 
@@ -40,6 +41,10 @@ export interface ImportRecord {
   fence: bigint | null;
   /** Runs begun (claimed) since one last ended or an operator asked for the import again; the claim of the run in progress counts. */
   unfinishedRuns: number;
+  /** When the scheduler resumes this import, failed for a transient cause; null: it waits for an operator (or its next sync). */
+  retryAt: number | null;
+  /** Runs in a row that failed for a transient cause (the pause before the next retry grows with them). */
+  transientFailures: number;
 }
 
 export interface NewImport {
@@ -54,8 +59,10 @@ export interface NewImport {
 
 type ImportRow = Schema['imports'] extends infer T ? { [K in keyof T]: unknown } : never;
 
-function toRecord(row: ImportRow): ImportRecord {
+/** The record of `row`, with what its progress rows add (see progress.ts): counters, the latest write, the latest rate budgets. */
+function toRecord(row: ImportRow, progress: ProgressSum | undefined): ImportRecord {
   const n = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  const added = progress?.counts;
   return {
     id: Number(row.id),
     name: String(row.name),
@@ -75,29 +82,25 @@ function toRecord(row: ImportRow): ImportRecord {
     createdAt: Number(row.created_at),
     startedAt: n(row.started_at),
     finishedAt: n(row.finished_at),
-    progressAt: n(row.progress_at),
+    progressAt: progress && progress.at > Number(row.progress_at ?? 0) ? progress.at : n(row.progress_at),
     lastSyncedAt: n(row.last_synced_at),
     failure: (row.failure as string | null) ?? null,
     repositorySource: (row.repository_source as string | null) ?? null,
     wikiSource: (row.wiki_source as string | null) ?? null,
     requests: {
-      total: Number(row.requests_total),
-      counted: Number(row.requests_counted),
-      notModified: Number(row.requests_not_modified),
-      retried: Number(row.requests_retried),
-      rateLimitWaits: Number(row.rate_limit_waits),
-      rateLimitWaitMs: Number(row.rate_limit_wait_ms),
+      total: Number(row.requests_total) + (added?.total ?? 0),
+      counted: Number(row.requests_counted) + (added?.counted ?? 0),
+      notModified: Number(row.requests_not_modified) + (added?.notModified ?? 0),
+      retried: Number(row.requests_retried) + (added?.retried ?? 0),
+      rateLimitWaits: Number(row.rate_limit_waits) + (added?.rateLimitWaits ?? 0),
+      rateLimitWaitMs: Number(row.rate_limit_wait_ms) + (added?.rateLimitWaitMs ?? 0),
     },
-    rate: JSON.parse(String(row.rate)) as RateBudget[],
+    rate: progress?.rate ?? (JSON.parse(String(row.rate)) as RateBudget[]),
     fence: row.fence === null || row.fence === undefined ? null : BigInt(String(row.fence)),
     unfinishedRuns: Number(row.unfinished_runs ?? 0),
+    retryAt: n(row.retry_at),
+    transientFailures: Number(row.transient_failures ?? 0),
   };
-}
-
-/** What a coordinator's guarded write adds to the row besides taking the fence: request counters, the rate budgets. */
-export interface Progress {
-  counts: RequestCounts;
-  rate: RateBudget[];
 }
 
 /**
@@ -106,53 +109,85 @@ export interface Progress {
  * it and the run is the one the coordinator runs (see {@link guardStep}).
  * Requests from the CLI or the API (sync, resume, cancel) are plain writes
  * the coordinator sees on its next guarded write.
+ *
+ * No batch updates the row merely to pass its guard: the pages and jobs of
+ * an import write side by side. A guard compares, holding the row in share
+ * mode until its transaction ends (PostgreSQL's FOR SHARE; SQLite runs one
+ * write transaction at a time anyway): any number of batches hold it
+ * together, while a write that changes what guards compare (a newer holder
+ * taking the fence, a cancel, a new run) waits for the batches in flight and
+ * every later batch sees it. So a stale holder's batch either commits before
+ * the newer holder's fence is stored or is refused: fencing stays exact.
+ * What batches add to the import's progress goes to rows of their own
+ * (progress.ts), which readers add to the row's.
  */
 export class ImportRepository {
   readonly #db: Kysely<Schema>;
+  readonly #progress: ImportProgress;
+  /** The steps of this repository that update the import's row (see {@link updatesImportRow}). */
+  readonly #rowUpdates = new WeakSet<Compilable>();
 
   /**
-   * The guards every page and every job writes behind, compiled once (see
-   * PreparedQuery). Inputs: now, the request counters to add, the rate
-   * budgets (coordinator only), the fence (coordinator only), the import id
-   * and run. Stores progress, counters and the fence. Returns the id when
-   * the import runs that run (and, for the coordinator, its fence is not above).
+   * The guards pages and jobs write behind, compiled once (see
+   * PreparedQuery). Inputs: the import id, the run, and (the coordinator's
+   * guard) its fence. They store nothing and hold the row in share
+   * mode; they return the id when the import runs that run (and the stored
+   * fence is not above the coordinator's).
    */
-  readonly #guard: PreparedQuery<[now: number, ...counts: number[], rate: string, fence: bigint, id: number, run: number], { id: number }>;
-  readonly #jobGuard: PreparedQuery<[now: number, ...counts: number[], id: number, run: number], { id: number }>;
+  readonly #guard: PreparedQuery<[id: number, run: number, fence: bigint], { id: number }>;
+  readonly #jobGuard: PreparedQuery<[id: number, run: number], { id: number }>;
+  /**
+   * The guard that takes the fence (a coordinator's first batch, one after
+   * its fence was raised, one that changes the row). Inputs: fence, now, id,
+   * run. Stores the fence. Returns the id when it applied.
+   */
+  readonly #takeFence: PreparedQuery<[fence: bigint, now: number, id: number, run: number], { id: number }>;
 
   constructor(database: Pick<Database, 'db'>) {
     const db = (this.#db = database.db);
-    const counters = (arg: (index: number) => unknown) => ({
-      requests_total: sql<number>`requests_total + ${arg(1)}`,
-      requests_counted: sql<number>`requests_counted + ${arg(2)}`,
-      requests_not_modified: sql<number>`requests_not_modified + ${arg(3)}`,
-      requests_retried: sql<number>`requests_retried + ${arg(4)}`,
-      rate_limit_waits: sql<number>`rate_limit_waits + ${arg(5)}`,
-      rate_limit_wait_ms: sql<number>`rate_limit_wait_ms + ${arg(6)}`,
-    });
+    this.#progress = new ImportProgress(db);
+    // SQLite has no row locks (and no FOR SHARE): its write transactions run one at a time.
+    const shared = db.getExecutor().adapter instanceof PostgresAdapter;
     this.#guard = prepared(db, (arg) =>
       db
-        .updateTable('imports')
-        .set({ fence: arg(8) as bigint, progress_at: arg(0) as number, updated_at: arg(0) as number, rate: arg(7) as string, ...counters(arg as (index: number) => unknown) })
-        .where('id', '=', arg(9) as number)
-        .where('run', '=', arg(10) as number)
+        .selectFrom('imports')
+        .select('id')
+        .where('id', '=', arg(0))
+        .where('run', '=', arg(1))
         .where('state', '=', 'started')
-        .where(sql<boolean>`(fence is null or fence <= ${arg(8)})`)
-        .returning('id'),
+        .where(sql<boolean>`(fence is null or fence <= ${arg(2)})`)
+        .$if(shared, (query) => query.forShare()),
     );
     this.#jobGuard = prepared(db, (arg) =>
       db
-        .updateTable('imports')
-        .set({ progress_at: arg(0) as number, updated_at: arg(0) as number, ...counters(arg as (index: number) => unknown) })
-        .where('id', '=', arg(7) as number)
-        .where('run', '=', arg(8) as number)
+        .selectFrom('imports')
+        .select('id')
+        .where('id', '=', arg(0))
+        .where('run', '=', arg(1))
         .where('state', '=', 'started')
+        .$if(shared, (query) => query.forShare()),
+    );
+    this.#takeFence = prepared(db, (arg) =>
+      db
+        .updateTable('imports')
+        .set({ fence: arg(0) as bigint, updated_at: arg(1) as number })
+        .where('id', '=', arg(2) as number)
+        .where('run', '=', arg(3) as number)
+        .where('state', '=', 'started')
+        .where(sql<boolean>`(fence is null or fence <= ${arg(0)})`)
         .returning('id'),
     );
   }
 
   #select() {
     return this.#db.selectFrom('imports').selectAll().select(sql<string | null>`cast(fence as text)`.as('fence'));
+  }
+
+  /** The records of `rows`, with what their progress rows add. */
+  async #records(rows: readonly unknown[]): Promise<ImportRecord[]> {
+    const typed = rows as ImportRow[];
+    const sums = await this.#progress.sums(typed.map((row) => Number(row.id)));
+    return typed.map((row) => toRecord(row, sums.get(Number(row.id))));
   }
 
   /** @throws ImportNameTakenError when another project has the name. */
@@ -190,7 +225,7 @@ export class ImportRepository {
 
   async find(name: string): Promise<ImportRecord | undefined> {
     const row = await this.#select().where(sql<boolean>`lower(name) = lower(${name})`).executeTakeFirst();
-    return row ? toRecord(row as ImportRow) : undefined;
+    return row ? (await this.#records([row]))[0] : undefined;
   }
 
   /** @throws ImportNotFoundError */
@@ -202,30 +237,31 @@ export class ImportRepository {
 
   async getById(id: number): Promise<ImportRecord | undefined> {
     const row = await this.#select().where('id', '=', id).executeTakeFirst();
-    return row ? toRecord(row as ImportRow) : undefined;
+    return row ? (await this.#records([row]))[0] : undefined;
   }
 
   async list(): Promise<ImportRecord[]> {
-    const rows = await this.#select().orderBy('name').execute();
-    return rows.map((row) => toRecord(row as ImportRow));
+    return this.#records(await this.#select().orderBy('name').execute());
   }
 
   /**
    * Imports the scheduler looks at: started and pending ones (a coordinator
-   * may have died, a nudge may have been lost), and those due a sync:
-   * synced ones, and syncs that failed (the schedule goes on; a failed
-   * first import waits for `import resume`).
+   * may have died, a nudge may have been lost), failed ones due a retry
+   * (the failure was transient), and those due a sync: synced ones, and
+   * syncs that failed (the schedule goes on; a first import failed for a
+   * permanent cause waits for `import resume`).
    */
   async dueOrRunning(now: number): Promise<ImportRecord[]> {
     const rows = await this.#select()
       .where((eb) =>
         eb.or([
           eb('state', 'in', ['started', 'pending']),
+          eb.and([eb('state', '=', 'failed'), eb('retry_at', '<=', now)]),
           eb.and([eb('next_sync_at', '<=', now), eb.or([eb('state', '=', 'synced'), eb.and([eb('state', '=', 'failed'), eb('mode', '=', 'sync')])])]),
         ]),
       )
       .execute();
-    return rows.map((row) => toRecord(row as ImportRow));
+    return this.#records(rows);
   }
 
   /**
@@ -250,6 +286,8 @@ export class ImportRepository {
           finished_at: null,
           progress_at: now,
           unfinished_runs: 0,
+          retry_at: null,
+          transient_failures: 0,
           updated_at: now,
         })
         .where('id', '=', current.id)
@@ -271,7 +309,8 @@ export class ImportRepository {
    * Makes a failed or cancelled import pending again, at the stage and
    * cursors where it stopped. An operator's resume also starts the count of
    * runs that did not finish afresh (a started import killed again and
-   * again is not parked while someone keeps resuming it).
+   * again is not parked while someone keeps resuming it), and that of runs
+   * failed for a transient cause.
    * @throws ImportStateError for a synced import (sync it instead).
    */
   async resume(name: string, now = Date.now()): Promise<ImportRecord> {
@@ -280,7 +319,7 @@ export class ImportRepository {
     if (current.state === 'failed' || current.state === 'cancelled') {
       await this.#db
         .updateTable('imports')
-        .set({ state: 'pending', failure: null, finished_at: null, progress_at: now, unfinished_runs: 0, updated_at: now })
+        .set({ state: 'pending', failure: null, finished_at: null, progress_at: now, unfinished_runs: 0, retry_at: null, transient_failures: 0, updated_at: now })
         .where('id', '=', current.id)
         .where('state', '=', current.state)
         .execute();
@@ -295,39 +334,75 @@ export class ImportRepository {
     const current = await this.get(name);
     await this.#db
       .updateTable('imports')
-      .set({ state: 'cancelled', finished_at: now, next_sync_at: null, updated_at: now })
+      .set({ state: 'cancelled', finished_at: now, next_sync_at: null, retry_at: null, updated_at: now })
       .where('id', '=', current.id)
       .execute();
     return this.get(name);
   }
 
   /**
-   * The guard of every coordinator write, the first step of its batch:
-   * applies only while the import runs run `run` and the row's fence is not
-   * above `fence`; takes the fence, notes progress, adds request counters.
+   * The guard of a coordinator's batch, its first step: applies only while
+   * the import runs run `run` and the row's fence is not above `fence`.
+   * `hold`: `share` compares (the row already has this fence), holding the
+   * row in share mode with every other batch in flight; `take` also stores
+   * the fence, holding the row alone until the batch commits: a holder's
+   * first batch, its first after its fence was raised, and any batch that
+   * updates the import's row itself (taking the row first, rather than
+   * upgrading a share lock two batches could both hold, which deadlocks).
    * Returns the id when it applied (no row: refused, and the batch must roll back).
    */
-  guardStep(id: number, run: number, fence: bigint, now: number, progress: Required<Progress>): Compilable {
-    return this.#guard.bind(now, ...countValues(progress.counts), JSON.stringify(progress.rate), fence, id, run);
+  guardStep(id: number, run: number, fence: bigint, hold: 'share' | 'take', now = Date.now()): Compilable {
+    return hold === 'take' ? this.#takeFence.bind(fence, now, id, run) : this.#guard.bind(id, run, fence);
   }
 
   /**
    * The guard of a per-object job's write: the import must still be running
    * run `run` (a cancel or a new run stops it); the job's own lease fence is
-   * checked on its import_jobs row. Adds the job's request counters.
+   * checked on its import_jobs row. Holds the row in share mode, like a
+   * coordinator's batch: jobs never wait for each other here.
    */
-  jobGuardStep(id: number, run: number, now: number, counts: RequestCounts): Compilable {
-    return this.#jobGuard.bind(now, ...countValues(counts), id, run);
+  jobGuardStep(id: number, run: number): Compilable {
+    return this.#jobGuard.bind(id, run);
+  }
+
+  /**
+   * The progress a batch records, a step after its guards: the requests
+   * made since the last batch (`counts`), now, and the coordinator's rate
+   * budgets (null from a job). An appended row of its own (see progress.ts).
+   */
+  progressStep(id: number, now: number, counts: RequestCounts, rate: RateBudget[] | null): Compilable {
+    return this.#progress.step(id, now, counts, rate);
+  }
+
+  /** Folds the import's progress rows into one (the coordinator, now and then: reads stay cheap). */
+  compactProgress(id: number): Promise<void> {
+    return this.#progress.compact(id);
+  }
+
+  /** Whether `step` is one of this repository's steps that update the import's row (its batch then takes the row: see guardStep). */
+  updatesImportRow(step: Compilable): boolean {
+    return this.#rowUpdates.has(step);
+  }
+
+  /** Remembers `step` as one that updates the import's row. */
+  #updatesRow<T extends Compilable>(step: T): T {
+    this.#rowUpdates.add(step);
+    return step;
   }
 
   /**
    * Takes the import for a coordinator holding its lease (fence `fence`):
    * a pending import becomes started, and the run begun is counted in
-   * `unfinishedRuns` until it ends. Returns the row as taken, or null when
+   * `unfinishedRuns` until it ends. Runs that died count only while nothing
+   * was committed since the last claim: an import that went on between
+   * crashes (a worker killed, another paused past its lease, in distributed
+   * mode) is not a crash loop, so the count starts again at this run.
+   * Returns the row as taken, or null when
    * there is nothing to run (synced, failed, cancelled) or a newer fence wrote it.
    */
   async claim(id: number, fence: bigint, now = Date.now()): Promise<ImportRecord | null> {
-    // Inputs: id, fence, now. Stores state started, the fence, the start time of the run's first claim, one more run begun.
+    // Inputs: id, fence, now. Stores state started, the fence, the start time of the run's first claim, one more run begun
+    // (or this run alone when a batch committed since the last claim: a progress row newer than the progress_at that claim set).
     const rows = await this.#db
       .updateTable('imports')
       .set({
@@ -335,7 +410,7 @@ export class ImportRepository {
         fence,
         started_at: sql<number>`case when state = 'pending' then cast(${now} as bigint) else coalesce(started_at, cast(${now} as bigint)) end`,
         progress_at: now,
-        unfinished_runs: sql<number>`unfinished_runs + 1`,
+        unfinished_runs: sql<number>`case when exists (select 1 from import_progress where import_progress.import_id = imports.id and import_progress.at > imports.progress_at) then 1 else unfinished_runs + 1 end`,
         updated_at: now,
       })
       .where('id', '=', id)
@@ -353,12 +428,12 @@ export class ImportRepository {
 
   /** Moves a running import to `stage` (a step after the guard). */
   setStageStep(id: number, stage: Stage, now: number): Compilable {
-    return this.#db.updateTable('imports').set({ stage, progress_at: now, updated_at: now }).where('id', '=', id);
+    return this.#updatesRow(this.#db.updateTable('imports').set({ stage, progress_at: now, updated_at: now }).where('id', '=', id));
   }
 
   /** Records the git sources the import keeps (fenced, after the guard). */
   setSourcesStep(id: number, repositorySource: string | null, wikiSource: string | null): Compilable {
-    return this.#db.updateTable('imports').set({ repository_source: repositorySource, wiki_source: wikiSource }).where('id', '=', id).returning('id');
+    return this.#updatesRow(this.#db.updateTable('imports').set({ repository_source: repositorySource, wiki_source: wikiSource }).where('id', '=', id).returning('id'));
   }
 
   /**
@@ -367,33 +442,49 @@ export class ImportRepository {
    * the run, straight into a new sync run (a step after the guard).
    */
   finishStep(id: number, targetSeq: number, now: number): Compilable {
-    return this.#db
-      .updateTable('imports')
-      .set({
-        state: sql<ImportState>`case when requested_seq > ${targetSeq} then 'started' else 'synced' end`,
-        mode: sql<ImportMode>`case when requested_seq > ${targetSeq} then 'sync' else mode end`,
-        stage: sql<string>`case when requested_seq > ${targetSeq} then cast(${STAGES[0]} as text) else 'finish' end`,
-        run: sql<number>`case when requested_seq > ${targetSeq} then run + 1 else run end`,
-        completed_seq: targetSeq,
-        finished_at: sql<number | null>`case when requested_seq > ${targetSeq} then null else cast(${now} as bigint) end`,
-        last_synced_at: now,
-        next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`,
-        unfinished_runs: 0,
-        updated_at: now,
-      })
-      .where('id', '=', id);
+    return this.#updatesRow(
+      this.#db
+        .updateTable('imports')
+        .set({
+          state: sql<ImportState>`case when requested_seq > ${targetSeq} then 'started' else 'synced' end`,
+          mode: sql<ImportMode>`case when requested_seq > ${targetSeq} then 'sync' else mode end`,
+          stage: sql<string>`case when requested_seq > ${targetSeq} then cast(${STAGES[0]} as text) else 'finish' end`,
+          run: sql<number>`case when requested_seq > ${targetSeq} then run + 1 else run end`,
+          completed_seq: targetSeq,
+          finished_at: sql<number | null>`case when requested_seq > ${targetSeq} then null else cast(${now} as bigint) end`,
+          last_synced_at: now,
+          next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`,
+          unfinished_runs: 0,
+          retry_at: null,
+          transient_failures: 0,
+          updated_at: now,
+        })
+        .where('id', '=', id),
+    );
   }
 
-  /** Marks the run failed with `reason` (fenced); the stage and cursors stay for a resume. */
-  async fail(id: number, run: number, fence: bigint, reason: string, now = Date.now()): Promise<boolean> {
+  /**
+   * Marks the run failed with `reason` (fenced); the stage and cursors stay
+   * for a resume. `retry`: `on-interval` puts it back on its sync schedule
+   * (a failure that the next sync may not meet); `never` takes it off
+   * (a crash-looping import, parked until someone resumes it: the
+   * scheduler would only start it to die again); `{ at }` (a transient
+   * failure) also has the scheduler resume it where it stopped at `at`,
+   * counting it among the transient failures in a row. Returns whether it applied.
+   */
+  async fail(id: number, run: number, fence: bigint, failure: { reason: string; retry: 'on-interval' | 'never' | { at: number } }, now = Date.now()): Promise<boolean> {
+    const transient = typeof failure.retry === 'object' ? failure.retry : null;
+    // Inputs: the run and fence failing, the reason, when to retry. Stores the failure and the schedule; returns the id when it applied.
     const rows = await this.#db
       .updateTable('imports')
       .set({
         state: 'failed',
-        failure: reason.slice(0, 2000),
+        failure: failure.reason.slice(0, 2000),
         finished_at: now,
-        next_sync_at: sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`,
+        next_sync_at: failure.retry === 'never' ? null : sql<number | null>`case when interval_ms is null then null else cast(${now} as bigint) + interval_ms end`,
         unfinished_runs: 0,
+        retry_at: transient?.at ?? null,
+        transient_failures: transient ? sql<number>`transient_failures + 1` : 0,
         updated_at: now,
       })
       .where('id', '=', id)
@@ -406,18 +497,19 @@ export class ImportRepository {
   }
 
   /**
-   * Parks a crash-looping import (fenced): failed with `reason`, off the
-   * sync schedule (the scheduler would start it again), the stage and
-   * cursors kept for a resume. Returns whether it applied.
+   * The scheduler's resume of an import failed for a transient cause whose
+   * retry time has come: pending again where it stopped, like `resume`,
+   * but keeping the count of transient failures in a row (the next pause
+   * grows). Returns whether it applied (not when someone acted meanwhile).
    */
-  async park(id: number, run: number, fence: bigint, reason: string, now = Date.now()): Promise<boolean> {
+  async retry(id: number, now = Date.now()): Promise<boolean> {
+    // Inputs: the import id, now. Stores a pending run unless it is no longer failed with its retry due.
     const rows = await this.#db
       .updateTable('imports')
-      .set({ state: 'failed', failure: reason.slice(0, 2000), finished_at: now, next_sync_at: null, updated_at: now })
+      .set({ state: 'pending', failure: null, finished_at: null, progress_at: now, unfinished_runs: 0, retry_at: null, updated_at: now })
       .where('id', '=', id)
-      .where('run', '=', run)
-      .where('state', '=', 'started')
-      .where(fenceGuard(fence))
+      .where('state', '=', 'failed')
+      .where('retry_at', '<=', now)
       .returning('id')
       .execute();
     return rows.length > 0;
@@ -434,9 +526,4 @@ export class ImportRepository {
       .where(fenceGuard(fence))
       .execute();
   }
-}
-
-/** The counters in the order the guards add them. */
-function countValues(counts: RequestCounts): number[] {
-  return [counts.total, counts.counted, counts.notModified, counts.retried, counts.rateLimitWaits, counts.rateLimitWaitMs];
 }

@@ -10,6 +10,7 @@ import * as sql from './mysql/sql.js';
 import { copyHolder, fromFence, isExpiredHolder, isLiveHolder, type AcquireRow, type Attempt } from './mysql/rows.js';
 import { ensureTable } from './mysql/table.js';
 import { parseMysqlUrl } from './mysql/url.js';
+import type { LeaseStoreOptions } from '../open.js';
 
 /*
  * The exclusion is GET_LOCK, which belongs to one server session: a session
@@ -72,7 +73,7 @@ interface Request {
  *   the table cannot be created; the URL in the message has its password redacted.
  * @throws UnsupportedLeaseUrlError for another scheme or a URL without database.
  */
-export async function createMysqlStore(url: string): Promise<LeaseStore> {
+export async function createMysqlStore(url: string, options: LeaseStoreOptions = {}): Promise<LeaseStore> {
   let pinned: PinnedSessions | undefined;
   const sessions = new Sessions(
     {
@@ -86,6 +87,7 @@ export async function createMysqlStore(url: string): Promise<LeaseStore> {
       keepAliveInitialDelay: 10_000,
     },
     (session, reason) => pinned?.gone(session, reason),
+    sql.sessionSetup(options.session),
   );
   pinned = new PinnedSessions(sessions);
   try {

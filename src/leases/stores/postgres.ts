@@ -3,6 +3,8 @@ import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../error
 import { holderFromRow, type HolderColumns } from './holder-row.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
+import { postgresUrlWithLimits } from '../../util/database-sessions.js';
+import type { LeaseStoreOptions } from '../open.js';
 
 /*
  * Leases live in one table and every operation is a single self-contained
@@ -149,14 +151,14 @@ function likePrefix(prefix: string): string {
  *   cannot be created; the URL in the message has its password redacted.
  * @throws UnsupportedLeaseUrlError for another scheme.
  */
-export async function createPostgresStore(url: string): Promise<LeaseStore> {
+export async function createPostgresStore(url: string, options: LeaseStoreOptions = {}): Promise<LeaseStore> {
   if (!/^postgres(ql)?:\/\//i.test(url)) {
     throw new UnsupportedLeaseUrlError(`not a PostgreSQL URL: ${redactUrl(url)}`);
   }
   let pool: pg.Pool | undefined;
   try {
     pool = new pg.Pool({
-      connectionString: url,
+      connectionString: options.session ? postgresUrlWithLimits(url, options.session) : url,
       max: 10,
       idleTimeoutMillis: 10_000,
       connectionTimeoutMillis: 5_000,
@@ -166,6 +168,10 @@ export async function createPostgresStore(url: string): Promise<LeaseStore> {
     // An idle client dying (server restart, network drop) must not crash the
     // process; the next query simply opens a new connection.
     pool.on('error', () => {});
+    // Nor one checked out: the server ending its session (a restart, pg_terminate_backend, an
+    // idle-in-transaction timeout) fails the query running on it, and then node-postgres emits
+    // 'error' on the client, which the pool listens to only while the client is idle.
+    pool.on('connect', (client) => client.on('error', () => {}));
     await ensureTable(pool);
   } catch (cause) {
     await pool?.end().catch(() => {});

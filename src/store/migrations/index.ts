@@ -13,6 +13,9 @@ import { shardEndpoints } from './010_shard_endpoints.js';
 import { registryVerifyIndex } from './011_registry_verify_index.js';
 import { feedSecrets } from './012_feed_secrets.js';
 import { importUnfinishedRuns } from './013_import_unfinished_runs.js';
+import { importRetryAt } from './014_import_retry_at.js';
+import { importAttachmentFetchUrl } from './015_import_attachment_fetch_url.js';
+import { importProgress } from './016_import_progress.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -34,6 +37,9 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '011_registry_verify_index': registryVerifyIndex(),
     '012_feed_secrets': feedSecrets(),
     '013_import_unfinished_runs': importUnfinishedRuns(),
+    '014_import_retry_at': importRetryAt(dialect),
+    '015_import_attachment_fetch_url': importAttachmentFetchUrl(),
+    '016_import_progress': importProgress(dialect),
   };
 }
 

@@ -8,6 +8,8 @@ const MAX_SESSIONS = 1_000;
 /** Idle sessions kept however long they idle; more are closed after IDLE_TIMEOUT_MS. */
 const MAX_IDLE = 8;
 const IDLE_TIMEOUT_MS = 30_000;
+/** Bound on a new session's setup statement. */
+const SETUP_TIMEOUT_MS = 10_000;
 /** How often the watchdog looks for statements past their time limit. */
 const WATCHDOG_MS = 250;
 
@@ -96,10 +98,15 @@ export class Sessions {
   #closed = false;
   #lastTrim = Date.now();
 
-  /** `onGone` is told about every session that ends or is dropped, once. */
+  /**
+   * `onGone` is told about every session that ends or is dropped, once;
+   * `setup`, if any, runs on every new session before it is used (its
+   * limits: see sql.ts sessionSetup).
+   */
   constructor(
     options: ConnectionOptions,
     private readonly onGone: (session: Session, reason: Error) => void = () => {},
+    private readonly setup?: string,
   ) {
     this.#options = options;
     this.#timer = setInterval(() => this.#watch(), WATCHDOG_MS);
@@ -145,6 +152,14 @@ export class Sessions {
       throw new Error('the lease store is closed');
     }
     this.#all.set(session.threadId, session);
+    if (this.setup) {
+      try {
+        await session.run(this.setup, [], SETUP_TIMEOUT_MS);
+      } catch (err) {
+        this.destroy(session);
+        throw err;
+      }
+    }
     return session;
   }
 

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { LeaseHolder } from '../../types.js';
 import { holderFromRow, type HolderColumns } from '../holder-row.js';
+import type { SessionLimits } from '../../../util/database-sessions.js';
+import { MAX_TTL_MS } from '../../validate.js';
 
 /*
  * SQL of the MySQL/MariaDB lease store. The exclusion is GET_LOCK on a
@@ -8,7 +10,8 @@ import { holderFromRow, type HolderColumns } from '../holder-row.js';
  * the ttl, the fence and the owner. Times are UTC_TIMESTAMP(3) (server clock,
  * independent of the session time_zone) stored in DATETIME(3) and read back
  * with mysql2's `timezone: 'Z'`. Values are always `?` placeholders, never
- * concatenated.
+ * concatenated (but for sessionSetup's numbers, computed from settings, one
+ * of which sits in a MariaDB-only comment where no placeholder is read).
  *
  * The table is ENGINE=MEMORY: its rows are exactly as durable as the
  * GET_LOCKs they describe. A server restart ends every session, and so frees
@@ -48,6 +51,37 @@ export const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (
 
 /** A MEMORY table's size cap is the session's max_heap_table_size when it is created or rebuilt. */
 export const SET_TABLE_CAP = `SET SESSION max_heap_table_size = ${MAX_TABLE_BYTES}`;
+
+/**
+ * Run once on every new session: its limits (see SessionLimits). Lock waits
+ * end after the lock timeout, rounded up to seconds (`lock_wait_timeout`:
+ * table and metadata locks, which is what the MEMORY table takes;
+ * `innodb_lock_wait_timeout`: row locks, should the table have stayed
+ * InnoDB); statements after the statement timeout on MariaDB
+ * (`max_statement_time`, in an executable comment MySQL skips: MySQL's
+ * `max_execution_time` limits SELECTs only, and the client's own limit,
+ * QUERY_TIMEOUT_MS, bounds every statement anyway). A limit of 0 leaves the
+ * server's. Statements here never hold a transaction open (each is one
+ * autocommitted statement), so there is no idle transaction to end.
+ *
+ * `wait_timeout`, the server's limit on an idle session, is set *above* the
+ * longest lease ttl, never below: a held lease's pinned session (its
+ * GET_LOCK) is idle between heartbeats (a third of the ttl; for a caller
+ * renewing by hand, up to the whole ttl), and the server ending it would
+ * end a lease that is still valid. (The server's default, 8 h, would end a
+ * 24 h lease renewed every 8 h.) A holder that hangs with its session open
+ * does not need it: its lease is taken over when its ttl runs out (a
+ * contender KILLs the session, see mysql.ts); one that dies closes it.
+ */
+export function sessionSetup(limits: SessionLimits | undefined): string {
+  const settings = [`wait_timeout = ${Math.ceil(MAX_TTL_MS / 1000) + 3_600}`];
+  if (limits?.lockTimeoutMs) {
+    const seconds = Math.max(1, Math.ceil(limits.lockTimeoutMs / 1000));
+    settings.push(`lock_wait_timeout = ${seconds}`, `innodb_lock_wait_timeout = ${seconds}`);
+  }
+  const statement = limits?.statementTimeoutMs ? ` /*M!100108 , max_statement_time = ${(limits.statementTimeoutMs / 1000).toFixed(3)} */` : '';
+  return `SET SESSION ${settings.join(', ')}${statement}`;
+}
 
 /** Engine and size cap of the table; no row when the table is missing. */
 export const TABLE_STATUS = `SELECT ENGINE AS engine, MAX_DATA_LENGTH AS max_bytes FROM information_schema.TABLES
