@@ -57,7 +57,8 @@ export class TokenBudget {
   /** Marks the budget spent (a primary-limit 403/429), until `resetAt` if known (at most MAX_LIMIT_WAIT_MS away). */
   exhausted(resetAt: number | undefined, now = Date.now()): void {
     this.remaining = 0;
-    if (resetAt !== undefined && !Number.isNaN(resetAt)) this.resetAt = Math.min(Math.max(0, resetAt), now + MAX_LIMIT_WAIT_MS);
+    // Whole milliseconds: a fraction would let the waits computed from it pass their bound by that fraction.
+    if (resetAt !== undefined && !Number.isNaN(resetAt)) this.resetAt = Math.ceil(Math.min(Math.max(0, resetAt), now + MAX_LIMIT_WAIT_MS));
   }
 
   /** Requests this token can still send in the current window (unknown budgets count as plenty). */
@@ -85,7 +86,8 @@ export class TokenBudget {
     const available = this.available(now);
     if (this.limit !== undefined && this.resetAt !== undefined && available <= this.limit * RESERVE_SHARE && available > 0) {
       const spacing = Math.max(0, this.resetAt + RESET_SLACK_MS - now) / (available + 1);
-      this.nextAt = Math.max(now, this.nextAt) + spacing;
+      // Never past the reset: the window's budget is back by then, whatever was spaced before it.
+      this.nextAt = Math.min(Math.max(now, this.nextAt) + spacing, this.resetAt + RESET_SLACK_MS);
     }
   }
 
@@ -96,7 +98,7 @@ export class TokenBudget {
 
   /** Holds every request of this token until `until` (a secondary limit's retry-after), at most MAX_LIMIT_WAIT_MS away. */
   pauseUntil(until: number, now = Date.now()): void {
-    if (!Number.isNaN(until)) this.nextAt = Math.max(this.nextAt, Math.min(until, now + MAX_LIMIT_WAIT_MS));
+    if (!Number.isNaN(until)) this.nextAt = Math.max(this.nextAt, Math.ceil(Math.min(until, now + MAX_LIMIT_WAIT_MS)));
   }
 
   snapshot(): RateBudget {
