@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresCursor, type 
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
 import { SqliteReader } from './sqlite-reader.js';
-import { postgresUrlWithLimits, type PoolLimits, type SessionLimits } from '../util/database-sessions.js';
+import { postgresUrlWithLimits, surviveLostConnections, type PoolLimits, type SessionLimits } from '../util/database-sessions.js';
 import { preparedStatementName } from './statement-names.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { DatabaseUnavailableError, InvalidDatabaseOptionError, UnsupportedDatabaseUrlError } from './errors.js';
@@ -200,13 +200,7 @@ export async function connectPostgres(url: string, schema: string | undefined, l
         oid === INT8_OID && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client dying (server restart, network drop) must not crash the
-  // process; the next query opens a new connection.
-  pool.on('error', () => {});
-  // Nor one checked out: the server ending its session (a restart, pg_terminate_backend, an
-  // idle-in-transaction timeout) fails the query running on it, and then node-postgres emits
-  // 'error' on the client, which the pool listens to only while the client is idle.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  surviveLostConnections(pool);
   // The texts of prepared queries go as named statements (parsed once per connection, see
   // statement-names.ts); anything else as Kysely sends it.
   const named: PostgresPool = {
@@ -237,7 +231,7 @@ export async function connectPostgres(url: string, schema: string | undefined, l
     migrationSchema,
     exclusive: async (fn) => {
       const migrationPool = new pg.Pool({ connectionString: migrationConnectionString, max: 1, connectionTimeoutMillis: MIGRATION_LOCK_WAIT_MS, allowExitOnIdle: true });
-      migrationPool.on('error', () => {});
+      surviveLostConnections(migrationPool);
       const migrationDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: migrationPool }) });
       try {
         return await fn(migrationDb);

@@ -12,8 +12,18 @@ export type ImportState = 'pending' | 'started' | 'synced' | 'failed' | 'cancell
 /** A full import, or an incremental sync of one that finished once. */
 export type ImportMode = 'full' | 'sync';
 
+/** The request counters an import keeps (its row: those from before progress rows; each progress row: what one batch added). */
+export interface RequestCounterColumns {
+  requests_total: Count;
+  requests_counted: Count;
+  requests_not_modified: Count;
+  requests_retried: Count;
+  rate_limit_waits: Count;
+  rate_limit_wait_ms: Count;
+}
+
 /** The `imports` table (see migration 006). */
-export interface ImportsTable {
+export interface ImportsTable extends RequestCounterColumns {
   id: Generated<number>;
   name: string;
   owner: string;
@@ -38,12 +48,6 @@ export interface ImportsTable {
   failure: string | null;
   repository_source: string | null;
   wiki_source: string | null;
-  requests_total: Count;
-  requests_counted: Count;
-  requests_not_modified: Count;
-  requests_retried: Count;
-  rate_limit_waits: Count;
-  rate_limit_wait_ms: Count;
   /** JSON array of the last rate budget seen per credential. */
   rate: ColumnType<string, string | undefined, string>;
   fence: FenceColumn;
@@ -156,16 +160,10 @@ export interface ImportAttachmentsTable {
 }
 
 /** The `import_progress` table: what each committed batch of an import added to its progress (migration 016; see importer/store/progress.ts). */
-export interface ImportProgressTable {
+export interface ImportProgressTable extends RequestCounterColumns {
   id: Generated<number>;
   import_id: number;
   at: Millis;
-  requests_total: Count;
-  requests_counted: Count;
-  requests_not_modified: Count;
-  requests_retried: Count;
-  rate_limit_waits: Count;
-  rate_limit_wait_ms: Count;
   /** JSON array of the coordinator's rate budgets when it wrote the row; null for a job's row. */
   rate: string | null;
 }

@@ -1,3 +1,5 @@
+import type pg from 'pg';
+
 /**
  * How long forgesync's database sessions may keep others waiting, whoever
  * holds them: a process paused (SIGSTOP, a long GC), hung or cut off inside
@@ -53,4 +55,18 @@ export function postgresUrlWithLimits(url: string, limits: SessionLimits | undef
   const options = [...ours, parsed.searchParams.get('options'), ...extra].filter(Boolean).join(' ');
   if (options) parsed.searchParams.set('options', options);
   return parsed.toString();
+}
+
+/**
+ * Keeps a pg pool's lost connections from crashing the process. node-postgres
+ * emits 'error' on an idle client that dies (a server restart, a network
+ * drop) through the pool, and on a checked-out client whose session the
+ * server ended (a restart, pg_terminate_backend, an idle-in-transaction
+ * timeout) on that client itself, after failing the query running on it:
+ * unheard, either kills the process. The failed query's error is what callers
+ * act on; the next query opens a new connection.
+ */
+export function surviveLostConnections(pool: pg.Pool): void {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
 }

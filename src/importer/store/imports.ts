@@ -1,107 +1,17 @@
-import { PostgresAdapter, sql, type Compilable, type Kysely } from 'kysely';
+import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Database } from '../../store/database.js';
-import { fenceGuard, prepared, type PreparedQuery } from '../../store/sql.js';
+import { fenceGuard } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 import type { ImportMode, ImportState } from '../../store/import-tables.js';
 import { ImportNameTakenError, ImportNotFoundError, ImportStateError } from '../errors.js';
 import type { RequestCounts } from '../github/client.js';
 import type { RateBudget } from '../github/pacer.js';
 import { STAGES, type Stage } from '../types.js';
-import { ImportProgress, type ProgressSum } from './progress.js';
+import { ImportGuards } from './import-guards.js';
+import { toRecord, type ImportRecord, type ImportRow, type NewImport } from './import-record.js';
+import { ImportProgress } from './progress.js';
 
-export type { ImportMode, ImportState };
-
-/** An `imports` row as the importer uses it. */
-export interface ImportRecord {
-  id: number;
-  name: string;
-  owner: string;
-  repo: string;
-  apiUrl: string;
-  credentials: string[];
-  concurrency: number;
-  state: ImportState;
-  stage: Stage;
-  mode: ImportMode;
-  run: number;
-  requestedSeq: number;
-  completedSeq: number;
-  intervalMs: number | null;
-  nextSyncAt: number | null;
-  createdAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-  progressAt: number | null;
-  lastSyncedAt: number | null;
-  failure: string | null;
-  repositorySource: string | null;
-  wikiSource: string | null;
-  requests: RequestCounts;
-  rate: RateBudget[];
-  fence: bigint | null;
-  /** Runs begun (claimed) since one last ended or an operator asked for the import again; the claim of the run in progress counts. */
-  unfinishedRuns: number;
-  /** When the scheduler resumes this import, failed for a transient cause; null: it waits for an operator (or its next sync). */
-  retryAt: number | null;
-  /** Runs in a row that failed for a transient cause (the pause before the next retry grows with them). */
-  transientFailures: number;
-}
-
-export interface NewImport {
-  name: string;
-  owner: string;
-  repo: string;
-  apiUrl: string;
-  credentials: string[];
-  concurrency: number;
-  intervalMs: number | null;
-}
-
-type ImportRow = Schema['imports'] extends infer T ? { [K in keyof T]: unknown } : never;
-
-/** The record of `row`, with what its progress rows add (see progress.ts): counters, the latest write, the latest rate budgets. */
-function toRecord(row: ImportRow, progress: ProgressSum | undefined): ImportRecord {
-  const n = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-  const added = progress?.counts;
-  return {
-    id: Number(row.id),
-    name: String(row.name),
-    owner: String(row.owner),
-    repo: String(row.repo),
-    apiUrl: String(row.api_url),
-    credentials: JSON.parse(String(row.credentials)) as string[],
-    concurrency: Number(row.concurrency),
-    state: row.state as ImportState,
-    stage: row.stage as Stage,
-    mode: row.mode as ImportMode,
-    run: Number(row.run),
-    requestedSeq: Number(row.requested_seq),
-    completedSeq: Number(row.completed_seq),
-    intervalMs: n(row.interval_ms),
-    nextSyncAt: n(row.next_sync_at),
-    createdAt: Number(row.created_at),
-    startedAt: n(row.started_at),
-    finishedAt: n(row.finished_at),
-    progressAt: progress && progress.at > Number(row.progress_at ?? 0) ? progress.at : n(row.progress_at),
-    lastSyncedAt: n(row.last_synced_at),
-    failure: (row.failure as string | null) ?? null,
-    repositorySource: (row.repository_source as string | null) ?? null,
-    wikiSource: (row.wiki_source as string | null) ?? null,
-    requests: {
-      total: Number(row.requests_total) + (added?.total ?? 0),
-      counted: Number(row.requests_counted) + (added?.counted ?? 0),
-      notModified: Number(row.requests_not_modified) + (added?.notModified ?? 0),
-      retried: Number(row.requests_retried) + (added?.retried ?? 0),
-      rateLimitWaits: Number(row.rate_limit_waits) + (added?.rateLimitWaits ?? 0),
-      rateLimitWaitMs: Number(row.rate_limit_wait_ms) + (added?.rateLimitWaitMs ?? 0),
-    },
-    rate: progress?.rate ?? (JSON.parse(String(row.rate)) as RateBudget[]),
-    fence: row.fence === null || row.fence === undefined ? null : BigInt(String(row.fence)),
-    unfinishedRuns: Number(row.unfinished_runs ?? 0),
-    retryAt: n(row.retry_at),
-    transientFailures: Number(row.transient_failures ?? 0),
-  };
-}
+export type { ImportMode, ImportRecord, ImportState, NewImport };
 
 /**
  * The `imports` table. Writes on behalf of the import's coordinator carry
@@ -124,59 +34,14 @@ function toRecord(row: ImportRow, progress: ProgressSum | undefined): ImportReco
 export class ImportRepository {
   readonly #db: Kysely<Schema>;
   readonly #progress: ImportProgress;
+  readonly #guards: ImportGuards;
   /** The steps of this repository that update the import's row (see {@link updatesImportRow}). */
   readonly #rowUpdates = new WeakSet<Compilable>();
 
-  /**
-   * The guards pages and jobs write behind, compiled once (see
-   * PreparedQuery). Inputs: the import id, the run, and (the coordinator's
-   * guard) its fence. They store nothing and hold the row in share
-   * mode; they return the id when the import runs that run (and the stored
-   * fence is not above the coordinator's).
-   */
-  readonly #guard: PreparedQuery<[id: number, run: number, fence: bigint], { id: number }>;
-  readonly #jobGuard: PreparedQuery<[id: number, run: number], { id: number }>;
-  /**
-   * The guard that takes the fence (a coordinator's first batch, one after
-   * its fence was raised, one that changes the row). Inputs: fence, now, id,
-   * run. Stores the fence. Returns the id when it applied.
-   */
-  readonly #takeFence: PreparedQuery<[fence: bigint, now: number, id: number, run: number], { id: number }>;
-
   constructor(database: Pick<Database, 'db'>) {
-    const db = (this.#db = database.db);
-    this.#progress = new ImportProgress(db);
-    // SQLite has no row locks (and no FOR SHARE): its write transactions run one at a time.
-    const shared = db.getExecutor().adapter instanceof PostgresAdapter;
-    this.#guard = prepared(db, (arg) =>
-      db
-        .selectFrom('imports')
-        .select('id')
-        .where('id', '=', arg(0))
-        .where('run', '=', arg(1))
-        .where('state', '=', 'started')
-        .where(sql<boolean>`(fence is null or fence <= ${arg(2)})`)
-        .$if(shared, (query) => query.forShare()),
-    );
-    this.#jobGuard = prepared(db, (arg) =>
-      db
-        .selectFrom('imports')
-        .select('id')
-        .where('id', '=', arg(0))
-        .where('run', '=', arg(1))
-        .where('state', '=', 'started')
-        .$if(shared, (query) => query.forShare()),
-    );
-    this.#takeFence = prepared(db, (arg) =>
-      db
-        .updateTable('imports')
-        .set({ fence: arg(0) as bigint, updated_at: arg(1) as number })
-        .where('id', '=', arg(2) as number)
-        .where('run', '=', arg(3) as number)
-        .where('state', '=', 'started')
-        .where(sql<boolean>`(fence is null or fence <= ${arg(0)})`)
-        .returning('id'),
-    );
+    this.#db = database.db;
+    this.#progress = new ImportProgress(this.#db);
+    this.#guards = new ImportGuards(this.#db);
   }
 
   #select() {
@@ -340,29 +205,14 @@ export class ImportRepository {
     return this.get(name);
   }
 
-  /**
-   * The guard of a coordinator's batch, its first step: applies only while
-   * the import runs run `run` and the row's fence is not above `fence`.
-   * `hold`: `share` compares (the row already has this fence), holding the
-   * row in share mode with every other batch in flight; `take` also stores
-   * the fence, holding the row alone until the batch commits: a holder's
-   * first batch, its first after its fence was raised, and any batch that
-   * updates the import's row itself (taking the row first, rather than
-   * upgrading a share lock two batches could both hold, which deadlocks).
-   * Returns the id when it applied (no row: refused, and the batch must roll back).
-   */
+  /** The guard of a coordinator's batch (see ImportGuards.coordinator). */
   guardStep(id: number, run: number, fence: bigint, hold: 'share' | 'take', now = Date.now()): Compilable {
-    return hold === 'take' ? this.#takeFence.bind(fence, now, id, run) : this.#guard.bind(id, run, fence);
+    return this.#guards.coordinator(id, run, fence, hold, now);
   }
 
-  /**
-   * The guard of a per-object job's write: the import must still be running
-   * run `run` (a cancel or a new run stops it); the job's own lease fence is
-   * checked on its import_jobs row. Holds the row in share mode, like a
-   * coordinator's batch: jobs never wait for each other here.
-   */
+  /** The guard of a per-object job's write (see ImportGuards.job). */
   jobGuardStep(id: number, run: number): Compilable {
-    return this.#jobGuard.bind(id, run);
+    return this.#guards.job(id, run);
   }
 
   /**
@@ -423,7 +273,9 @@ export class ImportRepository {
 
   /** The stored fence (to tell a stale lease from a lease store that lost its counters). */
   async storedFence(id: number): Promise<bigint | null> {
-    return (await this.getById(id))?.fence ?? null;
+    // The fence alone: no need to add up the import's progress rows as a whole record would.
+    const row = await this.#db.selectFrom('imports').select(sql<string | null>`cast(fence as text)`.as('fence')).where('id', '=', id).executeTakeFirst();
+    return row?.fence === null || row?.fence === undefined ? null : BigInt(row.fence);
   }
 
   /** Moves a running import to `stage` (a step after the guard). */

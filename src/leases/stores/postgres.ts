@@ -3,7 +3,7 @@ import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../error
 import { holderFromRow, type HolderColumns } from './holder-row.js';
 import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
-import { postgresUrlWithLimits } from '../../util/database-sessions.js';
+import { postgresUrlWithLimits, surviveLostConnections } from '../../util/database-sessions.js';
 import type { LeaseStoreOptions } from '../open.js';
 
 /*
@@ -165,13 +165,7 @@ export async function createPostgresStore(url: string, options: LeaseStoreOption
       keepAlive: true,
       allowExitOnIdle: true,
     });
-    // An idle client dying (server restart, network drop) must not crash the
-    // process; the next query simply opens a new connection.
-    pool.on('error', () => {});
-    // Nor one checked out: the server ending its session (a restart, pg_terminate_backend, an
-    // idle-in-transaction timeout) fails the query running on it, and then node-postgres emits
-    // 'error' on the client, which the pool listens to only while the client is idle.
-    pool.on('connect', (client) => client.on('error', () => {}));
+    surviveLostConnections(pool);
     await ensureTable(pool);
   } catch (cause) {
     await pool?.end().catch(() => {});
