@@ -325,12 +325,30 @@ export class GithubClient {
         for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
       }
       const empty = response.status === 204 || response.status === 304 || response.status === 205;
-      const answer = new Response(empty ? null : response.body, { status: response.status, headers });
+      const success = response.status >= 200 && response.status < 300;
+      const answer = new Response(empty ? null : success ? response.body : plainNumbers(response.body), { status: response.status, headers });
       // The bytes are here already: bodyParser takes them from this map rather than reading the stream again.
       if (answer.body) RAW_BODIES.set(answer.body, response.body);
       Object.defineProperty(answer, 'url', { value: response.url.toString() });
       return answer;
     };
+  }
+}
+
+/**
+ * An error answer's JSON without integers past 2^53 (written as strings
+ * instead): @octokit/request parses an error body keeping such integers as
+ * BigInt, then builds its message with JSON.stringify, which throws a
+ * TypeError on one (a host answering 400 with `11111111111111111` would
+ * escape as that, not as the answer). Anything that is not JSON is left as
+ * it came.
+ */
+function plainNumbers(body: Buffer): Buffer {
+  try {
+    const unsafe = (_key: string, value: unknown) => (typeof value === 'number' && Math.abs(value) > Number.MAX_SAFE_INTEGER ? String(value) : value);
+    return Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8')), unsafe));
+  } catch {
+    return body;
   }
 }
 
