@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { numberStagedChanges } from '../store/change-log.js';
 import { sqliteHandle } from '../store/connect.js';
 import type { Schema } from '../store/types.js';
 import { sequenceText, type CloudEvent, type OutgoingEvent } from './events.js';
@@ -78,13 +79,15 @@ async function toRows(db: Kysely<Schema>, raws: readonly RawChange[]): Promise<C
 
 /**
  * Up to `limit` changes after `afterSeq`, in order: one range scan of the
- * primary key, whatever the log's length. Numbers follow commit order (see
- * migration 007), so nothing below the last one read can still appear. On
+ * primary key, whatever the log's length, after numbering what writers
+ * staged (store/change-log.ts, "Numbering"). Numbers follow commit order,
+ * so nothing below the last one read can still appear. On
  * a SQLite file the read runs off the event loop (store/sqlite-reader.ts),
  * unless this connection is inside a transaction (it would not see that
  * transaction's rows).
  */
 export async function changesAfter(db: Kysely<Schema>, afterSeq: number, limit: number): Promise<ChangeRow[]> {
+  await numberStagedChanges(db);
   const query = db.selectFrom('change_log').select(COLUMNS).where('seq', '>', afterSeq).orderBy('seq').limit(limit);
   const sqlite = sqliteHandle(db);
   if (sqlite?.reader && !sqlite.raw.inTransaction) return toRows(db, (await sqlite.reader.rows(query.compile())) as RawChange[]);

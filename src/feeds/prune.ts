@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { numberStagedChanges } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
 
 /** Rows deleted per statement: the write lock is never held for long. */
@@ -17,6 +18,7 @@ const DELETE_CHUNK = 10_000;
  * cutoff as approximate as they are.
  */
 export async function pruneChangeLog(db: Kysely<Schema>, beforeMs: number): Promise<number> {
+  await numberStagedChanges(db); // what is still staged has no number for the floor to compare with
   const bounds = await db
     .selectFrom('change_log')
     .select([

@@ -41,8 +41,8 @@ export interface FeedStatus {
 
 /** A feed's status, from its row, the change log and the live holder of its lease. */
 export async function feedStatus(db: Kysely<Schema>, repo: FeedRepository, feed: FeedRecord, holder: string | null): Promise<FeedStatus> {
-  const [head, held, after] = await Promise.all([
-    headSeq(db),
+  const head = await headSeq(db); // first: it numbers what is staged, which the count below must see
+  const [held, after] = await Promise.all([
     repo.heldCounts(feed.id),
     db
       .selectFrom('change_log')

@@ -55,12 +55,11 @@ export class Kernel {
     const opened: { close(): Promise<void> }[] = [];
     try {
       const session = sessionLimitsOf(options);
-      const database = await openDatabase(options.databaseUrl, {
-        ...(session ? { session } : {}),
-        pool: { size: options.databasePoolSize ?? DEFAULT_POOL.size, waitMs: options.databasePoolWaitMs ?? DEFAULT_POOL.waitMs },
-      });
+      // The same limits for the lease store's pool when it is a database too.
+      const limits = { ...(session ? { session } : {}), pool: { size: options.databasePoolSize ?? DEFAULT_POOL.size, waitMs: options.databasePoolWaitMs ?? DEFAULT_POOL.waitMs } };
+      const database = await openDatabase(options.databaseUrl, limits);
       opened.push(database);
-      const leases = await openLeaseManager(options.leaseUrl, session ? { session } : {});
+      const leases = await openLeaseManager(options.leaseUrl, limits);
       opened.push(leases);
       const jobs = await openJobTransport(options.jobsUrl, { logger: options.logger, lockMs: options.leaseTtlMs, ...(options.shardId !== undefined ? { shard: options.shardId } : {}) });
       return new Kernel(database, leases, jobs, options.logger);

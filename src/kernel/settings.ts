@@ -51,14 +51,14 @@ export const kernelSettings = {
     key: 'databasePoolSize',
     env: 'FORGESYNC_DATABASE_POOL_SIZE',
     default: '10',
-    doc: 'Connections one process keeps to a PostgreSQL registry at most.',
+    doc: 'Connections one process keeps to a PostgreSQL registry at most (and as many again to a PostgreSQL lease store).',
     parse: integer(1, 1000),
   }),
   databasePoolWaitMs: setting({
     key: 'databasePoolWait',
     env: 'FORGESYNC_DATABASE_POOL_WAIT',
     default: '5s',
-    doc: 'How long a query waits for a free connection of that pool (or for a new one to open) before it fails with `timeout exceeded when trying to connect`.',
+    doc: 'How long a query waits for a free connection of such a pool (or for a new one to open) before it fails with `timeout exceeded when trying to connect`.',
     parse: duration(100, 3_600_000),
   }),
   databaseIdleInTransactionTimeoutMs: setting({

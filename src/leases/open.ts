@@ -1,12 +1,14 @@
 import { UnsupportedLeaseUrlError } from './errors.js';
 import { LeaseManager } from './manager.js';
 import type { LeaseStore } from './types.js';
-import type { SessionLimits } from '../util/database-sessions.js';
+import type { PoolLimits, SessionLimits } from '../util/database-sessions.js';
 
 /** What opening a lease store may be told besides its URL. */
 export interface LeaseStoreOptions {
   /** Limits of the store's database sessions (PostgreSQL, MySQL/MariaDB; see SessionLimits); unset: the server's own. */
   session?: SessionLimits;
+  /** Size of the store's connection pool and how long a caller waits for a connection (PostgreSQL); unset: 10 and 5 s. */
+  pool?: PoolLimits;
 }
 
 type StoreFactory = (url: string, options: LeaseStoreOptions) => Promise<LeaseStore>;

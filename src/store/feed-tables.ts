@@ -26,6 +26,11 @@ export interface ChangeLogTable {
   recorded_at: Millis;
 }
 
+/** The `change_staged` table (PostgreSQL only, see migration 017): change_log's columns, numbered later. */
+export interface ChangeStagedTable extends Omit<ChangeLogTable, 'seq'> {
+  id: Generated<number | string>;
+}
+
 export interface ChangeHeadTable {
   id: number;
   seq: Big;
@@ -81,6 +86,7 @@ export interface FeedChangeTable {
 export interface FeedSchema {
   change_log: ChangeLogTable;
   change_head: ChangeHeadTable;
+  change_staged: ChangeStagedTable;
   feeds: FeedsTable;
   feed_pending: FeedChangeTable;
   feed_dead_letters: FeedChangeTable;

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.js';
 import type { Forgesync } from '../../src/app/forgesync.js';
+import { openLeaseManager } from '../../src/leases/open.js';
 import { openDatabase } from '../../src/store/database.js';
 import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
 
@@ -80,6 +81,23 @@ describe('database session settings', () => {
         });
       } finally {
         await small.close();
+      }
+    });
+
+    it('a PostgreSQL lease store keeps to the pool size it is given', async () => {
+      const leasesDatabase = await createTestDatabase('postgres');
+      const leases = await openLeaseManager(leasesDatabase.url, { pool: { size: 2, waitMs: 5_000 } });
+      const name = new URL(leasesDatabase.url).pathname.slice(1);
+      try {
+        // Many at once: a pool of 10 would open more than two sessions for them.
+        const held = await Promise.all(Array.from({ length: 40 }, (_, i) => leases.tryAcquire(`pool-${i}`, { ttlMs: 60_000 })));
+        expect(held.every((lease) => lease !== null)).toBe(true);
+        const { rows } = await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = ${name}`.execute(app!.kernel.database.db);
+        expect(Number(rows[0]!.n)).toBeGreaterThan(0);
+        expect(Number(rows[0]!.n)).toBeLessThanOrEqual(2);
+      } finally {
+        await leases.close();
+        await leasesDatabase.drop();
       }
     });
 

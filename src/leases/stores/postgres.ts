@@ -159,9 +159,9 @@ export async function createPostgresStore(url: string, options: LeaseStoreOption
   try {
     pool = new pg.Pool({
       connectionString: options.session ? postgresUrlWithLimits(url, options.session) : url,
-      max: 10,
+      max: options.pool?.size ?? 10,
       idleTimeoutMillis: 10_000,
-      connectionTimeoutMillis: 5_000,
+      connectionTimeoutMillis: options.pool?.waitMs ?? 5_000,
       keepAlive: true,
       allowExitOnIdle: true,
     });

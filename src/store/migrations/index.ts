@@ -16,6 +16,7 @@ import { importUnfinishedRuns } from './013_import_unfinished_runs.js';
 import { importRetryAt } from './014_import_retry_at.js';
 import { importAttachmentFetchUrl } from './015_import_attachment_fetch_url.js';
 import { importProgress } from './016_import_progress.js';
+import { changeStaged } from './017_change_staged.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -40,6 +41,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '014_import_retry_at': importRetryAt(dialect),
     '015_import_attachment_fetch_url': importAttachmentFetchUrl(),
     '016_import_progress': importProgress(dialect),
+    '017_change_staged': changeStaged(dialect),
   };
 }
 
