@@ -2,8 +2,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Forgesync } from '../../src/app/forgesync.js';
-import type { ImportStatusJson } from '../../src/importer/status.js';
-import { OBJECT_TYPES } from '../../src/importer/types.js';
 import { startFakeGitHub, type FakeGitHub, type FakeGitHubOptions } from '../fake-github/index.js';
 import { createTestDatabase, openTestForgesync, testConfig, type CapturedLogs } from '../replication/harness.js';
 import { testSecret } from '../support/secrets.js';
@@ -60,14 +58,4 @@ export async function startImportHarness(options: ImportHarnessOptions = {}): Pr
   };
 }
 
-/** The imported counts of a status, per public type. */
-export function importedCounts(status: ImportStatusJson): Record<string, number> {
-  return Object.fromEntries(OBJECT_TYPES.map((type) => [type, status.counts.imported[type]]));
-}
-
-/** What the fake says a complete import holds, per public type. */
-export function expectedCounts(fake: FakeGitHub): Record<string, number> {
-  const expected = fake.expected() as unknown as Record<string, number>;
-  // Direct collaborators only (affiliation=direct): those granted access to the repository itself.
-  return { ...Object.fromEntries(OBJECT_TYPES.map((type) => [type, expected[type]!])), collaborator: expected.collaboratorDirect! };
-}
+export { expectedCounts, importedCounts } from './counts.js';

@@ -10,8 +10,10 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-export const BIN = fileURLToPath(new URL('../../../bin/forgesync.js', import.meta.url));
-const DIST = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+/** The project's root: three levels up from here, four from the copy compiled into dist-test/ (bench/import.mjs runs that one). */
+const ROOT = new URL(/\/dist-test\/test\/support\/cluster\/[^/]+$/.test(import.meta.url) ? '../../../../' : '../../../', import.meta.url);
+export const BIN = fileURLToPath(new URL('bin/forgesync.js', ROOT));
+const DIST = fileURLToPath(new URL('dist/cli/main.js', ROOT));
 
 /** The processes run the built CLI: say how to get it rather than fail on a missing module. */
 export function requireBuilt(): void {
