@@ -74,10 +74,10 @@
 //  3. Latency: a bare upstream in the temp directory, pushed to with the git
 //     CLI from a clone; the source added with addSource, startService()
 //     running, an http feed to the receiver. Per push: commit, git push, then
-//     syncAndWait(source); the receiver timestamps each event's arrival. The
+//     sync(source); the receiver timestamps each event's arrival. The
 //     latency is arrival − the event's `time` (when the sync recorded the
 //     change, just before its commit; milliseconds, so ±1 ms), and
-//     arrival − syncAndWait resolving (approximate: delivery may even beat it).
+//     arrival − sync resolving (approximate: delivery may even beat it).
 // Results also go to bench/results/feeds.json.
 
 import { fork } from 'node:child_process';
@@ -702,7 +702,7 @@ try {
     const app = await openInstance('latency');
     await app.startService();
     await app.addSource({ url: upstream, name: 'e2e' });
-    const first = await app.syncAndWait('e2e', { trigger: 'library', timeoutMs: 60_000 });
+    const first = await app.sync('e2e', { trigger: 'library', timeoutMs: 60_000 });
     if (!first.served) throw new Error(`latency: the first sync of the upstream failed: ${first.registry.lastFailure}`);
     await app.feeds.add({ name: 'e2e', sink: receiver.url('e2e') });
     for (const deadline = Date.now() + 60_000; ; ) {
@@ -729,7 +729,7 @@ try {
       const sha = (await inWork(['rev-parse', 'HEAD'])).trim();
       const arrived = arrivals.has(sha) ? Promise.resolve(arrivals.get(sha)) : new Promise((resolve) => waiters.set(sha, resolve));
       const t0 = performance.timeOrigin + performance.now();
-      const result = await app.syncAndWait('e2e', { trigger: 'library', timeoutMs: 60_000 });
+      const result = await app.sync('e2e', { trigger: 'library', timeoutMs: 60_000 });
       const resolvedAt = performance.timeOrigin + performance.now();
       if (!result.served) throw new Error(`latency: sync ${i} failed: ${result.registry.lastFailure}`);
       const event = await withDeadline(arrived, 30_000, `the event of push ${i} (${sha.slice(0, 12)})`);
@@ -802,7 +802,7 @@ const l = results.latency;
 if (l) {
   rows.push([`e2e latency p50: change recorded → arrival (${l.pushes} pushes)`, `${msText(l.fromRecorded.p50)} ms`, '-', '-', '-', '-']);
   rows.push([`e2e latency p99: change recorded → arrival`, `${msText(l.fromRecorded.p99)} ms`, '-', '-', '-', '-']);
-  rows.push([`  syncAndWait resolved → arrival p50 / p99`, `${msText(l.fromResolved.p50)} / ${msText(l.fromResolved.p99)} ms`, '-', '-', '-', '-']);
+  rows.push([`  sync() resolved → arrival p50 / p99`, `${msText(l.fromResolved.p50)} / ${msText(l.fromResolved.p99)} ms`, '-', '-', '-', '-']);
 }
 log('');
 if (rows.length) {
@@ -840,7 +840,7 @@ if (l) {
   log('');
   log(
     `latency: ${l.pushes} pushes; recorded → arrival p50 ${msText(l.fromRecorded.p50)}, p99 ${msText(l.fromRecorded.p99)}, max ${msText(l.fromRecorded.max)} ms ` +
-      `(event time has ms resolution); syncAndWait ${msText(l.syncMs.p50)} ms p50, ${msText(l.syncMs.p99)} ms p99`,
+      `(event time has ms resolution); sync() ${msText(l.syncMs.p50)} ms p50, ${msText(l.syncMs.p99)} ms p99`,
   );
 }
 log('  (ratios of throughput are medians over rounds of the ratio within the round; spread = (max - min) / median)');

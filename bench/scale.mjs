@@ -66,7 +66,7 @@
 //    with completed_seq ≥ requested_seq; syncs/s = N / that time; ratios are
 //    against the 1-worker figure of the same run. Printed with it: the
 //    workers' own CPU per sync and the whole machine's busy share (/proc).
-//    Then, per worker count, `sync --all` as the CLI does it (resync('all'):
+//    Then, per worker count, `sync --all` as the CLI does it (requestSyncMany('all'):
 //    one UPDATE, the scheduler process nudges), timed for
 //    BENCH_SCALE_SYNC_ALL_SECONDS: the scheduler hands out up to 2 × the
 //    workers' room a pass, the next pass 100 ms after one that used it all.

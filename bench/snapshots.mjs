@@ -22,7 +22,7 @@
 //  - forgesync (not timed): Forgesync.open on an embedded SQLite file in the
 //    temp directory, FORGESYNC_GIT_PROTOCOLS=file, a snapshot budget of 1000
 //    (nothing is evicted behind the bench's back), logging at warn to a file;
-//    addSource + syncAndWait, so the mirror exists. Snapshots are opened by
+//    addSource + sync, so the mirror exists. Snapshots are opened by
 //    full sha with no sync: app.openSnapshot('big', sha).
 //  - raw git (not timed): a separate `git clone --bare --no-local` of the
 //    upstream; every raw command runs with system and global config disabled
@@ -191,9 +191,9 @@ app = await Forgesync.open(config, { logger: createLogger({ level: 'warn', desti
 await app.addSource({ url: upstream, name: SOURCE });
 // The same upstream under a second name: its own mirror and snapshot directory, never a base.
 await app.addSource({ url: upstream, name: COLD_SOURCE });
-await app.syncAndWait(COLD_SOURCE);
+await app.sync(COLD_SOURCE);
 const cloneStarted = performance.now();
-const synced = await app.syncAndWait(SOURCE);
+const synced = await app.sync(SOURCE);
 const mirrorSeconds = (performance.now() - cloneStarted) / 1000;
 if (synced.registry.state !== 'synced') throw new Error(`the mirror did not sync: ${synced.registry.state} ${synced.registry.lastFailure ?? ''}`);
 const mirrorStats = await repositoryStats(synced.registry.mirrorPath);

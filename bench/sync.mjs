@@ -241,7 +241,7 @@ async function runForgesync(instance) {
   sampler.active = true;
   let rows;
   const run = await measured(async () => {
-    for (const name of names) await instance.requestSync(name, 'library');
+    for (const name of names) await instance.requestSync(name, { trigger: 'library' });
     rows = await waitCaughtUp(instance);
   });
   sampler.sample();

@@ -169,5 +169,5 @@ export async function openCluster(options) {
 
 /** Requests a sync of every source through the library, `parallel` at a time (the API's and webhooks' path). */
 export function requestAll(cluster, parallel = 8) {
-  return pool(cluster.names, parallel, (name) => cluster.library().requestSync(name, 'manual'));
+  return pool(cluster.names, parallel, (name) => cluster.library().requestSync(name, { trigger: 'manual' }));
 }

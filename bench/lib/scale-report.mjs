@@ -30,7 +30,7 @@ export function printThroughput(throughput, { sources, capacity, cpus, tickMs })
   const all = throughput.find((t) => t.syncAll);
   if (all) {
     log(
-      `  (sync --all: resync('all'), then the scheduler nudges up to 2 × the workers' capacity less what runs and waits a pass, the next pass` +
+      `  (sync --all: requestSyncMany('all'), then the scheduler nudges up to 2 × the workers' capacity less what runs and waits a pass, the next pass` +
         ` 100 ms after one that used all its room (${tickMs} ms after one that did not); timed for the first ${fixed(all.syncAll.ms / 1000)} s, no-op)`,
     );
   }

@@ -58,7 +58,7 @@ async function round(cluster, kind, label) {
 }
 
 /**
- * `forgesync sync --all`: resync('all') records a request on every row in one
+ * `forgesync sync --all`: requestSyncMany('all') records a request on every row in one
  * UPDATE and leaves the nudging to the active scheduler, which hands out at
  * most the workers' room (2 × their capacity, less what runs and waits) per
  * tick. Timed for `seconds` (or until done): syncs/s = rows caught up ÷ time.
@@ -67,7 +67,7 @@ async function round(cluster, kind, label) {
 async function resyncWindow(cluster, seconds, label) {
   progress(`${label}: sync --all through the scheduler`);
   const t0 = performance.now();
-  await cluster.library().resync('all', 'manual');
+  await cluster.library().requestSyncMany('all', { trigger: 'manual' });
   let done = 0;
   let n = cluster.names.length;
   while (performance.now() - t0 < seconds * 1000) {

@@ -115,7 +115,7 @@ export class Forgesync {
           defaultHoldMs: config.snapshotHoldMs,
           apiMaxHoldMs: config.snapshotApiMaxHoldMs,
           getSource: (name) => replication.getSource(name),
-          syncAndWait: (name, timeoutMs) => replication.syncAndWait(name, { trigger: 'library', timeoutMs }),
+          sync: (name, timeoutMs) => replication.sync(name, { trigger: 'library', timeoutMs }),
           tokenOf: async (source) => (source.credentialRef ? await credentials.tokenFor(source.credentialRef, source.url) : undefined),
         }),
       );
@@ -135,22 +135,24 @@ export class Forgesync {
           settings: pickSettings(importerSettings, config),
           runsJobs: () => kernel.started,
           onChanges: () => feeds?.nudge(),
+          // Every live worker takes an import's per-object jobs where jobs are shared.
+          ...(config.jobsUrl !== undefined ? { requestingProcesses: async () => (await shards.live()).length } : {}),
           sources: {
-            find: async (name) => (await replication.sources.get(name)) ?? null,
+            find: (name) => replication.sources.find(name),
             add: async ({ name, url, credential }) => {
               await replication.addSource({ name, url, ...(credential ? { credentialRef: credential } : {}) });
             },
-            sync: async (name, url) => {
+            requestSync: async (name, url) => {
               const source = await replication.getSource(name);
               if (source.url !== url) await replication.updateSource(name, { url });
-              else await replication.requestSync(name, 'library');
+              else await replication.requestSync(name, { trigger: 'library' });
             },
-            wait: async (name) => {
-              await replication.syncAndWait(name, { trigger: 'library', timeoutMs: 10 * 60_000 }).catch(() => undefined);
+            sync: async (name) => {
+              await replication.sync(name, { trigger: 'library', timeoutMs: 10 * 60_000 }).catch(() => undefined);
             },
             copyMirror: (name, dest) => replication.copyMirror(name, dest),
             status: async (name) => {
-              const source = await replication.sources.get(name);
+              const source = await replication.sources.find(name);
               return source ? { name: source.name, state: source.registry.state, lastSyncedAt: source.registry.lastSyncedAt?.toISOString() ?? null } : null;
             },
           },
@@ -213,13 +215,13 @@ export class Forgesync {
   }
 
   /** Records a sync request and nudges a worker; returns the request's sequence number. */
-  requestSync(name: string, trigger: SyncTrigger = 'library'): Promise<number> {
-    return this.replication.requestSync(name, trigger);
+  requestSync(name: string, options: { trigger?: SyncTrigger } = {}): Promise<number> {
+    return this.replication.requestSync(name, { trigger: options.trigger ?? 'library' });
   }
 
-  /** Requests a sync of every row the target selects; returns how many rows it touched. */
-  resync(target: ResyncTarget, trigger: SyncTrigger = 'manual'): Promise<number> {
-    return this.replication.resync(target, trigger);
+  /** Records a sync request on every row the target selects; returns how many rows it touched. */
+  requestSyncMany(target: ResyncTarget, options: { trigger?: SyncTrigger } = {}): Promise<number> {
+    return this.replication.requestSyncMany(target, { trigger: options.trigger ?? 'manual' });
   }
 
   /**
@@ -228,8 +230,8 @@ export class Forgesync {
    * served it (`served: true`), whoever ran that round, or when that round
    * failed or `timeoutMs` passed (`served: false`).
    */
-  syncAndWait(name: string, options: { trigger?: SyncTrigger; timeoutMs?: number; pollMs?: number } = {}): Promise<SyncWaitResult> {
-    return this.replication.syncAndWait(name, { trigger: 'cli', ...options });
+  sync(name: string, options: { trigger?: SyncTrigger; timeoutMs?: number; pollMs?: number } = {}): Promise<SyncWaitResult> {
+    return this.replication.sync(name, { trigger: 'cli', ...options });
   }
 
   /**
@@ -261,7 +263,7 @@ export class Forgesync {
     this.#requireRoutedJobs();
     const source = await this.replication.getSource(name);
     const moving = await this.shards.requestMove(source.id, shard);
-    if (moving) await this.replication.nudgeSources([source.id], 'manual');
+    if (moving) await this.replication.requestSyncByIds([source.id], { trigger: 'manual' });
     return moving;
   }
 
@@ -274,7 +276,7 @@ export class Forgesync {
   async drainShard(id: string, options: { wait?: boolean; timeoutMs?: number; pollMs?: number } = {}): Promise<number> {
     this.#requireRoutedJobs();
     const moving = await this.shards.drain(id);
-    await this.replication.nudgeSources(moving, 'manual');
+    await this.replication.requestSyncByIds(moving, { trigger: 'manual' });
     const timeoutMs = options.timeoutMs ?? 30 * 60_000;
     const deadline = Date.now() + timeoutMs;
     for (let left = options.wait ? await this.shards.sourcesOn(id) : 0; left > 0; left = await this.shards.sourcesOn(id)) {
@@ -324,7 +326,7 @@ export class Forgesync {
         ...(config.jobsUrl !== undefined ? { sweep: () => this.replication.removeMovedCopies(config.shardId, config.movedCopyGraceMs) } : {}),
       });
       // Sources placed now had no shard, so no job: their requests are nudged now.
-      await this.replication.nudgeSources(await this.#membership.start());
+      await this.replication.nudge(await this.#membership.start());
     }
     await this.kernel.start(roles);
   }

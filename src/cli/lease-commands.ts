@@ -1,7 +1,8 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { openLeaseManager } from '../leases/open.js';
 import type { LeaseManager } from '../leases/manager.js';
 import { commandConfig } from './context.js';
+import { option, wholeBigInt } from './options.js';
 import { holderJson, holderLine, printJson } from './output.js';
 
 async function withManager<T>(command: Command, run: (leases: LeaseManager) => Promise<T>): Promise<T> {
@@ -11,11 +12,6 @@ async function withManager<T>(command: Command, run: (leases: LeaseManager) => P
   } finally {
     await leases.close();
   }
-}
-
-function parseFence(value: string): bigint {
-  if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError('fence must be a positive integer');
-  return BigInt(value);
 }
 
 /** `forgesync lease list|inspect|release`. */
@@ -50,7 +46,7 @@ export function leaseCommands(): Command {
     .description('force-release an orphaned lease (whoever holds it)')
     .argument('<key>', 'lease key')
     .option('--force', 'required: confirms releasing a lease this process does not hold')
-    .option('--fence <n>', 'release only if the holder has this fence', parseFence)
+    .addOption(option('--fence <n>', 'release only if the holder has this fence', wholeBigInt({ min: 1n })))
     .action(async (key: string, options: { force?: boolean; fence?: bigint }, command: Command) => {
       if (!options.force) {
         command.error('refusing to release a lease held by another process without --force', { exitCode: 2 });

@@ -1,9 +1,10 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { generatedAdminToken } from '../server/admin-token.js';
 import { defaultAllowedHosts } from '../server/request-guards.js';
 import { requireSharedBackends } from '../cluster/preflight.js';
 import { parseRoles, rolesText, type Roles } from '../cluster/roles.js';
 import { withForgesync } from './app-context.js';
+import { option, parsedBy, wholeNumber } from './options.js';
 
 /** Resolves with the first SIGINT or SIGTERM. */
 function shutdownSignal(): Promise<NodeJS.Signals> {
@@ -11,19 +12,6 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
-}
-
-function parseRoleOption(value: string): Roles {
-  try {
-    return parseRoles(value);
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
-}
-
-function parsePort(value: string): string {
-  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('port must be a number from 0 to 65535');
-  return value;
 }
 
 /**
@@ -35,10 +23,10 @@ function parsePort(value: string): string {
 export function serveCommand(): Command {
   return new Command('serve')
     .description('run the scheduler, sync workers and HTTP service until SIGINT or SIGTERM')
-    .option('--port <port>', 'HTTP port (default: $FORGESYNC_PORT or 8080)', parsePort)
+    .addOption(option('--port <port>', 'HTTP port (default: $FORGESYNC_PORT or 8080)', wholeNumber({ min: 0, max: 65535 })))
     .option('--host <address>', 'address to bind (default: $FORGESYNC_HOST, else 0.0.0.0 with an admin token configured, 127.0.0.1 with a generated one)')
-    .option('--role <roles>', 'all, or a comma list of api, worker, scheduler (default: $FORGESYNC_ROLE or all)', parseRoleOption)
-    .action(async (options: { port?: string; host?: string; role?: Roles }, command: Command) => {
+    .addOption(option('--role <roles>', 'all, or a comma list of api, worker, scheduler (default: $FORGESYNC_ROLE or all)', parsedBy(parseRoles, 'all, or a comma list of api, worker, scheduler')))
+    .action(async (options: { port?: number; host?: string; role?: Roles }, command: Command) => {
       await withForgesync(
         command,
         async (app) => {
@@ -68,7 +56,7 @@ export function serveCommand(): Command {
             ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
             ...(shardReads ? { shardReads } : {}),
           });
-          const address = await server.listen({ port: Number(options.port ?? config.port), host });
+          const address = await server.listen({ port: options.port ?? config.port, host });
           await app.startService(roles);
           logger.info(
             { event: 'serve', address, roles: rolesText(roles), data_dir: config.dataDir, capacity: config.maxConcurrentSyncs, jobs: app.kernel.jobs.name, allowed_hosts: allowedHosts },

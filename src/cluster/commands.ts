@@ -1,6 +1,7 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
+import { option, wholeNumber } from '../cli/options.js';
 import type { ShardInfo } from './shards.js';
 
 function shardLine(shard: ShardInfo): string {
@@ -36,10 +37,7 @@ export function clusterCommands(): Command[] {
     .description('move every source off a shard (it takes no new ones); with --wait, return when none is left')
     .argument('<id>')
     .option('--wait', 'wait until no source is left on the shard')
-    .option('--timeout <seconds>', 'with --wait: give up after this long (default 1800)', (value) => {
-      if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number of seconds, at least 1');
-      return Number(value);
-    })
+    .addOption(option('--timeout <seconds>', 'with --wait: give up after this long (default 1800)', wholeNumber({ min: 1, unit: 'seconds' })))
     .option('--json', 'machine-readable output: { shard, moving }')
     .action(async (id: string, options: { wait?: boolean; timeout?: number; json?: boolean }, command: Command) => {
       const moving = await withForgesync(command, (app) => app.drainShard(id, { wait: Boolean(options.wait), ...(options.timeout ? { timeoutMs: options.timeout * 1000 } : {}) }));

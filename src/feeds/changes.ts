@@ -4,6 +4,19 @@ import { sqliteHandle } from '../store/connect.js';
 import type { Schema } from '../store/types.js';
 import { sequenceText, type CloudEvent, type OutgoingEvent } from './events.js';
 
+/** What a ChangeRow is made of (see the fields of the same names). */
+export interface ChangeRowFields {
+  seq: number;
+  type: string;
+  module: string;
+  scope: string;
+  key: string;
+  subject: string | null;
+  dataText: string | null;
+  recordedAt: number;
+  object?: { id: string; json: string | null } | undefined;
+}
+
 /** A change log row as a feed reads it, the imported object it points at read along. */
 export class ChangeRow {
   private parsed: Record<string, unknown> | null | undefined;
@@ -11,19 +24,29 @@ export class ChangeRow {
   built: OutgoingEvent | undefined;
   builtFor: string | undefined;
 
-  constructor(
-    readonly seq: number,
-    readonly type: string,
-    readonly module: string,
-    readonly scope: string,
-    readonly key: string,
-    readonly subject: string | null,
-    /** `data` as stored (JSON): sent as it is, parsed only when looked into. */
-    readonly dataText: string | null,
-    readonly recordedAt: number,
-    /** An imported object's row as stored now (undefined for other changes; `json` null when it was deleted since). */
-    readonly object?: { id: string; json: string | null },
-  ) {}
+  readonly seq: number;
+  readonly type: string;
+  readonly module: string;
+  readonly scope: string;
+  readonly key: string;
+  readonly subject: string | null;
+  /** `data` as stored (JSON): sent as it is, parsed only when looked into. */
+  readonly dataText: string | null;
+  readonly recordedAt: number;
+  /** An imported object's row as stored now (undefined for other changes; `json` null when it was deleted since). */
+  readonly object: { id: string; json: string | null } | undefined;
+
+  constructor(fields: ChangeRowFields) {
+    this.seq = fields.seq;
+    this.type = fields.type;
+    this.module = fields.module;
+    this.scope = fields.scope;
+    this.key = fields.key;
+    this.subject = fields.subject;
+    this.dataText = fields.dataText;
+    this.recordedAt = fields.recordedAt;
+    this.object = fields.object;
+  }
 
   /** The parsed `data`; for an imported object `{ action, number }`. */
   get data(): Record<string, unknown> | null {
@@ -73,7 +96,7 @@ async function toRows(db: Kysely<Schema>, raws: readonly RawChange[]): Promise<C
   }
   return raws.map(([seq, type, module, scope, key, subject, data, importId, objectType, objectKey, recordedAt]) => {
     const object = objectKey === null ? undefined : { id: objectKey, json: objects.get(`${importId} ${objectType} ${objectKey}`) ?? null };
-    return new ChangeRow(Number(seq), type, module, scope, key, subject, data, Number(recordedAt), object);
+    return new ChangeRow({ seq: Number(seq), type, module, scope, key, subject, dataText: data, recordedAt: Number(recordedAt), object });
   });
 }
 

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
-import { InvalidFeedInputError } from './errors.js';
+import { option, wholeNumber } from '../cli/options.js';
 import type { FeedStatus } from './status.js';
 
 /** One line of a feed's state for humans. */
@@ -10,12 +10,6 @@ function statusLine(status: FeedStatus): string {
   const full = status.fullSync.running ? `  full sync ${status.fullSync.progress.exported} exported` : status.fullSync.requested ? '  full sync requested' : '';
   const last = status.lastRun ? `  last ${status.lastRun.operation} ${status.lastRun.outcome} (${status.lastRun.delivered}) at ${status.lastRun.finishedAt}` : '';
   return `${status.name}\t${status.sink}\t${state}\tlag ${status.lag.changes} (${status.lag.oldestAgeS}s)\tacked ${status.ackedSeq}/${status.headSeq}${status.deadLetters ? `\t${status.deadLetters} dead` : ''}${full}${last}`;
-}
-
-function positiveInteger(value: string, flag: string): number {
-  const number = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < 1) throw new InvalidFeedInputError(`${flag} must be a whole number of at least 1, not "${value.slice(0, 40)}"`);
-  return number;
 }
 
 const print = (json: boolean | undefined, status: FeedStatus, text?: string) => (json ? printJson(status) : process.stdout.write(`${text ?? statusLine(status)}\n`));
@@ -34,9 +28,9 @@ export function feedCommands(): Command[] {
     .option('--secret <name>', 'feed secret (defined by the operator, bound to the sink host) holding the signing secret (http) or token (nats)')
     // Replaced by --secret: still parsed, so that it is refused with a message saying so.
     .addOption(new Option('--secret-env <var>').hideHelp())
-    .option('--batch <n>', 'events per request (http: an array above 1) or per file (default: 1 for http, 100 otherwise)')
+    .addOption(option('--batch <n>', 'events per request (http: an array above 1) or per file (default: 1 for http, 100 otherwise)', wholeNumber({ min: 1 })))
     .option('--json', 'machine-readable output')
-    .action(async (name: string, options: { sink: string; types?: string; sources?: string; secret?: string; secretEnv?: string; batch?: string; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, options: { sink: string; types?: string; sources?: string; secret?: string; secretEnv?: string; batch?: number; json?: boolean }, cmd: Command) => {
       const status = await withForgesync(cmd, (app) =>
         app.feeds.add({
           name,
@@ -45,7 +39,7 @@ export function feedCommands(): Command[] {
           sources: options.sources ?? null,
           secret: options.secret ?? null,
           ...(options.secretEnv !== undefined ? { secretEnv: options.secretEnv } : {}),
-          ...(options.batch !== undefined ? { batch: positiveInteger(options.batch, '--batch') } : {}),
+          ...(options.batch !== undefined ? { batch: options.batch } : {}),
         }),
       );
       print(options.json, status, `feed ${status.name} added: a running forgesync serve delivers it (its first run is a full sync)`);
@@ -105,10 +99,10 @@ export function feedCommands(): Command[] {
     .command('replay')
     .description('deliver again every change in scope from a sequence number on')
     .argument('<name>')
-    .requiredOption('--from-seq <n>', 'the first change to deliver again')
+    .addOption(option('--from-seq <n>', 'the first change to deliver again', wholeNumber({ min: 1 })).makeOptionMandatory())
     .option('--json', 'machine-readable output')
-    .action(async (name: string, options: { fromSeq: string; json?: boolean }, cmd: Command) => {
-      const status = await withForgesync(cmd, (app) => app.feeds.replay(name, positiveInteger(options.fromSeq, '--from-seq')));
+    .action(async (name: string, options: { fromSeq: number; json?: boolean }, cmd: Command) => {
+      const status = await withForgesync(cmd, (app) => app.feeds.replay(name, options.fromSeq));
       print(options.json, status, `feed ${name} replays from change ${options.fromSeq}`);
     });
 

@@ -35,7 +35,7 @@ const PRUNE_MS = 60_000;
 export interface FeedsOptions {
   database: Pick<Database, 'db'>;
   leases: LeaseManager;
-  jobs: Pick<JobTransport, 'enqueue' | 'name'>;
+  jobs: Pick<JobTransport, 'enqueue' | 'shared'>;
   logger: Logger;
   metrics: Registry;
   /** Every sink's connections are checked against it. */
@@ -322,7 +322,7 @@ export class Feeds implements ForgesyncModule {
 
   /** A process that runs no jobs only records: its in-process queue would never be served. */
   #enqueues(): boolean {
-    return this.options.runsJobs() || this.options.jobs.name !== 'in-process';
+    return this.options.runsJobs() || this.options.jobs.shared;
   }
 
   async #enqueue(name: string): Promise<void> {

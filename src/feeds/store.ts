@@ -121,9 +121,10 @@ export class FeedRepository {
     return this.get(feed.name);
   }
 
-  async find(name: string): Promise<FeedRecord | null> {
+  /** The feed named `name`, or undefined. */
+  async find(name: string): Promise<FeedRecord | undefined> {
     const row = await this.db.selectFrom('feeds').selectAll().where('name', '=', name).executeTakeFirst();
-    return row ? toRecord(row) : null;
+    return row ? toRecord(row) : undefined;
   }
 
   /** @throws FeedNotFoundError */

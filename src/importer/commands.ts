@@ -5,8 +5,8 @@ import type { Forgesync } from '../app/forgesync.js';
 import type { ImportStatusJson } from './status.js';
 import type { CoordinatorOutcome } from './run/coordinator.js';
 import { describeHolder } from '../leases/errors.js';
-import { waitTimeoutMs } from '../util/duration.js';
-import { validateConcurrency } from './names.js';
+import { option, secondsOrDuration, wholeNumber } from '../cli/options.js';
+import { CONCURRENCY_LIMITS } from './names.js';
 
 /** One line of an import's state for humans. */
 function statusLine(status: ImportStatusJson): string {
@@ -69,8 +69,9 @@ async function runHere(app: Forgesync, name: string, options: { json: boolean; t
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** `--timeout`, as `forgesync sync --wait` has it: seconds to wait for another process running the import. */
-const TIMEOUT_OPTION = ['--timeout <seconds>', 'with --wait: give up waiting for another process running the import after this many seconds (or a duration: 90s, 10m)', '600'] as const;
+/** `--timeout`, as `forgesync sync --wait` has it: how long to wait for another process running the import, in ms. */
+const timeoutOption = () =>
+  option('--timeout <seconds>', 'with --wait: give up waiting for another process running the import after this many seconds (or a duration: 90s, 10m)', secondsOrDuration(), '600');
 
 /** `forgesync import github|status|list|sync|resume|cancel|export`. */
 export function importCommands(): Command[] {
@@ -83,12 +84,12 @@ export function importCommands(): Command[] {
     .option('--name <name>', 'import name (default: the repository name); also the name of its git source')
     .option('--api-url <url>', 'API URL (GitHub Enterprise: https://host/api/v3)', 'https://api.github.com')
     .option('--credential <name>', 'a credential bound to the API host (repeat for several tokens, each with its own rate budget)', collect)
-    .option('--concurrency <n>', 'requests in flight at once (1: one after the other, for debugging)')
+    // The range the importer checks again (validateConcurrency), for callers of its API.
+    .addOption(option('--concurrency <n>', 'requests in flight at once (1: one after the other, for debugging)', wholeNumber(CONCURRENCY_LIMITS)))
     .option('--wait', 'run the import here until it ends (first waiting for another process running it); exit status 0 only if it succeeded')
-    .option(...TIMEOUT_OPTION)
+    .addOption(timeoutOption())
     .option('--json', 'machine-readable output')
-    .action(async (project: string, options: { name?: string; apiUrl: string; credential?: string[]; concurrency?: string; wait?: boolean; timeout: string; json?: boolean }, cmd: Command) => {
-      const timeoutMs = waitTimeoutMs(options.timeout);
+    .action(async (project: string, options: { name?: string; apiUrl: string; credential?: string[]; concurrency?: number; wait?: boolean; timeout: number; json?: boolean }, cmd: Command) => {
       await withForgesync(
         cmd,
         async (app) => {
@@ -97,9 +98,9 @@ export function importCommands(): Command[] {
             apiUrl: options.apiUrl,
             ...(options.name !== undefined ? { name: options.name } : {}),
             ...(options.credential ? { credentials: options.credential } : {}),
-            ...(options.concurrency !== undefined ? { concurrency: validateConcurrency(options.concurrency) } : {}),
+            ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
           });
-          if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs });
+          if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs: options.timeout });
           const status = await app.importer.status(record.name);
           if (options.json) printJson(status);
           else process.stdout.write(`import ${record.name} of ${record.owner}/${record.repo} recorded; a running forgesync serve runs it (or use --wait)\n`);
@@ -142,15 +143,14 @@ export function importCommands(): Command[] {
       .description(description)
       .argument('<name>')
       .option('--wait', 'run it here until it ends (first waiting for another process running it); exit status 0 only if it succeeded')
-      .option(...TIMEOUT_OPTION)
+      .addOption(timeoutOption())
       .option('--json', 'machine-readable output')
-      .action(async (name: string, options: { wait?: boolean; timeout: string; json?: boolean }, cmd: Command) => {
-        const timeoutMs = waitTimeoutMs(options.timeout);
+      .action(async (name: string, options: { wait?: boolean; timeout: number; json?: boolean }, cmd: Command) => {
         await withForgesync(
           cmd,
           async (app) => {
             const record = action === 'sync' ? await app.importer.requestSync(name) : await app.importer.resume(name);
-            if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs });
+            if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs: options.timeout });
             if (options.json) printJson(await app.importer.status(record.name));
             else process.stdout.write(`${action} of import ${record.name} requested; a running forgesync serve runs it (or use --wait)\n`);
           },

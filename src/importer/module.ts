@@ -45,7 +45,7 @@ export interface ImporterOptions {
   onChanges?: () => void;
   database: Pick<Database, 'db' | 'dialect'>;
   leases: LeaseManager;
-  jobs: Pick<JobTransport, 'enqueue' | 'name'>;
+  jobs: Pick<JobTransport, 'enqueue' | 'shared'>;
   logger: Logger;
   metrics: Registry;
   credentials: Pick<CredentialStore, 'tokenFor'>;
@@ -61,6 +61,11 @@ export interface ImporterOptions {
   sources: GitSourceOptions;
   /** Whether this process runs jobs (a serving process) — if not, a waiting import runs its jobs itself. */
   runsJobs: () => boolean;
+  /**
+   * How many processes share an import's requests (distributed mode: the
+   * live workers, which all take its per-object jobs); unset: this one.
+   */
+  requestingProcesses?: () => Promise<number>;
 }
 
 /**
@@ -107,7 +112,7 @@ export class Importer implements ForgesyncModule {
       maxFileBytes: settings.importAttachmentMaxBytes,
       // A process that runs no jobs on an in-process transport would only pile them up: it runs them itself.
       enqueue: (importId, key) =>
-        options.runsJobs() || options.jobs.name !== 'in-process' ? options.jobs.enqueue({ kind: IMPORT_OBJECT_JOB, key: `${importId}:${key}` }) : Promise.resolve(),
+        options.runsJobs() || options.jobs.shared ? options.jobs.enqueue({ kind: IMPORT_OBJECT_JOB, key: `${importId}:${key}` }) : Promise.resolve(),
       runsJobs: options.runsJobs,
     });
     this.coordinator = new Coordinator({
@@ -118,7 +123,7 @@ export class Importer implements ForgesyncModule {
         fanOut: (ctx, stage, keys) => this.#objects.fanOut(ctx, stage, keys),
         ensureSources: (ctx, repository) => this.#sources.ensure(ctx.record, repository),
         // The run's record predates the repository stage, which names the sources: read them now.
-        waitSources: async (ctx) => this.#sources.wait((await this.imports.getById(ctx.importId)) ?? ctx.record),
+        waitSources: async (ctx) => this.#sources.wait((await this.imports.findById(ctx.importId)) ?? ctx.record),
       },
       onFinished: (record, durationMs) => this.#finished(record, durationMs),
     });
@@ -313,13 +318,22 @@ export class Importer implements ForgesyncModule {
     return Promise.all(record.credentials.map(async (credential) => ({ credential, token: await this.options.credentials.tokenFor(credential, record.apiUrl) })));
   }
 
+  /**
+   * A client for `record`'s requests in this process. An import's
+   * concurrency is what it has in flight in all: with several processes
+   * requesting for it, each gets its share (rounded up), not the whole, so
+   * that more workers do not mean more requests in flight at GitHub (its
+   * secondary limit counts them together), and a worker that dies or
+   * stops loses at most its share of answers.
+   */
   async #client(record: ImportRecord, concurrency: number, signal: AbortSignal): Promise<GithubClient> {
     const { settings } = this.options;
+    const processes = Math.max(1, (await this.options.requestingProcesses?.().catch(() => 1)) ?? 1);
     return new GithubClient({
       apiUrl: record.apiUrl,
       tokens: await this.#tokens(record),
       budgets: this.#budgets,
-      concurrency,
+      concurrency: Math.ceil(concurrency / processes),
       policy: this.options.policy,
       retries: settings.importRetries,
       retryBaseMs: settings.importRetryBaseMs,

@@ -55,10 +55,13 @@ export function validateApiUrl(input: string, protocols: ReadonlySet<string>, po
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
+/** The requests an import may keep in flight (`--concurrency`, the API's `concurrency`). */
+export const CONCURRENCY_LIMITS = { min: 1, max: 100 } as const;
+
 /** `--concurrency`: 1 to 100. @throws InvalidImportInputError */
 export function validateConcurrency(value: unknown): number {
   const number = typeof value === 'string' ? Number(value) : value;
-  if (typeof number !== 'number' || !Number.isInteger(number) || number < 1 || number > 100) {
+  if (typeof number !== 'number' || !Number.isInteger(number) || number < CONCURRENCY_LIMITS.min || number > CONCURRENCY_LIMITS.max) {
     throw new InvalidImportInputError(`--concurrency must be a whole number from 1 to 100, not ${JSON.stringify(String(value).slice(0, 40))}`);
   }
   return number;

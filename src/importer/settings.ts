@@ -6,7 +6,7 @@ export const importerSettings = {
     key: 'importConcurrency',
     env: 'FORGESYNC_IMPORT_CONCURRENCY',
     default: '20',
-    doc: 'Requests one import has in flight at once (GitHub\'s secondary limit allows 100); `import github --concurrency` overrides it per import.',
+    doc: 'Requests one import has in flight at once, in all: in distributed mode each live worker takes its share (GitHub\'s secondary limit allows 100); `import github --concurrency` overrides it per import.',
     parse: integer(1, 100),
   }),
   importSyncIntervalMs: setting({

@@ -46,6 +46,8 @@ class KindQueue {
  */
 export class InProcessTransport implements JobTransport {
   readonly name = 'in-process';
+  /** Only this process serves its queues. */
+  readonly shared = false;
   readonly #kinds = new Map<string, KindQueue>();
   readonly #shutdown = new AbortController();
   readonly #logger: Logger | undefined;

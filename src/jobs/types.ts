@@ -62,6 +62,12 @@ export interface JobLoad {
 export interface JobTransport {
   /** `in-process` or `bullmq`, for logs and the overview. */
   readonly name: string;
+  /**
+   * Whether other processes serve this transport's queue (a shared queue such as BullMQ's):
+   * a job enqueued here may run elsewhere. False for the in-process transport, whose queue
+   * only this process serves: a process that runs no jobs should not enqueue on it.
+   */
+  readonly shared: boolean;
   /** Declares how jobs of `kind` run here; call before start(). A process that never starts only produces jobs. */
   handle(kind: string, spec: JobKind): void;
   /** Begins running queued and future jobs of the declared kinds. */

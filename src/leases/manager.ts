@@ -13,6 +13,7 @@ import type {
   LeaseStore,
   OwnerRecord,
   ScopedLeaseRequest,
+  StoreAcquireRequest,
   StoreAcquireResult,
   WaitingLeaseRequest,
 } from './types.js';
@@ -96,17 +97,15 @@ export class LeaseManager {
     const inFlight = this.#trying.get(key);
     if (inFlight) return inFlight.then(toNull);
 
-    const token = randomUUID();
+    const attempt: StoreAcquireRequest = { key, token: randomUUID(), ttlMs, owner, withHolder: false };
     const requestedAt = performance.now();
     let answered = false;
     const build = (result: StoreAcquireResult) => {
       answered = true;
       this.#trying.delete(key);
-      return result.acquired ? this.#lease(key, token, ttlMs, owner, requestedAt, result) : null;
+      return result.acquired ? this.#lease(attempt, requestedAt, result) : null;
     };
-    const trying = this.#store.acquireThen
-      ? this.#store.acquireThen(key, token, ttlMs, owner, false, build)
-      : this.#store.acquire(key, token, ttlMs, owner, false).then(build);
+    const trying = this.#store.acquireThen ? this.#store.acquireThen(attempt, build) : this.#store.acquire(attempt).then(build);
     // A store may answer synchronously (SQLite); then there is nothing in flight to share.
     if (!answered) {
       this.#trying.set(key, trying);
@@ -126,7 +125,7 @@ export class LeaseManager {
     this.#assertOpen();
     validateKey(key);
     const ttlMs = validateTtl(request?.ttlMs);
-    return this.#attempt(key, ttlMs, this.#owner(request?.owner), true);
+    return this.#attempt(key, ttlMs, this.#owner(request?.owner));
   }
 
   /**
@@ -142,7 +141,7 @@ export class LeaseManager {
     const retryMs = validateDuration(request.retryMs ?? Math.max(10, Math.min(100, Math.floor(waitMs / 10))), 'retryMs', 1, 60_000);
     const started = performance.now();
     for (;;) {
-      const result = await this.#attempt(key, ttlMs, owner, true);
+      const result = await this.#attempt(key, ttlMs, owner);
       if (result.lease) return result.lease;
       const waited = performance.now() - started;
       if (waited >= waitMs) throw new LeaseUnavailableError(key, result.holder, Math.round(waited));
@@ -237,27 +236,22 @@ export class LeaseManager {
     await this.#store.close();
   }
 
-  async #attempt(key: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean): Promise<LeaseAttempt> {
+  /** One attempt that names the holder when the key is taken (attempt, acquire). */
+  async #attempt(key: string, ttlMs: number, owner: OwnerRecord): Promise<LeaseAttempt> {
     // A try of this key already on its way settles who gets it; if it won, the holder is known here.
     await this.#trying.get(key)?.catch(toNull);
     const local = this.#held.get(key);
     if (local?.held) return { lease: null, holder: holderOf(local) };
-    const token = randomUUID();
+    const attempt: StoreAcquireRequest = { key, token: randomUUID(), ttlMs, owner, withHolder: true };
     const requestedAt = performance.now();
-    return this.#store.acquire(key, token, ttlMs, owner, withHolder).then((result): LeaseAttempt => {
+    return this.#store.acquire(attempt).then((result): LeaseAttempt => {
       if (!result.acquired) return { lease: null, holder: result.holder };
-      return { lease: this.#lease(key, token, ttlMs, owner, requestedAt, result), holder: null };
+      return { lease: this.#lease(attempt, requestedAt, result), holder: null };
     });
   }
 
-  #lease(
-    key: string,
-    token: string,
-    ttlMs: number,
-    owner: OwnerRecord,
-    requestedAt: number,
-    result: Extract<StoreAcquireResult, { acquired: true }>,
-  ): Lease {
+  /** The Lease for an attempt the store granted. */
+  #lease({ key, token, ttlMs, owner }: StoreAcquireRequest, requestedAt: number, result: Extract<StoreAcquireResult, { acquired: true }>): Lease {
     const lease = new Lease(this.#store, {
       key,
       token,

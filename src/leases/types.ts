@@ -59,6 +59,20 @@ export interface OwnerRecord {
   host: string;
 }
 
+/** One acquire attempt, as the manager hands it to a store. */
+export interface StoreAcquireRequest {
+  key: string;
+  /** Names this holding: extend, release and raiseFence present it. */
+  token: string;
+  ttlMs: number;
+  owner: OwnerRecord;
+  /**
+   * Whether the caller needs the current holder when the key is taken; when
+   * false the store may skip looking it up (and return `holder: null`).
+   */
+  withHolder: boolean;
+}
+
 /** Result of a backend acquire attempt. */
 export type StoreAcquireResult =
   | {
@@ -88,25 +102,14 @@ export type StoreExtendResult =
 export interface LeaseStore {
   /** Backend name for messages and metrics: "sqlite", "redis", ... */
   readonly kind: string;
-  /**
-   * Takes `key` for `token` if it is free. When `withHolder` is false the
-   * caller does not need the current holder on failure, and the store may
-   * skip looking it up (return `holder: null`).
-   */
-  acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder?: boolean): Promise<StoreAcquireResult>;
+  /** Takes `request.key` for `request.token` if it is free (see StoreAcquireRequest). */
+  acquire(request: StoreAcquireRequest): Promise<StoreAcquireResult>;
   /**
    * Optional: `acquire` with `then` applied in the same continuation as the
    * backend's reply. Under contention every microtask hop between the reply
    * and the caller keeps the key held longer, so stores that can, offer it.
    */
-  acquireThen?<T>(
-    key: string,
-    token: string,
-    ttlMs: number,
-    owner: OwnerRecord,
-    withHolder: boolean,
-    then: (result: StoreAcquireResult) => T,
-  ): Promise<T>;
+  acquireThen?<T>(request: StoreAcquireRequest, then: (result: StoreAcquireResult) => T): Promise<T>;
   extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult>;
   /** Releases if `token` still holds `key`; returns whether it did. */
   release(key: string, token: string): Promise<boolean>;

@@ -1,5 +1,6 @@
 import { isWellFormed, shown } from '../util/shown.js';
 import { InvalidLeaseKeyError, InvalidLeaseOptionError } from './errors.js';
+import { MAX_OWNER_LENGTH, ownerName } from './owner.js';
 
 /** Longest key accepted, in characters; every backend indexes the whole key. */
 export const MAX_KEY_LENGTH = 255;
@@ -7,7 +8,6 @@ export const MAX_KEY_LENGTH = 255;
 export const MIN_TTL_MS = 10;
 /** Longest ttl accepted: a day. Long leases are what this project exists to avoid. */
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
-const MAX_OWNER_LENGTH = 128;
 // C0, DEL and C1: a terminal may read C1 (\u009b) as the start of an escape sequence.
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
@@ -104,5 +104,5 @@ export function validateFloor(floor: unknown): bigint {
 }
 
 function defaultOwnerName(): string {
-  return process.title && process.title !== 'node' ? process.title.slice(0, MAX_OWNER_LENGTH) : 'forgesync';
+  return process.title && process.title !== 'node' ? ownerName(process.title) : 'forgesync';
 }

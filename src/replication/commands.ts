@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import type { SourceWithRegistry } from '../store/types.js';
-import { waitTimeoutMs } from '../util/duration.js';
 import { redactUrl } from '../util/redact.js';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
+import { option, secondsOrDuration } from '../cli/options.js';
 
 /** The JSON form of a source in `forgesync status --json` (a contract for other tools). */
 export function sourceStatusJson(source: SourceWithRegistry) {
@@ -65,17 +65,17 @@ export function replicationCommands(): Command[] {
     .description('request a sync of one source (and with --wait, run it here until done)')
     .argument('<name>')
     .option('--wait', 'wait until a successful sync served this request (here or in another process); exit status 1 if that sync failed or the timeout passed')
-    .option('--timeout <seconds>', 'give up waiting after this many seconds (or a duration: 90s, 10m)', '600')
+    .addOption(option('--timeout <seconds>', 'give up waiting after this many seconds (or a duration: 90s, 10m)', secondsOrDuration(), '600'))
     .option('--json', 'machine-readable output')
-    .action(async (name: string, options: { wait?: boolean; timeout: string; json?: boolean }, command: Command) => {
+    .action(async (name: string, options: { wait?: boolean; timeout: number; json?: boolean }, command: Command) => {
       if (!options.wait) {
-        const seq = await withForgesync(command, (app) => app.requestSync(name, 'cli'));
+        const seq = await withForgesync(command, (app) => app.requestSync(name, { trigger: 'cli' }));
         if (options.json) printJson({ name, requested: seq });
         else process.stdout.write(`sync of ${name} requested (request #${seq}); a running forgesync serve picks it up\n`);
         return;
       }
       const source = await withForgesync(command, (app) =>
-        app.syncAndWait(name, { trigger: 'cli', timeoutMs: waitTimeoutMs(options.timeout) }),
+        app.sync(name, { trigger: 'cli', timeoutMs: options.timeout }),
       );
       if (options.json) printJson(sourceStatusJson(source));
       else process.stdout.write(`${statusLine(source)}\n`);
@@ -93,7 +93,7 @@ export function replicationCommands(): Command[] {
       const chosen = [name !== undefined, Boolean(options.failed), Boolean(options.all)].filter(Boolean).length;
       if (chosen !== 1) command.error('give exactly one of <name>, --failed or --all', { exitCode: 2 });
       const target = name !== undefined ? { name } : options.failed ? ('failed' as const) : ('all' as const);
-      const count = await withForgesync(command, (app) => app.resync(target, 'cli'));
+      const count = await withForgesync(command, (app) => app.requestSyncMany(target, { trigger: 'cli' }));
       if (options.json) printJson({ requested: count });
       else process.stdout.write(`resync requested for ${count} source${count === 1 ? '' : 's'}\n`);
     });

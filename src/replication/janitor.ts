@@ -5,10 +5,11 @@ import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
 import type { SourceRepository } from '../store/sources.js';
 import { syncLeaseKey } from './sync.js';
+import { ownerName } from '../leases/owner.js';
 
 export interface JanitorOptions {
   mirrorsDir: string;
-  sources: Pick<SourceRepository, 'getByIds'>;
+  sources: Pick<SourceRepository, 'findByIds'>;
   leases: LeaseManager;
   leaseTtlMs: number;
   logger: Logger;
@@ -37,13 +38,13 @@ export async function removeMovedCopies(options: JanitorOptions, run: { localSha
     const id = MIRROR_DIR.exec(entry)?.[1];
     if (id !== undefined) dirs.set(Number(id), [...(dirs.get(Number(id)) ?? []), entry]);
   }
-  for (const source of await options.sources.getByIds([...dirs.keys()])) {
+  for (const source of await options.sources.findByIds([...dirs.keys()])) {
     if (source.placementEpoch === 0 || source.shard === null || source.shard === localShard || source.moveTo === localShard) continue;
     for (const entry of dirs.get(source.id)!) {
       const path = join(mirrorsDir, entry);
       const modified = (await stat(path).catch(() => undefined))?.mtimeMs;
       if (modified === undefined || now - modified < graceMs) continue;
-      await leases.tryWithLease(syncLeaseKey(source.id), { ttlMs: leaseTtlMs, owner: `janitor ${source.name}`.slice(0, 128) }, async () => {
+      await leases.tryWithLease(syncLeaseKey(source.id), { ttlMs: leaseTtlMs, owner: ownerName(`janitor ${source.name}`) }, async () => {
         options.onMirrorRemoved?.(path);
         if (await removeMirror(mirrorsDir, source, source.url)) removed.push(path);
       });

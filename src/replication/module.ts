@@ -26,6 +26,7 @@ import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, Syn
 
 export type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 import { Verifier } from './verify.js';
+import { ownerName } from '../leases/owner.js';
 
 export { SYNC_JOB, VERIFY_JOB } from './nudger.js';
 
@@ -218,7 +219,7 @@ export class Replication implements ForgesyncModule {
     const { mirrorsDir, leaseTtlMs } = this.options;
     await this.options.leases.withLease(
       syncLeaseKey(source.id),
-      { ttlMs: leaseTtlMs, owner: `remove ${source.name}`.slice(0, 128), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
+      { ttlMs: leaseTtlMs, owner: ownerName(`remove ${source.name}`), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
       async () => {
         this.options.onMirrorRemoved?.(mirrorPathFor(mirrorsDir, source, source.url));
         await removeMirror(mirrorsDir, source, source.url);
@@ -238,7 +239,7 @@ export class Replication implements ForgesyncModule {
     if (!path) return false;
     return this.options.leases.withLease(
       syncLeaseKey(source.id),
-      { ttlMs: this.options.leaseTtlMs, owner: `copy ${source.name}`.slice(0, 128), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
+      { ttlMs: this.options.leaseTtlMs, owner: ownerName(`copy ${source.name}`), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
       async () => {
         await cp(path, dest, { recursive: true, errorOnExist: true, force: false });
         return true;
@@ -248,9 +249,7 @@ export class Replication implements ForgesyncModule {
 
   /** @throws SourceNotFoundError */
   async getSource(name: string): Promise<SourceWithRegistry> {
-    const source = await this.sources.get(name);
-    if (!source) throw new SourceNotFoundError(name);
-    return source;
+    return this.sources.get(name);
   }
 
   /** Sources sorted by name, filtered by registry state and a search string, a page at a time. */
@@ -281,20 +280,21 @@ export class Replication implements ForgesyncModule {
     return this.options.leases.inspect(syncLeaseKey(source.id));
   }
 
-  /** Records a sync request and nudges a worker; returns the request's sequence number. */
-  async requestSync(name: string, trigger: SyncTrigger = 'library'): Promise<number> {
-    return this.requestSyncOf(await this.getSource(name), trigger);
-  }
+  // The verbs: requestSync… records a request (a worker serves it later) and returns at once;
+  // sync runs it here (or waits for its runner) until served; nudge wakes workers for requests recorded already.
 
   /**
-   * Records a sync request for a source the caller already looked up (the
-   * webhook receivers: no second lookup by name) and nudges a worker.
+   * Records a sync request for one source and nudges a worker. `source` is
+   * its name, or the source itself when the caller looked it up already (the
+   * webhook receivers: no second lookup by name).
    * @returns the new requested_seq.
-   * @throws SourceNotFoundError when the source was removed meanwhile.
+   * @throws SourceNotFoundError when there is no such source (or it was removed meanwhile).
    */
-  async requestSyncOf(source: Source, trigger: SyncTrigger): Promise<number> {
-    const seq = await this.registry.request(source.id, trigger);
-    await this.#nudger.nudge(source, trigger);
+  async requestSync(source: string | Source, options: { trigger?: SyncTrigger } = {}): Promise<number> {
+    const trigger = options.trigger ?? 'library';
+    const found = typeof source === 'string' ? await this.getSource(source) : source;
+    const seq = await this.registry.request(found.id, trigger);
+    await this.#nudger.nudge(found, trigger);
     return seq;
   }
 
@@ -304,20 +304,31 @@ export class Replication implements ForgesyncModule {
    * the deliveries made meanwhile), and nudges a worker for each: the webhook
    * hot path. Returns those sources (none: nothing recorded).
    */
-  requestWebhookSync(keys: readonly string[]): Promise<MatchedRequest[]> {
+  requestSyncMatching(keys: readonly string[]): Promise<MatchedRequest[]> {
     return this.#webhookRequests.submit(keys);
   }
 
-  /** Requests a sync of every row the target selects; returns how many rows it touched. */
-  async resync(target: ResyncTarget, trigger: SyncTrigger = 'manual'): Promise<number> {
+  /** Records a sync request on every row the target selects (`forgesync resync`); returns how many rows it touched. */
+  async requestSyncMany(target: ResyncTarget, options: { trigger?: SyncTrigger } = {}): Promise<number> {
+    const trigger = options.trigger ?? 'manual';
     if (typeof target === 'object' && 'name' in target) {
-      await this.requestSync(target.name, trigger);
+      await this.requestSync(target.name, { trigger });
       return 1;
     }
     const count = await this.registry.requestMany(target);
     // The active scheduler (here or in another process) nudges workers for them.
     if (count > 0) void this.scheduler.tick();
     return count;
+  }
+
+  /** Records a sync request for each of the sources `ids` (a move syncs even a source with nothing to fetch), one gone meanwhile skipped, and nudges. */
+  requestSyncByIds(ids: readonly number[], options: { trigger: SyncTrigger }): Promise<void> {
+    return this.#nudger.nudgeMany(ids, options.trigger);
+  }
+
+  /** Nudges a worker for each of the sources `ids` whose requests are recorded already (just placed on a shard: they had no job). */
+  nudge(ids: readonly number[]): Promise<void> {
+    return this.#nudger.nudgeMany(ids);
   }
 
   /**
@@ -327,7 +338,7 @@ export class Replication implements ForgesyncModule {
    * successful round served the request, whoever ran it (`served`), when the
    * round that took it failed, or after `timeoutMs`.
    */
-  async syncAndWait(name: string, options: { trigger?: SyncTrigger; timeoutMs?: number; pollMs?: number } = {}): Promise<SyncWaitResult> {
+  async sync(name: string, options: { trigger?: SyncTrigger; timeoutMs?: number; pollMs?: number } = {}): Promise<SyncWaitResult> {
     const trigger = options.trigger ?? 'library';
     const timeoutMs = options.timeoutMs ?? 10 * 60_000;
     const pollMs = options.pollMs ?? 100;
@@ -381,12 +392,7 @@ export class Replication implements ForgesyncModule {
   async #runVerify(job: Job, signal: AbortSignal): Promise<void> {
     const sourceId = Number(job.key);
     if ((await this.verifier.verify(sourceId, signal)) !== 'mismatch') return;
-    const source = await this.sources.getById(sourceId);
+    const source = await this.sources.findById(sourceId);
     if (source) await this.#nudger.nudge(source, 'verify');
-  }
-
-  /** See {@link Nudger.nudgeMany}. */
-  nudgeSources(ids: readonly number[], trigger?: SyncTrigger): Promise<void> {
-    return this.#nudger.nudgeMany(ids, trigger);
   }
 }

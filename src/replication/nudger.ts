@@ -10,8 +10,8 @@ export const SYNC_JOB = 'sync';
 export const VERIFY_JOB = 'verify';
 
 export interface NudgerOptions {
-  jobs: Pick<JobTransport, 'name' | 'enqueue'>;
-  sources: Pick<SourceRepository, 'getByIds' | 'place'>;
+  jobs: Pick<JobTransport, 'shared' | 'enqueue'>;
+  sources: Pick<SourceRepository, 'findByIds' | 'place'>;
   registry: Pick<RegistryRepository, 'request'>;
   /** See ReplicationOptions.placeSource. */
   placeSource?: (name: string) => Promise<string | null>;
@@ -41,7 +41,7 @@ export class Nudger {
     if (shard === null && placeSource) {
       shard = await placeSource(source.name);
       if (shard !== null) shard = await this.options.sources.place(source.id, shard);
-      if (shard === null && jobs.name !== 'in-process') return;
+      if (shard === null && jobs.shared) return;
     }
     await jobs.enqueue({ kind, key: String(source.id), payload: { trigger }, fairness: urlHost(source.url), ...(shard !== null ? { shard } : {}) });
   }
@@ -62,6 +62,6 @@ export class Nudger {
       }
     }
     // Read a few hundred a statement: a drain nudges every source of a shard.
-    for (const source of await this.options.sources.getByIds(ids)) await this.nudge(source, trigger ?? 'schedule');
+    for (const source of await this.options.sources.findByIds(ids)) await this.nudge(source, trigger ?? 'schedule');
   }
 }

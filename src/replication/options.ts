@@ -46,7 +46,7 @@ export type SyncWaitResult = SourceWithRegistry & { served: boolean };
 export interface ReplicationOptions {
   database: Pick<Database, 'db' | 'dialect'>;
   leases: LeaseManager;
-  jobs: Pick<JobTransport, 'name' | 'enqueue' | 'load'>;
+  jobs: Pick<JobTransport, 'shared' | 'enqueue' | 'load'>;
   logger: Logger;
   metrics: Registry;
   runner: GitRunner;

@@ -15,6 +15,7 @@ import type { RegistryRow, Source, SourceWithRegistry, SyncTrigger } from '../st
 import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import type { BoundToken } from '../credentials/store.js';
+import { ownerName } from '../leases/owner.js';
 
 /**
  * What one call to `sync()` ended with: `idle` when no request was waiting
@@ -101,7 +102,7 @@ export class SyncService {
    */
   async sync(sourceId: number, trigger: SyncTrigger, shutdown?: AbortSignal): Promise<SyncOutcome> {
     const { leases, logger, leaseTtlMs } = this.options;
-    const source = await this.options.sources.getById(sourceId);
+    const source = await this.options.sources.findById(sourceId);
     if (!source) return 'gone';
     if (source.registry.requestedSeq <= source.registry.completedSeq) return 'idle';
     const placement = this.#placement(source);
@@ -115,7 +116,7 @@ export class SyncService {
       key,
       {
         ttlMs: leaseTtlMs,
-        owner: `sync ${source.name}`.slice(0, 128),
+        owner: ownerName(`sync ${source.name}`),
         ...(shutdown ? { signal: shutdown } : {}),
         onRenewError: (error) => logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
       },
@@ -167,8 +168,8 @@ export class SyncService {
     // lost its counters and the fence is raised above the row's (see writeFenced).
     const started = await writeFenced(
       lease,
-      (fence) => registry.startSync(sourceId, fence, trigger, new Date(), placement.epoch),
-      async () => (await registry.get(sourceId))?.fence ?? null,
+      (fence) => registry.startSync(sourceId, fence, { trigger, now: new Date(), epoch: placement.epoch }),
+      async () => (await registry.find(sourceId))?.fence ?? null,
     ).catch((error: unknown) => {
       if (error instanceof LeaseLostError) return null;
       throw error;
@@ -179,7 +180,7 @@ export class SyncService {
     // Whatever the requests up to targetSeq asked for (a URL change records one, in the same
     // transaction) must be seen by this pass: the source read before the lease still shows
     // it when no request came after that read, otherwise the source is read again.
-    const source = known && known.registry.requestedSeq === row.targetSeq ? known : await this.options.sources.getById(sourceId);
+    const source = known && known.registry.requestedSeq === row.targetSeq ? known : await this.options.sources.findById(sourceId);
     if (!source) return { outcome: 'gone', requestPending: false };
     let token: string | undefined;
     let result: MirrorSyncResult | undefined;
@@ -213,19 +214,22 @@ export class SyncService {
       const now = new Date();
       // Records the sync and finishes its attempt (one transaction on SQLite); the counters as
       // the write left them say whether a request arrived meanwhile.
-      const counters = await registry.finishSync(
-        sourceId,
-        lease.fence,
-        { targetSeq: row.targetSeq, checksum: synced.checksum, verified: synced.verified, mirrorPath: synced.path, now, ...placement },
+      const counters = await registry.finishSync(sourceId, lease.fence, {
+        targetSeq: row.targetSeq,
+        checksum: synced.checksum,
+        verified: synced.verified,
+        mirrorPath: synced.path,
+        now,
+        ...placement,
         attemptId,
-        (written) => ({
+        attempt: (written) => ({
           result: !written ? 'failed' : synced.action === 'noop' ? 'noop' : 'synced',
           error: written ? undefined : leaseLostError(),
           refsChanged: synced.refsChanged,
           now,
         }),
-        syncChanges(source.name, previous, synced),
-      );
+        changes: syncChanges(source.name, previous, synced),
+      });
       attemptFinished = true;
       outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
       if (counters && (synced.refChanges.length > 0 || previous !== 'synced')) this.options.onChanges?.();
@@ -237,8 +241,8 @@ export class SyncService {
         const missing = caught instanceof RemoteNotFoundError;
         const delay = missing ? this.options.backoff.maxMs : backoffDelay(row.retryCount + 1, this.options.backoff);
         const changes = previous === 'failed' ? [] : [sourceStateChange(source.name, 'failed', previous, error)];
-        const failure = { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date(), ...(placement.epoch !== undefined ? { epoch: placement.epoch } : {}) };
-        if (await registry.finishFailed(sourceId, lease.fence, failure, changes)) {
+        const failure = { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date(), ...(placement.epoch !== undefined ? { epoch: placement.epoch } : {}), changes };
+        if (await registry.finishFailed(sourceId, lease.fence, failure)) {
           if (changes.length > 0) this.options.onChanges?.();
         }
         outcome = missing ? 'missing' : 'failed';

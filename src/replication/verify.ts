@@ -27,7 +27,7 @@ export class Verifier {
       syncLeaseKey(sourceId),
       { ttlMs: leaseTtlMs, owner: 'verify', ...(shutdown ? { signal: shutdown } : {}) },
       async (lease, signal): Promise<VerifyOutcome> => {
-        const row = await registry.get(sourceId);
+        const row = await registry.find(sourceId);
         if (!row || row.state !== 'synced' || !row.mirrorPath) return 'gone';
         let checksum: string | null = null;
         try {

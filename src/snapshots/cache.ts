@@ -10,6 +10,7 @@ import { checkBudget, heldBytes, type BudgetRequest } from './budget.js';
 import { HoldFiles, type SnapshotHold } from './holds.js';
 import { readJsonFile, writeJsonFile } from './json-file.js';
 import { isObjectId } from './revision.js';
+import { ownerName } from '../leases/owner.js';
 
 /** One materialised commit on disk. */
 export interface SnapshotEntry extends ExportStats {
@@ -95,7 +96,7 @@ export class SnapshotCache {
     let created = false;
     const taken = await this.options.leases.withLease(
       leaseKey(key),
-      { ttlMs: this.options.leaseTtlMs, owner: `snapshot ${key.source}`.slice(0, 128), waitMs, retryMs: 25 },
+      { ttlMs: this.options.leaseTtlMs, owner: ownerName(`snapshot ${key.source}`), waitMs, retryMs: 25 },
       async () => {
         const meta = readJsonFile<Meta>(metaFile);
         if (!meta || !existsSync(path)) {
@@ -191,7 +192,7 @@ export class SnapshotCache {
     await this.#removeSnapshot(path);
     const measured = await maker.measure();
     const making = await this.#withinBudget({ ...key, bytes: measured.bytes }, () =>
-      this.holds.add({ ...key, owner: `making for ${hold.owner}`.slice(0, 128), expiresAt: null, purpose: 'making', bytes: measured.bytes }),
+      this.holds.add({ ...key, owner: ownerName(`making for ${hold.owner}`), expiresAt: null, purpose: 'making', bytes: measured.bytes }),
     );
     try {
       const stats = await maker.materialise(path, join(this.options.root, key.sourceDir), measured);

@@ -1,11 +1,11 @@
 import { Command } from 'commander';
-import { parseDuration } from '../replication/schedule.js';
 import { formatBytes } from './errors.js';
 import type { SnapshotHold } from './holds.js';
 import { objectAtFromJson, objectAtJson, snapshotEntryJson } from './json.js';
 import { parseObjectSpec } from './revision.js';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
+import { asWritten, duration, option, type AsWritten } from '../cli/options.js';
 
 /** `forgesync snapshot [create] | list | release` and `forgesync show`. */
 export function snapshotCommands(): Command[] {
@@ -14,22 +14,21 @@ export function snapshotCommands(): Command[] {
     .argument('<name>', 'source name')
     .requiredOption('--ref <ref>', 'branch, tag or commit sha')
     .option('--sync', 'sync the mirror first, under the source lease')
-    .option('--wait <duration>', 'how long to wait for that sync before serving the last synced commit marked stale', '30s')
-    .option('--hold <duration>', 'how long the snapshot is protected from eviction (default: FORGESYNC_SNAPSHOT_HOLD)')
+    .addOption(option('--wait <duration>', 'how long to wait for that sync before serving the last synced commit marked stale', asWritten(duration()), '30s'))
+    .addOption(option('--hold <duration>', 'how long the snapshot is protected from eviction (default: FORGESYNC_SNAPSHOT_HOLD)', duration({ min: 1 })))
     .option('--json', 'machine-readable output')
-    .action(async (name: string, options: { ref: string; sync?: boolean; wait: string; hold?: string; json?: boolean }, command: Command) => {
-      const waitMs = parseDuration(options.wait, 0);
+    .action(async (name: string, options: { ref: string; sync?: boolean; wait: AsWritten<number>; hold?: number; json?: boolean }, command: Command) => {
       const snapshot = await withForgesync(command, async (app) =>
         app.openSnapshot(name, options.ref, {
           sync: Boolean(options.sync),
-          waitMs,
-          holdMs: options.hold !== undefined ? parseDuration(options.hold) : app.config.snapshotHoldMs,
+          waitMs: options.wait.value,
+          holdMs: options.hold ?? app.config.snapshotHoldMs,
           owner: 'cli',
         }),
       );
       if (options.json) printJson(snapshot.toJSON());
       else {
-        if (snapshot.stale) process.stderr.write(`forgesync: no sync of ${name} could be had within ${options.wait}; serving the last synced commit\n`);
+        if (snapshot.stale) process.stderr.write(`forgesync: no sync of ${name} could be had within ${options.wait.text}; serving the last synced commit\n`);
         process.stdout.write(`${snapshot.sha}\t${snapshot.path}\n`);
       }
     });

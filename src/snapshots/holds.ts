@@ -67,7 +67,7 @@ export class HoldFiles {
   }
 
   /** The hold with this handle, or undefined (also for malformed handles). */
-  get(handle: string): SnapshotHold | undefined {
+  find(handle: string): SnapshotHold | undefined {
     return HANDLE.test(handle) ? readJsonFile<SnapshotHold>(this.#file(handle)) : undefined;
   }
 
@@ -93,7 +93,7 @@ export class HoldFiles {
     const live: SnapshotHold[] = [];
     for (const name of names) {
       if (!name.endsWith('.json')) continue;
-      const hold = this.get(name.slice(0, -'.json'.length));
+      const hold = this.find(name.slice(0, -'.json'.length));
       if (!hold) continue;
       if (isLive(hold, now)) live.push(hold);
       else this.remove(hold.handle);

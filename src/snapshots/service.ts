@@ -17,6 +17,7 @@ import { ObjectReader } from './objects.js';
 import { snapshotSourceDirName } from './paths.js';
 import { isObjectId, validateRevision, validateTreePath } from './revision.js';
 import { Snapshot } from './snapshot.js';
+import { ownerName } from '../leases/owner.js';
 
 export interface OpenSnapshotOptions {
   /** Sync the mirror first (under the source's lease) so the ref is current. */
@@ -56,9 +57,9 @@ export interface SnapshotsOptions {
   getSource: (name: string) => Promise<SourceWithRegistry>;
   /**
    * Requests a sync and serves it, here or by waiting for the lease holder, for
-   * at most `timeoutMs` (Replication.syncAndWait); `served` when a successful round served it.
+   * at most `timeoutMs` (Replication.sync); `served` when a successful round served it.
    */
-  syncAndWait: (name: string, timeoutMs: number) => Promise<SourceWithRegistry & { served: boolean }>;
+  sync: (name: string, timeoutMs: number) => Promise<SourceWithRegistry & { served: boolean }>;
   /** The source's access token and the hosts it may go to, if it has a credential reference. */
   tokenOf: (source: Source) => Promise<BoundToken | undefined>;
 }
@@ -110,7 +111,7 @@ export class Snapshots implements ForgesyncModule {
     const mirror = mirrorPathFor(this.options.mirrorsDir, source, source.url);
     let stale = false;
     if (options.sync || !mirrorExists(mirror)) {
-      const outcome = await this.options.syncAndWait(source.name, waitMs);
+      const outcome = await this.options.sync(source.name, waitMs);
       source = outcome;
       stale = !outcome.served;
     }
@@ -145,7 +146,7 @@ export class Snapshots implements ForgesyncModule {
    * @throws SnapshotHoldNotFoundError
    */
   releaseCreatedBy(handle: string, creator: string): void {
-    if (this.cache.holds.get(handle)?.creator !== creator || !this.cache.release(handle)) throw new SnapshotHoldNotFoundError(handle);
+    if (this.cache.holds.find(handle)?.creator !== creator || !this.cache.release(handle)) throw new SnapshotHoldNotFoundError(handle);
   }
 
   /** Every snapshot on disk with only the holds `creator` made through the API: others' handles never show. */
@@ -215,7 +216,7 @@ export class Snapshots implements ForgesyncModule {
     const { runner, leases, leaseTtlMs } = this.options;
     return await leases.withLease(
       `snapshot-clone:${source.id}`,
-      { ttlMs: leaseTtlMs, owner: `temporary clone ${source.name}`.slice(0, 128), waitMs: Math.max(waitMs, MATERIALISE_WAIT_MS), retryMs: 100 },
+      { ttlMs: leaseTtlMs, owner: ownerName(`temporary clone ${source.name}`), waitMs: Math.max(waitMs, MATERIALISE_WAIT_MS), retryMs: 100 },
       async () => {
         const mirror = mirrorPathFor(this.options.mirrorsDir, source, source.url);
         if (mirrorExists(mirror)) return await this.open(source.name, revision, { ...options, sync: false });
@@ -311,7 +312,7 @@ export class Snapshots implements ForgesyncModule {
     const expiresAt = options.holdMs !== undefined ? new Date(Date.now() + options.holdMs).toISOString() : null;
     const { path, hold } = await this.cache.acquire(
       { source: source.name, sourceDir: snapshotSourceDirName(source, source.url), sha },
-      { owner: (options.owner ?? 'library').slice(0, 128), expiresAt, ...(options.creator !== undefined ? { creator: options.creator } : {}) },
+      { owner: ownerName(options.owner ?? 'library'), expiresAt, ...(options.creator !== undefined ? { creator: options.creator } : {}) },
       maker,
       MATERIALISE_WAIT_MS,
     );

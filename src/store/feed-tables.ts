@@ -1,15 +1,5 @@
-import type { ColumnType, Generated } from 'kysely';
-
-/** Epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL). */
-type Millis = ColumnType<number | string, number, number>;
-/** A 64-bit number: PostgreSQL's driver returns BIGINT as text, so reads go through Number(). */
-type Big = ColumnType<number | string, number | bigint, number | bigint>;
-type NullableBig = ColumnType<number | string | null, number | bigint | null, number | bigint | null>;
-/** A lease fence: written as a bigint, read back through `cast(fence as text)`. */
-/** A column with a default: optional on insert. */
-type Defaulted<T> = ColumnType<T, T | undefined, T>;
-type DefaultedBig = ColumnType<number | string, number | bigint | undefined, number | bigint>;
-type FenceColumn = ColumnType<string | number | bigint | null, bigint | null, bigint | null>;
+import type { Generated } from 'kysely';
+import type { Big, Defaulted, DefaultedBig, FenceColumn, Millis, NullableBig } from './columns.js';
 
 /** The `change_log` table (see migration 007). */
 export interface ChangeLogTable {

@@ -1,11 +1,5 @@
-import type { ColumnType, Generated } from 'kysely';
-
-/** Epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL). */
-type Millis = number;
-/** A 64-bit count: PostgreSQL's driver returns BIGINT as text, so reads go through Number(). */
-type Count = ColumnType<number | string, number | undefined, number>;
-/** A lease fence: written as a bigint, read back through `cast(fence as text)`. */
-type FenceColumn = ColumnType<string | number | bigint | null, bigint | null, bigint | null>;
+import type { Generated } from 'kysely';
+import type { Count, Defaulted, FenceColumn, Millis } from './columns.js';
 
 /** Where an import stands. */
 export type ImportState = 'pending' | 'started' | 'synced' | 'failed' | 'cancelled';
@@ -35,7 +29,7 @@ export interface ImportsTable extends RequestCounterColumns {
   state: ImportState;
   stage: string;
   mode: ImportMode;
-  run: ColumnType<number, number | undefined, number>;
+  run: Defaulted<number>;
   requested_seq: Count;
   completed_seq: Count;
   interval_ms: Millis | null;
@@ -49,15 +43,15 @@ export interface ImportsTable extends RequestCounterColumns {
   repository_source: string | null;
   wiki_source: string | null;
   /** JSON array of the last rate budget seen per credential. */
-  rate: ColumnType<string, string | undefined, string>;
+  rate: Defaulted<string>;
   fence: FenceColumn;
   updated_at: Millis;
   /** Coordinator runs begun since one last ended or was asked for again (migration 013; see importer/run/coordinator.ts). */
-  unfinished_runs: ColumnType<number, number | undefined, number>;
+  unfinished_runs: Defaulted<number>;
   /** When the scheduler resumes a run that failed for a transient cause; null: no automatic resume (migration 014). */
   retry_at: Millis | null;
   /** Runs in a row that failed for a transient cause (migration 014), which makes the pause before the next retry grow. */
-  transient_failures: ColumnType<number, number | undefined, number>;
+  transient_failures: Defaulted<number>;
 }
 
 /** The `import_objects` table: GitHub's JSON per object, with the columns the compatible API filters on. */
@@ -103,7 +97,7 @@ export interface ImportJobsTable {
   stage: string;
   run: number;
   state: ImportJobState;
-  attempts: ColumnType<number, number | undefined, number>;
+  attempts: Defaulted<number>;
   error: string | null;
   fence: FenceColumn;
   updated_at: Millis;
@@ -156,7 +150,7 @@ export interface ImportAttachmentsTable {
   run: number;
   updated_at: Millis;
   /** Where the bytes are asked for when not `url`: a release asset's API endpoint (migration 015); null: `url`. */
-  fetch_url: ColumnType<string | null, string | null | undefined, string | null>;
+  fetch_url: Defaulted<string | null>;
 }
 
 /** The `import_progress` table: what each committed batch of an import added to its progress (migration 016; see importer/store/progress.ts). */

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { runAtomically, type Row } from './atomic.js';
+import type { Database } from './database.js';
 import { ms } from './registry-statements.js';
 import { inIdOrder, selectSourcesByIds, toSourceWithRegistry } from './rows.js';
 import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
@@ -31,7 +32,8 @@ export type RegistryCounts = Record<RegistryState, number> & { verified: number;
  * Stores: the claimed rows' next_run_at. Returns: the claimed enabled sources,
  * in the order they were due.
  */
-export async function claimDue(db: Kysely<Schema>, dialect: 'sqlite' | 'postgres', now: Date, options: { limit: number; claimMs: number }): Promise<SourceWithRegistry[]> {
+export async function claimDue(database: Pick<Database, 'db' | 'dialect'>, now: Date, options: { limit: number; claimMs: number }): Promise<SourceWithRegistry[]> {
+  const { db, dialect } = database;
   const nowMs = now.getTime();
   const limit = Math.max(0, Math.floor(options.limit));
   if (limit === 0) return [];

@@ -20,8 +20,27 @@ export interface RegistryTiming {
   startedRecheckMs?: number;
 }
 
-/** finishSynced's arguments: target, checksum, now (ms), mirror path, fence, source id, placement epoch. */
-export type FinishSyncedArgs = [number, string | null, number, string | null, bigint, number, number | null];
+/** What finishSynced writes, by name (finishSyncedArgs puts it in the statement's order). */
+export interface FinishSyncedValues {
+  /** The requested_seq the sync served. */
+  targetSeq: number;
+  checksum: string | null;
+  nowMs: number;
+  /** Written only by the variants "with path". */
+  mirrorPath: string | null;
+  fence: bigint;
+  sourceId: number;
+  /** The placement epoch the sync read; null: not checked. */
+  epoch: number | null;
+}
+
+/** finishSynced's arguments, in the order its statement takes them. */
+export type FinishSyncedArgs = [targetSeq: number, checksum: string | null, nowMs: number, mirrorPath: string | null, fence: bigint, sourceId: number, epoch: number | null];
+
+/** `values` as finishSynced's arguments (the one place besides the statement that knows their order). */
+export function finishSyncedArgs(values: FinishSyncedValues): FinishSyncedArgs {
+  return [values.targetSeq, values.checksum, values.nowMs, values.mirrorPath, values.fence, values.sourceId, values.epoch];
+}
 
 /**
  * The placement guard: a write on behalf of the worker of a source's shard
@@ -75,9 +94,8 @@ export function registryStatements(db: Kysely<Schema>, timing: RegistryTiming = 
     const verified = (variant & 1) !== 0;
     const withPath = (variant & 2) !== 0;
     return prepared<FinishSyncedArgs, { requested_seq: number; completed_seq: number }>(db, (arg) => {
-      const target = arg(0);
-      const nowMs = arg(2);
-      const fence = arg(4);
+      // In FinishSyncedArgs order; the mirror path (3) only where the variant writes it (a slot taken must be a parameter).
+      const [target, checksum, nowMs, fence, sourceId, epoch] = [arg(0), arg(1), arg(2), arg(4), arg(5), arg(6)];
       return db
         .updateTable('registry')
         .set({
@@ -87,7 +105,7 @@ export function registryStatements(db: Kysely<Schema>, timing: RegistryTiming = 
           next_retry_at: null,
           last_synced_at: nowMs,
           missing_on_primary: 0,
-          checksum: arg(1),
+          checksum,
           verification_state: verified ? 'verified' : 'mismatch',
           verified_at: verified ? nowMs : sql<number | null>`verified_at`,
           ...(withPath ? { mirror_path: arg(3) } : {}),
@@ -99,9 +117,9 @@ export function registryStatements(db: Kysely<Schema>, timing: RegistryTiming = 
           fence,
           updated_at: nowMs,
         })
-        .where('source_id', '=', arg(5))
+        .where('source_id', '=', sourceId)
         .where(fenceGuard(fence))
-        .where(epochGuard(arg(6)))
+        .where(epochGuard(epoch))
         .returning(['requested_seq', 'completed_seq']);
     });
   });

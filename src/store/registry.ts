@@ -7,7 +7,7 @@ import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type Atte
 import type { Database } from './database.js';
 import { SourceNotFoundError } from './errors.js';
 import { toRegistryRow, truncateFailure } from './rows.js';
-import { epochGuard, ms, registryStatements, type FinishSyncedArgs, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
+import { epochGuard, finishSyncedArgs, ms, registryStatements, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
 import { matchRequests, type MatchRequests, type MatchedRequest } from './match-requests.js';
 import { fenceGuard, requestedChanges, run, runBatch } from './sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
@@ -36,6 +36,40 @@ export interface SyncedOutcome {
   epoch?: number;
   /** The sync moved the source here: it is placed on this shard (epoch + 1) with the same write. */
   movedTo?: string;
+}
+
+/** What finishSync() records: the sync's outcome, and the attempt it ends. */
+export interface SyncEnd extends SyncedOutcome {
+  /** The attempt startSync() recorded. */
+  attemptId: number;
+  /** The attempt's outcome, given whether the guard let the registry write through. */
+  attempt: (written: boolean) => AttemptOutcome;
+  /** The changes the sync made, recorded only with the write that makes them. */
+  changes?: readonly ChangeInput[];
+}
+
+/** What finishFailed() records. */
+export interface FailedOutcome {
+  /** Already redacted by the caller; truncated to MAX_FAILURE_LENGTH here. */
+  error: string;
+  /** When the row is due again; null: only on request. */
+  nextRetryAt: Date | null;
+  /** The upstream repository is gone. */
+  missing: boolean;
+  now: Date;
+  /** The placement epoch the sync read (the write is refused if the source moved since); undefined: not checked. */
+  epoch?: number;
+  /** The changes the failure makes, recorded only with the write that makes them. */
+  changes?: readonly ChangeInput[];
+}
+
+/** Which registry write a fence-guarded UPDATE is (see #fencedUpdateQuery). */
+interface FencedWrite {
+  sourceId: number;
+  fence: bigint;
+  nowMs: number;
+  /** The placement epoch to check; undefined: not checked. */
+  epoch?: number | undefined;
 }
 
 /** The counters finishSynced's RETURNING gave, or null when it wrote no row (the guard rejected it). */
@@ -140,7 +174,15 @@ export class RegistryRepository {
   #finishSyncedQuery(sourceId: number, fence: bigint, outcome: SyncedOutcome) {
     const { verified, mirrorPath } = outcome;
     const query = this.#finishSynced[(verified ? 1 : 0) + (mirrorPath !== undefined ? 2 : 0)]!;
-    const args: FinishSyncedArgs = [outcome.targetSeq, outcome.checksum, outcome.now.getTime(), mirrorPath ?? null, fence, sourceId, outcome.epoch ?? null];
+    const args = finishSyncedArgs({
+      targetSeq: outcome.targetSeq,
+      checksum: outcome.checksum,
+      nowMs: outcome.now.getTime(),
+      mirrorPath: mirrorPath ?? null,
+      fence,
+      sourceId,
+      epoch: outcome.epoch ?? null,
+    });
     return { query, args };
   }
 
@@ -148,8 +190,13 @@ export class RegistryRepository {
    * A sync's start: start(), then, if the guard let it through,
    * startAttempt() for it, back to back (in one transaction on SQLite).
    * Null, and no attempt recorded, when the guard rejected the start.
+   * `epoch`: the placement epoch the sync read (undefined: not checked).
    */
-  startSync(sourceId: number, fence: bigint, trigger: SyncTrigger, now: Date, epoch?: number): Promise<{ row: RegistryRow; attemptId: number } | null> {
+  startSync(
+    sourceId: number,
+    fence: bigint,
+    { trigger, now, epoch }: { trigger: SyncTrigger; now: Date; epoch?: number | undefined },
+  ): Promise<{ row: RegistryRow; attemptId: number } | null> {
     const start = this.#start;
     const attempts = this.#attempts;
     return runBatch(this.#db, function* () {
@@ -164,22 +211,15 @@ export class RegistryRepository {
    * A successful sync's end: finishSynced(), returning the row's request
    * counters as the write left them (requested above completed: a request is
    * still to be served; null when the guard rejected the write), then finishAttempt()
-   * of its attempt with what `attempt` says given whether the guard let the
+   * of `end.attemptId` with what `end.attempt` says given whether the guard let the
    * registry write through, back to back (in one transaction on SQLite).
    */
-  finishSync(
-    sourceId: number,
-    fence: bigint,
-    outcome: SyncedOutcome,
-    attemptId: number,
-    attempt: (written: boolean) => AttemptOutcome,
-    changes: readonly ChangeInput[] = [],
-  ): Promise<RequestCounters | null> {
+  finishSync(sourceId: number, fence: bigint, end: SyncEnd): Promise<RequestCounters | null> {
     const attempts = this.#attempts;
     const flip = this.#flip;
-    const { query, args } = this.#finishSyncedQuery(sourceId, fence, outcome);
-    const appends = appendChanges(this.#db, changes, outcome.now.getTime());
-    const { movedTo, epoch } = outcome;
+    const { query, args } = this.#finishSyncedQuery(sourceId, fence, end);
+    const appends = appendChanges(this.#db, end.changes ?? [], end.now.getTime());
+    const { movedTo, epoch, attemptId, attempt } = end;
     return runBatch(
       this.#db,
       function* () {
@@ -201,14 +241,10 @@ export class RegistryRepository {
    * served by it, so the row is left pending for another round at once
    * instead of waiting out the backoff (an explicit request overrides backoff).
    */
-  async finishFailed(
-    sourceId: number,
-    fence: bigint,
-    outcome: { error: string; nextRetryAt: Date | null; missing: boolean; now: Date; epoch?: number },
-    changes: readonly ChangeInput[] = [],
-  ): Promise<boolean> {
+  async finishFailed(sourceId: number, fence: bigint, outcome: FailedOutcome): Promise<boolean> {
     const nowMs = outcome.now.getTime();
-    const update = this.#fencedUpdateQuery(sourceId, fence, nowMs, outcome.epoch, {
+    const changes = outcome.changes ?? [];
+    const update = this.#fencedUpdateQuery({ sourceId, fence, nowMs, epoch: outcome.epoch }, {
       state: sql<RegistryState>`case when requested_seq > target_seq then 'pending' else 'failed' end`,
       retry_count: sql<number>`retry_count + 1`,
       next_retry_at: outcome.nextRetryAt?.getTime() ?? null,
@@ -248,7 +284,7 @@ export class RegistryRepository {
 
   /** See {@link claimDue}. */
   claimDue(now: Date, options: { limit: number; claimMs: number }): Promise<SourceWithRegistry[]> {
-    return claimDue(this.#db, this.#dialect, now, options);
+    return claimDue({ db: this.#db, dialect: this.#dialect }, now, options);
   }
 
   /** See {@link dueForVerification}. */
@@ -263,7 +299,7 @@ export class RegistryRepository {
     outcome: { checksum: string | null; verified: boolean; now: Date },
   ): Promise<boolean> {
     const nowMs = outcome.now.getTime();
-    return this.#fencedUpdate(sourceId, fence, nowMs, {
+    return this.#fencedUpdate({ sourceId, fence, nowMs }, {
       checksum: outcome.checksum,
       verification_state: outcome.verified ? 'verified' : 'mismatch',
       ...(outcome.verified
@@ -273,13 +309,13 @@ export class RegistryRepository {
   }
 
   /** One fence-guarded UPDATE of a registry row; false when the guard (or a missing row) stopped it. */
-  async #fencedUpdate(sourceId: number, fence: bigint, nowMs: number, values: UpdateObject<Schema, 'registry'>): Promise<boolean> {
-    const result = await this.#fencedUpdateQuery(sourceId, fence, nowMs, undefined, values).executeTakeFirst();
+  async #fencedUpdate(write: FencedWrite, values: UpdateObject<Schema, 'registry'>): Promise<boolean> {
+    const result = await this.#fencedUpdateQuery(write, values).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
-  /** A fence-guarded UPDATE (and placement-guarded when `epoch` is given). */
-  #fencedUpdateQuery(sourceId: number, fence: bigint, nowMs: number, epoch: number | undefined, values: UpdateObject<Schema, 'registry'>) {
+  /** A fence-guarded UPDATE (and placement-guarded when `write.epoch` is given). */
+  #fencedUpdateQuery({ sourceId, fence, nowMs, epoch }: FencedWrite, values: UpdateObject<Schema, 'registry'>) {
     return this.#db
       .updateTable('registry')
       .set({ ...values, fence, updated_at: nowMs })
@@ -288,10 +324,17 @@ export class RegistryRepository {
       .where(epochGuard(epoch ?? null));
   }
 
-  /** The registry row of a source, or null. */
-  async get(sourceId: number): Promise<RegistryRow | null> {
+  /** The registry row of a source, or undefined. */
+  async find(sourceId: number): Promise<RegistryRow | undefined> {
     const row = (await this.#get.execute(sourceId)).rows[0];
-    return row ? toRegistryRow(row) : null;
+    return row ? toRegistryRow(row) : undefined;
+  }
+
+  /** @throws SourceNotFoundError when the source has no registry row. */
+  async get(sourceId: number): Promise<RegistryRow> {
+    const row = await this.find(sourceId);
+    if (!row) throw new SourceNotFoundError(sourceId);
+    return row;
   }
 
   /** Whether the row is pending with a request not yet served (what a worker should pick up). */
@@ -304,8 +347,8 @@ export class RegistryRepository {
     return registryCounts(this.#db);
   }
 
-  /** Records a running attempt (keeping the last 100 per source); returns its id. */
-  startAttempt(sourceId: number, trigger: SyncTrigger, fence: bigint | null, now: Date = new Date()): Promise<number> {
+  /** Records a running attempt (keeping the last 100 per source); returns its id. `now` defaults to the current time. */
+  startAttempt(sourceId: number, { trigger, fence, now = new Date() }: { trigger: SyncTrigger; fence: bigint | null; now?: Date }): Promise<number> {
     return runBatch(this.#db, () => insertAttempt(this.#attempts, sourceId, trigger, fence, now));
   }
 

@@ -17,7 +17,7 @@ import {
 import { prepared, requestedChanges, type PreparedQuery } from './sql.js';
 import type { RegistryState, Schema, Source, SourceWithRegistry } from './types.js';
 
-/** Ids in one `IN (…)` of getByIds (well under SQLite's and PostgreSQL's parameter limits). */
+/** Ids in one `IN (…)` of findByIds (well under SQLite's and PostgreSQL's parameter limits). */
 const IDS_PER_STATEMENT = 500;
 
 /** What a new source is made of; names are validated by the caller. */
@@ -112,20 +112,27 @@ export class SourceRepository {
     }
   }
 
-  /** The source named `name`, or null. */
-  async get(name: string): Promise<SourceWithRegistry | null> {
+  /** The source named `name`, or undefined. */
+  async find(name: string): Promise<SourceWithRegistry | undefined> {
     const row = (await this.#byName.execute(name)).rows[0];
-    return row ? toSourceWithRegistry(row) : null;
+    return row ? toSourceWithRegistry(row) : undefined;
   }
 
-  /** The source with id `id`, or null. */
-  async getById(id: number): Promise<SourceWithRegistry | null> {
+  /** @throws SourceNotFoundError when no source is named `name`. */
+  async get(name: string): Promise<SourceWithRegistry> {
+    const source = await this.find(name);
+    if (!source) throw new SourceNotFoundError(name);
+    return source;
+  }
+
+  /** The source with id `id`, or undefined. */
+  async findById(id: number): Promise<SourceWithRegistry | undefined> {
     const row = (await this.#byId.execute(id)).rows[0];
-    return row ? toSourceWithRegistry(row) : null;
+    return row ? toSourceWithRegistry(row) : undefined;
   }
 
   /** The sources among `ids` that exist, read a few hundred a statement. */
-  async getByIds(ids: readonly number[]): Promise<SourceWithRegistry[]> {
+  async findByIds(ids: readonly number[]): Promise<SourceWithRegistry[]> {
     const found: SourceWithRegistry[] = [];
     for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
       const chunk = ids.slice(from, from + IDS_PER_STATEMENT);

@@ -1,6 +1,7 @@
 import type { CompiledQuery } from 'kysely';
 import { BUSY_TIMEOUT_MS } from '../util/sqlite-url.js';
-import { SqliteThread } from './sqlite-thread.js';
+import type { WorkerPool } from '../threads/types.js';
+import { openSqliteThread } from './sqlite-thread.js';
 
 /** Rows as sqlite-reader.worker.cjs packs them: see that file. */
 interface Packed {
@@ -24,10 +25,10 @@ interface Packed {
  * as the main connection's do outside a transaction.
  */
 export class SqliteReader {
-  readonly #thread: SqliteThread<{ sql: string; parameters: readonly unknown[] }, Packed>;
+  readonly #thread: WorkerPool<{ sql: string; parameters: readonly unknown[] }, Packed>;
 
   constructor(file: string) {
-    this.#thread = new SqliteThread(new URL('./sqlite-reader.worker.cjs', import.meta.url), file, 'reader', { busyTimeoutMs: BUSY_TIMEOUT_MS });
+    this.#thread = openSqliteThread(new URL('./sqlite-reader.worker.cjs', import.meta.url), file, 'reader', { busyTimeoutMs: BUSY_TIMEOUT_MS });
   }
 
   /** The rows of `query`, each an array of its column values in order (numbers, strings or null). */

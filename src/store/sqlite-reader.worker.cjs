@@ -5,11 +5,11 @@
 // array of arrays costs the receiving thread nearly what reading it would).
 // Plain CommonJS so it runs as it is, from src/ (tests) or dist/ (copied).
 //
-// Receives (through sqlite-thread-loop.cjs): { id, sql, parameters }, or { close: true }.
+// Receives (through sqlite-thread-loop.cjs): requests { sql, parameters }.
 // Does: runs the statement (prepared once per SQL text) in raw mode.
-// Answers: { id, columns, count, kinds, numbers, text, lengths } where, for
+// Answers: { columns, count, kinds, numbers, text, lengths } where, for
 //   cell i (row-major): kinds[i] is 0 null, 1 number (numbers[i]) or 2 text (the
-//   next lengths[] characters of `text`); or { id, error: { message, code } }.
+//   next lengths[] characters of `text`), the three arrays transferred; or an error.
 //   A blob or a big integer is an error: no query sent here reads one.
 
 const { workerData } = require('node:worker_threads');
@@ -20,7 +20,7 @@ const db = new Database(workerData.file, { readonly: true, timeout: workerData.b
 
 const prepare = statementCache(db, 64, (statement) => statement.raw(true));
 
-function pack(statement, rows) {
+function pack(statement, rows, transfer) {
   const columns = statement.columns().length;
   const cells = rows.length * columns;
   const kinds = new Uint8Array(cells);
@@ -45,13 +45,11 @@ function pack(statement, rows) {
     }
   }
   const lengthArray = Uint32Array.from(lengths);
-  return {
-    answer: { columns, count: rows.length, kinds, numbers, text: texts.join(''), lengths: lengthArray },
-    transfer: [kinds.buffer, numbers.buffer, lengthArray.buffer],
-  };
+  transfer.push(kinds.buffer, numbers.buffer, lengthArray.buffer);
+  return { columns, count: rows.length, kinds, numbers, text: texts.join(''), lengths: lengthArray };
 }
 
-serve(db, (message) => {
-  const statement = prepare(message.sql);
-  return pack(statement, statement.all(message.parameters));
+serve(db, (request, transfer) => {
+  const statement = prepare(request.sql);
+  return pack(statement, statement.all(request.parameters), transfer);
 });

@@ -1,29 +1,20 @@
 'use strict';
-// The message loop of the SQLite worker threads (sqlite-writer.worker.cjs,
-// sqlite-reader.worker.cjs), the thread side of SqliteThread (sqlite-thread.ts).
+// What the SQLite worker threads (sqlite-writer.worker.cjs,
+// sqlite-reader.worker.cjs) share: their side of the worker pool, and a
+// cache of prepared statements.
 //
-// serve(db, handle): for each message { id, ... }, posts { id, ...answer } where
-// handle(message) returns { answer, transfer? }, or { id, error: { message, code } }
-// when it throws; { close: true } closes `db` and ends the loop (the thread exits).
+// serve(db, handle): answers the pool's requests (threads/serve.cjs) with
+// handle(request, transfer), which returns the answer (pushing onto
+// `transfer` the buffers to move rather than copy) or throws (the request
+// fails with the error's message and SQLite `code`); when the pool closes,
+// closes `db` and the thread exits.
 // statementCache(db, max, setup): prepare(text), the statement prepared once per SQL
 // text (setup applied to it then), the oldest dropped beyond `max`.
 
-const { parentPort } = require('node:worker_threads');
+const threads = require('../threads/serve.cjs');
 
 function serve(db, handle) {
-  parentPort.on('message', (message) => {
-    if (message.close) {
-      db.close();
-      parentPort.close();
-      return;
-    }
-    try {
-      const { answer, transfer } = handle(message);
-      parentPort.postMessage({ id: message.id, ...answer }, transfer || []);
-    } catch (error) {
-      parentPort.postMessage({ id: message.id, error: { message: String(error && error.message), code: error && error.code } });
-    }
-  });
+  threads.serve(handle, () => db.close());
 }
 
 function statementCache(db, max, setup = (statement) => statement) {

@@ -1,6 +1,7 @@
 import type { CompiledQuery } from 'kysely';
 import { BUSY_TIMEOUT_MS, SQLITE_PRAGMAS } from '../util/sqlite-url.js';
-import { SqliteThread } from './sqlite-thread.js';
+import type { WorkerPool } from '../threads/types.js';
+import { openSqliteThread } from './sqlite-thread.js';
 
 /** A write batch: the guards (each must return a row, or nothing is kept) and then the statements. */
 export interface GuardedBatch {
@@ -25,10 +26,10 @@ type Query = { sql: string; parameters: readonly unknown[] };
  * connection see it (WAL: the commit is done when the answer arrives).
  */
 export class SqliteWriter {
-  readonly #thread: SqliteThread<{ guards: Query[]; steps: Query[] }, { outcome: BatchOutcome }>;
+  readonly #thread: WorkerPool<{ guards: Query[]; steps: Query[] }, { outcome: BatchOutcome }>;
 
   constructor(file: string) {
-    this.#thread = new SqliteThread(new URL('./sqlite-writer.worker.cjs', import.meta.url), file, 'writer', { pragmas: SQLITE_PRAGMAS, busyTimeoutMs: BUSY_TIMEOUT_MS });
+    this.#thread = openSqliteThread(new URL('./sqlite-writer.worker.cjs', import.meta.url), file, 'writer', { pragmas: SQLITE_PRAGMAS, busyTimeoutMs: BUSY_TIMEOUT_MS });
   }
 
   /** Runs `batch` in one transaction; rejects with the SQLite error (its `code` kept) when a statement fails. */

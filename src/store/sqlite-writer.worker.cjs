@@ -3,11 +3,11 @@
 // the registry's SQLite file, running guarded write batches one at a time.
 // Plain CommonJS so it runs as it is, from src/ (tests) or dist/ (copied).
 //
-// Receives: { id, guards: [{ sql, parameters }], steps: [{ sql, parameters }] }
-//   or { close: true } (closes the connection; the thread then exits).
+// Receives (through sqlite-thread-loop.cjs): requests { guards: [{ sql, parameters }],
+//   steps: [{ sql, parameters }] }; when the pool closes, the connection closes.
 // Does: BEGIN IMMEDIATE; runs each guard, stopping at the first that returns
 //   no row (rolled back: refused); then each step; COMMIT.
-// Answers: { id, outcome: 'committed' | 'refused' } or { id, error: { message, code } }.
+// Answers: { outcome: 'committed' | 'refused' }, or the error (its SQLite code kept).
 
 const { workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
@@ -33,12 +33,12 @@ const runBatch = db.transaction((guards, steps) => {
   }
 });
 
-serve(db, (message) => {
+serve(db, (request) => {
   try {
-    runBatch.immediate(message.guards, message.steps);
-    return { answer: { outcome: 'committed' } };
+    runBatch.immediate(request.guards, request.steps);
+    return { outcome: 'committed' };
   } catch (error) {
-    if (error === REFUSED) return { answer: { outcome: 'refused' } };
+    if (error === REFUSED) return { outcome: 'refused' };
     throw error;
   }
 });

@@ -1,4 +1,5 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { Generated } from 'kysely';
+import type { FenceColumn, Millis } from './columns.js';
 import type { FeedSchema } from './feed-tables.js';
 import type { ImportSchema } from './import-tables.js';
 
@@ -16,15 +17,6 @@ export type SyncTrigger = 'schedule' | 'manual' | 'webhook' | 'cli' | 'library' 
 
 /** How a sync attempt ended (null while it runs). */
 export type AttemptResult = 'synced' | 'noop' | 'failed' | 'missing' | 'skipped';
-
-/** Epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL). */
-type Millis = number;
-
-/**
- * A lease fence. Written as a bigint; read back only through
- * `cast(fence as text)` so that no driver rounds it through a double.
- */
-type FenceColumn = ColumnType<string | number | bigint | null, bigint | null, bigint | null>;
 
 /** The `sources` table. Booleans are integers 0/1. */
 export interface SourcesTable {

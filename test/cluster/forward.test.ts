@@ -97,7 +97,7 @@ describe('shards: an api process forwards snapshot and contents reads to the own
     const snapshot = (await created.json()) as { handle: string; source: string };
     const workerB = apps.find((app) => app.config.shardId === 'b')!;
     // Made on b's worker, which holds it; the answer gives its handle, never where it lies on that machine.
-    expect(workerB.snapshots.cache.holds.get(snapshot.handle)).toMatchObject({ handle: snapshot.handle });
+    expect(workerB.snapshots.cache.holds.find(snapshot.handle)).toMatchObject({ handle: snapshot.handle });
     expect(snapshot).not.toHaveProperty('path');
     expect(JSON.stringify(snapshot)).not.toContain(workerB.config.dataDir);
     // The hold is the read token's, as on one process: the admin token does not see it.

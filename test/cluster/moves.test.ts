@@ -65,7 +65,7 @@ describe('shards: placement, moves and drains (SQLite registry, BullMQ jobs)', (
     expect(await a.app.reassignSource(onA.name, 'b')).toBe(false);
 
     // A write carrying the old epoch (a worker that still thinks it owns it) is refused.
-    const stale = await a.app.replication.registry.startSync(moved.id, 10n ** 12n, 'manual', new Date(), onA.placementEpoch);
+    const stale = await a.app.replication.registry.startSync(moved.id, 10n ** 12n, { trigger: 'manual', now: new Date(), epoch: onA.placementEpoch });
     expect(stale).toBeNull();
 
     // Drain b: everything ends up on a, synced there.

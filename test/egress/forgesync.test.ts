@@ -101,7 +101,7 @@ describe('server-side request forgery', () => {
       await strict.replication.sources.create({ name: `stored-${index}`, url });
     }
     for (const [index, url] of rows.entries()) {
-      const status = await strict.syncAndWait(`stored-${index}`, WAIT);
+      const status = await strict.sync(`stored-${index}`, WAIT);
       expect(status.registry.state, url).toBe('failed');
       expect(status.registry.lastFailure, url).toMatch(/^refusing to connect to /);
     }
@@ -122,7 +122,7 @@ describe('server-side request forgery', () => {
     await strict.replication.sources.create({ name: 'literal-closed', url: `http://127.0.0.1:${closed}/project.git` });
     const failures = [];
     for (const name of [open.name, shut.name, 'literal-open', 'literal-closed']) {
-      const status = await strict.syncAndWait(name, WAIT);
+      const status = await strict.sync(name, WAIT);
       expect(status.registry.state).toBe('failed');
       failures.push(status.registry.lastFailure);
     }
@@ -138,12 +138,12 @@ describe('server-side request forgery', () => {
     const { server } = await serve();
     server.redirectTo('meta.git', 'http://169.254.169.254', 'latest');
     const meta = await loopback.addSource({ url: server.url('meta.git'), name: 'to-metadata' });
-    let status = await loopback.syncAndWait(meta.name, WAIT);
+    let status = await loopback.sync(meta.name, WAIT);
     expect(status.registry.state).toBe('failed');
     expect(status.registry.lastFailure).toMatch(/^refusing to connect to 169\.254\.169\.254: it is in 169\.254\.0\.0\/16/);
     server.redirectTo('private.git', 'http://10.1.2.3:8080', 'project.git');
     const hidden = await loopback.addSource({ url: server.url('private.git'), name: 'to-private' });
-    status = await loopback.syncAndWait(hidden.name, WAIT);
+    status = await loopback.sync(hidden.name, WAIT);
     expect(status.registry.state).toBe('failed');
     expect(status.registry.lastFailure).toMatch(/^refusing to connect to 10\.1\.2\.3: it is in 10\.0\.0\.0\/8/);
     // Only forgesync's own GETs reached the redirector; git never ran against it.
@@ -159,7 +159,7 @@ describe('redirects and the token', () => {
     a.redirectTo('redir/repo.git', `http://127.0.0.1:${b.port}`, 'project.git');
     const name = credential('egress_a', token, `127.0.0.1:${a.port}`);
     const source = await loopback.addSource({ url: `http://127.0.0.1:${a.port}/redir/repo.git`, name: 'redirected', credentialRef: name });
-    const status = await loopback.syncAndWait(source.name, WAIT);
+    const status = await loopback.sync(source.name, WAIT);
     // b never saw the token: not from forgesync's own request, not from git's.
     expect(b.requests.filter((request) => request.headers.authorization !== undefined).map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(b.requests).toEqual([]); // not even without it: nothing was sent there
@@ -181,7 +181,7 @@ describe('redirects and the token', () => {
     a.redirectTo('project.git', `http://127.0.0.1:${b.port}`, 'project.git', () => ++requests > 1);
     const name = credential('egress_late', token, `127.0.0.1:${a.port}`);
     const source = await loopback.addSource({ url: a.url('project.git'), name: 'late-redirect', credentialRef: name });
-    const status = await loopback.syncAndWait(source.name, WAIT);
+    const status = await loopback.sync(source.name, WAIT);
     expect(b.requests.filter((request) => request.headers.authorization !== undefined).map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(b.requests).toEqual([]);
     expect(status.registry.state).toBe('failed');
@@ -194,7 +194,7 @@ describe('redirects and the token', () => {
     server.redirectTo('old.git', `http://127.0.0.1:${server.port}`, 'project.git');
     const name = credential('egress_same', token, `127.0.0.1:${server.port}`);
     const source = await loopback.addSource({ url: server.url('old.git'), name: 'moved-here', credentialRef: name });
-    const status = await loopback.syncAndWait(source.name, WAIT);
+    const status = await loopback.sync(source.name, WAIT);
     expect(status.registry.state).toBe('synced');
     expect(refsOf(status.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
     const authorization = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;

@@ -113,7 +113,7 @@ describe('feeds migrated from secretEnv, delivering to a hostile NATS listener',
     try {
       const upstream = Upstream.create();
       await app.addSource({ name: 'migrated-src', url: upstream.bare });
-      await app.syncAndWait('migrated-src');
+      await app.sync('migrated-src');
 
       // Even a credential's variable bound to this very host: not a feed secret, so nothing is sent.
       for (const name of ['kept', 'bare']) {

@@ -53,7 +53,7 @@ describe('feed secrets and the feed file root, over /api/feeds', () => {
     t = await startTestServer({ env: { FORGESYNC_SECRETS_FILE: secretsFile, FORGESYNC_FEED_POLL_INTERVAL: '10m', FORGESYNC_FEED_TIMEOUT: '3s' } });
     const upstream = Upstream.create();
     await t.app.addSource({ name: 'secret-src', url: upstream.bare });
-    await t.app.syncAndWait('secret-src');
+    await t.app.sync('secret-src');
   });
   afterAll(async () => {
     for (const name of Object.keys(ENVIRONMENT)) delete process.env[name];

@@ -48,6 +48,6 @@ describe.each(['sqlite', 'postgres'] as const)('feed rows on %s', (kind) => {
     expect((await repo.get('requests')).skips).toBe(1);
     await expect(repo.request('missing', { paused: true }, new Date())).rejects.toBeInstanceOf(FeedNotFoundError);
     await repo.remove('requests');
-    expect(await repo.find('requests')).toBeNull();
+    expect(await repo.find('requests')).toBeUndefined();
   });
 });

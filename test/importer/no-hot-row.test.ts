@@ -148,7 +148,7 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
     await open.commit();
     expect((await waiter.progress(record.id, STAGE, record.run)).done).toBe(2);
     // The status adds every batch's requests up, as the counters on the row did.
-    expect((await imports.getById(record.id))?.requests.total).toBe(7);
+    expect((await imports.findById(record.id))?.requests.total).toBe(7);
   });
 
   it('a batch paused inside its transaction holds no one; the server ends it, and a newer holder then fences it out', async () => {
@@ -163,7 +163,7 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
     expect(await runGuarded(database.db, page.guards, page.steps)).toBe(true);
     expect(await sessionState(paused.pid)).toBe('idle in transaction');
     expect(await sessionState(pausedJob.pid)).toBe('idle in transaction');
-    const during = await imports.getById(record.id);
+    const during = await imports.findById(record.id);
     expect(during?.requests.total).toBe(5);
     expect(during?.progressAt).toBeGreaterThanOrEqual(record.progressAt ?? 0);
 
@@ -177,11 +177,11 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
     expect(paused.errors[0]?.code).toBe('25P03');
 
     // Nothing the paused batches wrote stayed, and when the stale holder wakes up its writes are refused.
-    expect((await waiter.get(record.id, 'r1'))?.state).toBe('pending');
+    expect((await waiter.find(record.id, 'r1'))?.state).toBe('pending');
     await expect(paused.commit()).rejects.toThrow();
     expect(await runGuarded(database.db, pageBatch(record, 5n, 1).guards, [])).toBeNull();
     expect(await runGuarded(database.db, pageBatch(record, 6n, 1).guards, [])).toBe(true);
-    expect((await imports.getById(record.id))?.requests.total).toBe(5);
+    expect((await imports.findById(record.id))?.requests.total).toBe(5);
   });
 
   it("a coordinator's batches share the row once its fence is stored, and take it to store a raised fence", async () => {
@@ -193,10 +193,10 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
       expect(lease.fence).toBeLessThan(5n);
       const client = { counts: { ...zeroCounts(), total: 2 }, budgets: () => [] } as unknown as GithubClient;
       const hosts = new FileHosts(record.apiUrl, undefined);
-      const ctx = new RunContext(record, database.db, imports, client, lease, createLogger({ level: 'silent' }), new AbortController().signal, hosts, 4, { retries: 0, baseMs: 10 });
+      const ctx = new RunContext({ record, db: database.db, imports, client, lease, logger: createLogger({ level: 'silent' }), signal: new AbortController().signal, hosts, concurrency: 4, retry: { retries: 0, baseMs: 10 } });
       await ctx.commit([]);
       // Refused under 1, the batch was written again under a fence raised above 5, and that fence stored.
-      const raised = (await imports.getById(record.id))!.fence!;
+      const raised = (await imports.findById(record.id))!.fence!;
       expect(raised).toBe(lease.fence);
       expect(raised).toBeGreaterThan(5n);
       // So the holder before it, still at 5, is fenced out from now on.
@@ -206,7 +206,7 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
       const next = await whileOpen(ctx.commit([]));
       expect(next.waited).toBe(false);
       await open.commit();
-      expect((await imports.getById(record.id))?.requests.total).toBe(2);
+      expect((await imports.findById(record.id))?.requests.total).toBe(2);
     } finally {
       await leases.close();
       rmSync(dir, { recursive: true, force: true });
@@ -220,9 +220,9 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
     }
     const page = pageBatch(record, 5n, 10);
     expect(await runGuarded(database.db, page.guards, page.steps)).toBe(true);
-    const before = await imports.getById(record.id);
+    const before = await imports.findById(record.id);
     await imports.compactProgress(record.id);
-    const after = await imports.getById(record.id);
+    const after = await imports.findById(record.id);
     expect(after?.requests).toEqual(before?.requests);
     expect(after?.requests.total).toBe(16);
     expect(after?.progressAt).toBe(before?.progressAt);
@@ -253,11 +253,11 @@ describe('progress rows on SQLite', () => {
       ).toBe(true);
       // A stale fence is refused, on SQLite as on PostgreSQL.
       expect(await runGuarded(sqlite.db, [repository.guardStep(claimed.id, claimed.run, 4n, 'share')], [])).toBeNull();
-      const before = await repository.getById(claimed.id);
+      const before = await repository.findById(claimed.id);
       expect(before?.requests.total).toBe(5);
       expect(before?.rate).toEqual(budget);
       await repository.compactProgress(claimed.id);
-      const after = await repository.getById(claimed.id);
+      const after = await repository.findById(claimed.id);
       expect(after?.requests).toEqual(before?.requests);
       expect(after?.rate).toEqual(budget);
       expect(after?.progressAt).toBe(before?.progressAt);

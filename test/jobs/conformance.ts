@@ -66,6 +66,23 @@ export function describeTransportConformance(transport: TransportUnderTest): voi
       await Promise.all(open.splice(0).map((t) => t.close()));
     });
 
+    it('says whether it is shared: what another process enqueues on its queue runs here only if so', async () => {
+      const jobs = await fresh();
+      const r = recorder();
+      jobs.handle('alpha', { concurrency: 1, run: r.handler });
+      await jobs.start();
+      if (!transport.openPeer) {
+        expect(jobs.shared).toBe(false);
+        return;
+      }
+      expect(jobs.shared).toBe(true);
+      const peer = await transport.openPeer();
+      open.push(peer);
+      expect(peer.shared).toBe(true);
+      await peer.enqueue({ kind: 'alpha', key: 'from-the-peer' });
+      await until('the peer\'s job to run here', () => r.stats.ran.some((job) => job.key === 'from-the-peer'));
+    });
+
     it('runs no more jobs of a kind at once than its concurrency, each kind on its own', async () => {
       const jobs = await fresh();
       const a = recorder();

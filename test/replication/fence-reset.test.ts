@@ -102,7 +102,7 @@ for (const backend of BACKENDS) {
         const sources = [];
         for (const [i, upstream] of upstreams.entries()) {
           const source = await app.addSource({ url: upstream.bare, name: `reset-${backend.name}-${i}` });
-          expect((await app.syncAndWait(source.name)).served).toBe(true);
+          expect((await app.sync(source.name)).served).toBe(true);
           sources.push(source);
         }
         // Fences the registry recorded long ago, and a holder of the first source's lease from just
@@ -117,7 +117,7 @@ for (const backend of BACKENDS) {
         await backend.reset(leaseUrl, sources.map((source) => syncLeaseKey(source.id)));
         for (const upstream of upstreams) upstream.commit('main');
         const attemptsBefore = await Promise.all(sources.map(async (source) => (await app.replication.registry.attempts(source.id, 100)).length));
-        for (const source of sources) await app.requestSync(source.name, 'webhook');
+        for (const source of sources) await app.requestSync(source.name, { trigger: 'webhook' });
 
         // No manual step: the scheduler and workers of a serving process do it.
         await app.startService();
@@ -136,7 +136,7 @@ for (const backend of BACKENDS) {
 
         // The holder from before the reset: cannot raise its fence, and its fenced writes are refused.
         await expect(before.raiseFence(REGISTRY_FENCE)).rejects.toBeInstanceOf(LeaseLostError);
-        const row = (await app.replication.registry.get(sources[0]!.id))!;
+        const row = await app.replication.registry.get(sources[0]!.id);
         const refused = await app.replication.registry.finishFailed(sources[0]!.id, before.fence, {
           error: 'late write of a stale holder',
           nextRetryAt: null,

@@ -18,12 +18,12 @@ describe('a stale git lock left in a mirror by a killed git', () => {
     try {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'locked' });
-      const mirror = (await app.syncAndWait(source.name)).registry.mirrorPath!;
+      const mirror = (await app.sync(source.name)).registry.mirrorPath!;
       upstream.commit('main');
       // What a git SIGKILLed mid-`fetch --atomic` leaves, a minute ago.
       const lock = plantLock(mirror, 'refs/heads/main.lock', STALE_LOCK_AGE_MS + 30_000);
 
-      const status = await app.syncAndWait(source.name);
+      const status = await app.sync(source.name);
 
       expect(status.registry.state).toBe('synced');
       expect(refsOf(mirror)).toBe(refsOf(upstream.bare));

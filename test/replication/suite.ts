@@ -72,7 +72,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
     it('clones, then follows new commits, branches, tags, deletions and force-pushes', async () => {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'incremental' });
-      let status = await app.syncAndWait(source.name);
+      let status = await app.sync(source.name);
       expect(status.registry.state).toBe('synced');
       const mirror = status.registry.mirrorPath!;
       expect(mirror.startsWith(config.mirrorsDir)).toBe(true);
@@ -82,7 +82,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       upstream.commit('feature/x');
       upstream.tag('v1.0');
       upstream.tag('light', 'HEAD', false);
-      status = await app.syncAndWait(source.name);
+      status = await app.sync(source.name);
       expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
 
       upstream.deleteBranch('feature/x');
@@ -90,7 +90,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       upstream.forcePush('main');
       upstream.commit('dev');
       upstream.setHead('dev');
-      status = await app.syncAndWait(source.name);
+      status = await app.sync(source.name);
       expect(status.registry.state).toBe('synced');
       expect(status.registry.verificationState).toBe('verified');
       expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
@@ -100,9 +100,9 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
     it('skips the fetch when nothing changed upstream', async () => {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'noop' });
-      await app.syncAndWait(source.name);
+      await app.sync(source.name);
       const stats = countGit(app);
-      const status = await app.syncAndWait(source.name);
+      const status = await app.sync(source.name);
       expect(status.registry.state).toBe('synced');
       expect(stats.fetches + stats.clones).toBe(0);
       const [last] = await app.replication.registry.attempts(source.id, 1);
@@ -112,7 +112,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
     it('collapses 50 concurrent triggers into a couple of fetches, never two at once', async () => {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'storm' });
-      await app.syncAndWait(source.name);
+      await app.sync(source.name);
       const { app: server } = await openTestForgesync(config);
       server.startService();
       const stats = countGit(app);
@@ -120,7 +120,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       upstream.commit('main');
       await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          i % 2 ? server.requestSync(source.name, 'webhook') : app.replication.syncService.sync(source.id, 'library'),
+          i % 2 ? server.requestSync(source.name, { trigger: 'webhook' }) : app.replication.syncService.sync(source.id, 'library'),
         ),
       );
       const synced = await eventually('storm source to be synced and caught up', async () => {
@@ -141,7 +141,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
     it('logs a skip naming the holder when another process has the lease, then serves the request', async () => {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'contended' });
-      await app.syncAndWait(source.name);
+      await app.sync(source.name);
       const other = await openLeaseManager(config.leaseUrl);
       const held = await other.acquire(syncLeaseKey(source.id), { ttlMs: 10_000, owner: 'full sync' });
       upstream.commit('main');
@@ -166,14 +166,14 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
     it('backs off exponentially with jitter after failures', async () => {
       const source = await app.addSource({ url: 'http://127.0.0.1:9/nothing-listens-here.git', name: 'failing' });
       const before = Date.now();
-      let status = await app.syncAndWait(source.name);
+      let status = await app.sync(source.name);
       expect(status.registry.state).toBe('failed');
       expect(status.registry.retryCount).toBe(1);
       const firstDelay = status.registry.nextRetryAt!.getTime() - before;
       expect(firstDelay).toBeGreaterThanOrEqual(500 - 50);
       expect(firstDelay).toBeLessThanOrEqual(1000 + 2000);
       expect(status.registry.lastFailure).toBeTruthy();
-      status = await app.syncAndWait(source.name);
+      status = await app.sync(source.name);
       expect(status.registry.retryCount).toBe(2);
       const secondDelay = status.registry.nextRetryAt!.getTime() - Date.now();
       expect(secondDelay).toBeGreaterThanOrEqual(1000 - 200);
@@ -183,9 +183,9 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
     it('marks an upstream that is gone as missing on primary instead of looping', async () => {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'vanishing' });
-      await app.syncAndWait(source.name);
+      await app.sync(source.name);
       rmSync(upstream.bare, { recursive: true, force: true });
-      const status = await app.syncAndWait(source.name);
+      const status = await app.sync(source.name);
       expect(status.registry.state).toBe('failed');
       expect(status.registry.missingOnPrimary).toBe(true);
       // Retried on the slow cadence (retry max, 60 s here), not the fast backoff.
@@ -196,7 +196,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       const upstream = Upstream.create();
       upstream.commit('topic');
       const source = await app.addSource({ url: upstream.bare, name: 'tampered' });
-      const synced = await app.syncAndWait(source.name);
+      const synced = await app.sync(source.name);
       expect(await app.replication.verifier.verify(source.id)).toBe('verified');
       const mirror = synced.registry.mirrorPath!;
       execFileSync('git', ['--git-dir', mirror, 'update-ref', '-d', 'refs/heads/topic']);
@@ -204,7 +204,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       const flagged = await app.getSource(source.name);
       expect(flagged.registry.verificationState).toBe('mismatch');
       expect(flagged.registry.state).toBe('pending');
-      const repaired = await app.syncAndWait(source.name);
+      const repaired = await app.sync(source.name);
       expect(repaired.registry.state).toBe('synced');
       expect(repaired.registry.verificationState).toBe('verified');
       expect(refsOf(mirror)).toBe(refsOf(upstream.bare));
@@ -230,9 +230,9 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       const second = Upstream.create();
       second.commit('other');
       const source = await app.addSource({ url: first.bare, name: 'moving' });
-      const before = await app.syncAndWait(source.name);
+      const before = await app.sync(source.name);
       await app.updateSource(source.name, { url: second.bare });
-      const after = await app.syncAndWait(source.name);
+      const after = await app.sync(source.name);
       expect(after.registry.state).toBe('synced');
       expect(refsOf(after.registry.mirrorPath!)).toBe(refsOf(second.bare));
       expect(existsSync(before.registry.mirrorPath!) && before.registry.mirrorPath !== after.registry.mirrorPath).toBe(false);
@@ -260,7 +260,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       try {
         const url = server.url('killed.git');
         const source = await app.addSource({ url, name: 'killed' });
-        const first = await app.syncAndWait(source.name);
+        const first = await app.sync(source.name);
         upstream.commit('main', 3);
         let fetching = false;
         server.hold = (request) => request.method === 'POST' && request.path.endsWith('/git-upload-pack');
@@ -314,7 +314,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
         process.env.FORGESYNC_CREDENTIAL_PRIVATE_REPO_HOSTS = new URL(server.url('private.git')).host;
         const source = await app.addSource({ url: server.url('private.git'), name: 'private', credentialRef: 'private_repo' });
         upstream.commit('main');
-        const status = await app.syncAndWait(source.name);
+        const status = await app.sync(source.name);
         expect(status.registry.state).toBe('synced');
         expect(refsOf(status.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
         expect(server.requests.some((request) => String(request.headers.authorization ?? '').length > 0)).toBe(true);
@@ -327,7 +327,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
         // And a wrong token fails without echoing the secret.
         process.env.FORGESYNC_CREDENTIAL_PRIVATE_REPO = `${token}-wrong`;
         upstream.commit('main');
-        const failed = await app.syncAndWait(source.name);
+        const failed = await app.sync(source.name);
         expect(failed.registry.state).toBe('failed');
         expect(failed.registry.lastFailure ?? '').not.toContain(token);
         expect(logs.text).not.toContain(token);
@@ -338,12 +338,12 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       }
     });
 
-    it('syncAndWait (sync --wait) succeeds once a successful round served its request, though another process ran it and a later round began', async () => {
+    it('sync (sync --wait) succeeds once a successful round served its request, though another process ran it and a later round began', async () => {
       const upstream = Upstream.create();
       const { app: holder } = await openTestForgesync(config);
       try {
         const source = await app.addSource({ url: upstream.bare, name: 'served-elsewhere' });
-        await app.syncAndWait(source.name);
+        await app.sync(source.name);
         // The holder's round 1 lingers after its fetch, round 2 a little less, round 3 hangs until stopped.
         let fetches = 0;
         const run = holder.runner.run.bind(holder.runner);
@@ -364,13 +364,13 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
         const holding = holder.replication.syncService.sync(source.id, 'library', stop.signal);
         await eventually('round 1 to fetch', () => fetches === 1);
         // Recorded during round 1, so served by round 2, which the holder runs, not us.
-        const waiting = app.syncAndWait(source.name, { timeoutMs: 30_000 });
+        const waiting = app.sync(source.name, { timeoutMs: 30_000 });
         await new Promise((resolve) => setTimeout(resolve, 100));
         upstream.commit('main');
         await eventually('round 2 to fetch', () => fetches === 2);
         // A push and a request during round 2 make the holder go on with round 3.
         upstream.commit('main');
-        await app.requestSync(source.name, 'webhook');
+        await app.requestSync(source.name, { trigger: 'webhook' });
         const result = await waiting;
         expect(result.served).toBe(true);
         // The row is already busy with round 3 (or about to be): not 'synced', and still a success.
@@ -390,14 +390,14 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       const other = await openLeaseManager(config.leaseUrl);
       try {
         const source = await app.addSource({ url: server.url('taken.git'), name: 'taken-away' });
-        await app.syncAndWait(source.name);
+        await app.sync(source.name);
         upstream.commit('main');
         const base = server.uploadPackPosts().length;
         server.hold = (request) => request.method === 'POST' && request.path.endsWith('/git-upload-pack');
         await app.replication.registry.request(source.id, 'webhook');
         const syncing = app.replication.syncService.sync(source.id, 'library');
         await eventually('the fetch to be in flight', () => server.uploadPackPosts().length === base + 1);
-        const before = (await app.replication.registry.get(source.id))!;
+        const before = await app.replication.registry.get(source.id);
         expect(before.state).toBe('started');
         // An operator force-releases the lease and another worker takes the source over.
         expect(await other.forceRelease(syncLeaseKey(source.id))).toBe(true);
@@ -407,7 +407,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
         expect(taken?.state).toBe('started');
         // The first sync finds out at its next heartbeat, kills git and stops, the fetch still unanswered.
         expect(await syncing).toBe('lost');
-        const row = (await app.replication.registry.get(source.id))!;
+        const row = await app.replication.registry.get(source.id);
         // Its fenced write (putting the row back to pending) was refused: the row is the next holder's.
         expect(row.fence).toBe(next.fence);
         expect(row.state).toBe('started');
@@ -427,8 +427,8 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
       const upstream = Upstream.create();
       await app.addSource({ url: upstream.bare, name: 'coll' });
       await app.addSource({ url: upstream.bare, name: 'coll.' });
-      const coll = await app.syncAndWait('coll');
-      const dotted = await app.syncAndWait('coll.');
+      const coll = await app.sync('coll');
+      const dotted = await app.sync('coll.');
       expect(coll.registry.mirrorPath).not.toBe(dotted.registry.mirrorPath);
       await app.removeSource('coll.');
       expect(existsSync(dotted.registry.mirrorPath!)).toBe(false);
@@ -440,7 +440,7 @@ export function describeReplication(kind: 'sqlite' | 'postgres', jobsUrl?: strin
     it('removes a source and its mirror under its lease', async () => {
       const upstream = Upstream.create();
       const source = await app.addSource({ url: upstream.bare, name: 'doomed' });
-      const status = await app.syncAndWait(source.name);
+      const status = await app.sync(source.name);
       expect(existsSync(status.registry.mirrorPath!)).toBe(true);
       await app.removeSource(source.name);
       expect(existsSync(status.registry.mirrorPath!)).toBe(false);

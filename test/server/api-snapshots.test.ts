@@ -115,7 +115,7 @@ describe('HTTP API: snapshots', () => {
 
   it('caps holdMs at FORGESYNC_SNAPSHOT_API_MAX_HOLD, and the default hold likewise', async () => {
     upstream.commit('main');
-    await t.app.syncAndWait('app');
+    await t.app.sync('app');
     const holds = () => t.app.snapshots.cache.holds.live().length;
     const before = holds();
 
@@ -144,7 +144,7 @@ describe('HTTP API: snapshots', () => {
 
   it("shows and releases a hold only to the token that made it: another gets the 404 of a handle that does not exist", async () => {
     const sha = upstream.commit('main');
-    await t.app.syncAndWait('app');
+    await t.app.sync('app');
     const mine = (await call('POST', '/api/sources/app/snapshots', { ref: sha })).json();
     const listedBy = async (response: Promise<LightMyRequestResponse>) => {
       const listed = await response;
@@ -168,7 +168,7 @@ describe('HTTP API: snapshots', () => {
     expect(bodyWithout(foreign, mine.handle)).toEqual(bodyWithout(missing, unknown));
     const byAdmin = await call('DELETE', `/api/snapshots/${mine.handle}`, undefined, ADMIN);
     expect(bodyWithout(byAdmin, mine.handle)).toEqual(bodyWithout(missing, unknown));
-    expect(t.app.snapshots.cache.holds.get(mine.handle)).toMatchObject({ handle: mine.handle, sha });
+    expect(t.app.snapshots.cache.holds.find(mine.handle)).toMatchObject({ handle: mine.handle, sha });
 
     // The other token's own hold of the same commit is its own to see and release.
     const theirs = (await otherServer.inject({ method: 'POST', url: '/api/sources/app/snapshots', headers: t.auth(OTHER_READ), payload: { ref: sha } })).json();
@@ -184,7 +184,7 @@ describe('HTTP API: snapshots', () => {
 
   it('leaves the CLI (the operator) listing and releasing every hold, and holding beyond the API cap', async () => {
     const sha = upstream.commit('main');
-    await t.app.syncAndWait('app');
+    await t.app.sync('app');
     const viaApi = (await call('POST', '/api/sources/app/snapshots', { ref: sha })).json();
 
     const cliHold = await forgesyncCli(t.app, 'snapshot', 'app', '--ref', sha, '--hold', '48h', '--json');
@@ -220,7 +220,7 @@ describe('HTTP API: snapshots', () => {
 
   it('reads a file and a directory of any ref without materialising', async () => {
     const sha = upstream.commit('main');
-    await t.app.syncAndWait('app');
+    await t.app.sync('app');
     const file = git(upstream.bare, 'ls-tree', '--name-only', sha).split('\n')[0] as string;
     const blob = await call('GET', `/api/sources/app/contents?ref=${sha}&path=${encodeURIComponent(file)}`);
     expect(blob.json()).toEqual({ type: 'blob', sha, path: file, size: expect.any(Number), encoding: 'utf8', content: git(upstream.bare, 'cat-file', 'blob', `${sha}:${file}`) + '\n' });
@@ -291,7 +291,7 @@ describe('HTTP API: the byte budget of held snapshots', () => {
   it('answers 409 saying what is held, the limit and what to do, leaves nothing behind, and succeeds after a release', async () => {
     const a = commitSized(4000, 'a');
     const b = commitSized(4000, 'b');
-    await t.app.syncAndWait('app');
+    await t.app.sync('app');
     const first = await post(a);
     expect(first.statusCode, first.body).toBe(201);
     const pathOf = (sha: string) => t.app.snapshots.cache.list().find((entry) => entry.sha === sha)!.path;

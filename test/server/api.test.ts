@@ -41,7 +41,7 @@ describe('HTTP API: sources', () => {
     const before = (await call('GET', '/api/sources/alpha', undefined, READ)).json();
     expect(before).toMatchObject({ name: 'alpha', lease: null, attempts: [], leaseKey: expect.stringMatching(/^sync:repository:\d+$/) });
 
-    const synced = await t.app.syncAndWait('alpha');
+    const synced = await t.app.sync('alpha');
     expect(synced.registry.state).toBe('synced');
     const detail = await call('GET', '/api/sources/alpha', undefined, READ);
     expect(detail.statusCode).toBe(200);
@@ -111,7 +111,7 @@ describe('HTTP API: sources', () => {
     const { dataDir, mirrorsDir } = t.app.config;
     const upstream = Upstream.create();
     expect((await call('POST', '/api/sources', { url: upstream.bare, name: 'pathless' })).statusCode).toBe(201);
-    const synced = await t.app.syncAndWait('pathless');
+    const synced = await t.app.sync('pathless');
     expect(synced.registry.state).toBe('synced');
     const mirror = synced.registry.mirrorPath!;
     const listed = (await call('GET', '/api/sources?search=pathless', undefined, READ)).json().items[0];
@@ -126,7 +126,7 @@ describe('HTTP API: sources', () => {
       if (/^[0-9a-f]{2}$|^pack$/.test(entry)) rmSync(join(broken.bare, 'objects', entry), { recursive: true });
     }
     expect((await call('PATCH', '/api/sources/pathless', { url: broken.bare })).statusCode).toBe(200);
-    const failed = (await t.app.syncAndWait('pathless')).registry;
+    const failed = (await t.app.sync('pathless')).registry;
     expect(failed.state).toBe('failed');
     // The operator's view (the row, `forgesync status --json`, the log) keeps the server's paths.
     expect(failed.lastFailure).toContain(mirrorsDir);

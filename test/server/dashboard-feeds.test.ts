@@ -65,7 +65,7 @@ describe('dashboard feeds page in headless chromium', () => {
 
     upstream = Upstream.create();
     await t.app.addSource({ name: 'alpha', url: upstream.bare });
-    expect((await t.app.syncAndWait('alpha')).served).toBe(true);
+    expect((await t.app.sync('alpha')).served).toBe(true);
 
     // hooks: its first full sync hands the receiver main's state.
     await feeds.add({ name: 'hooks', sink: receiver.url(`/hooks?token=${SINK_QUERY_SECRET}`), sources: 'alpha', secret: 'hooks_key' });
@@ -82,7 +82,7 @@ describe('dashboard feeds page in headless chromium', () => {
     // Two changes: main moves (delivered) and topic appears (refused: a dead letter at once).
     upstream.commit('main');
     upstream.commit('topic');
-    expect((await t.app.syncAndWait('alpha')).served).toBe(true);
+    expect((await t.app.sync('alpha')).served).toBe(true);
     await feeds.sync('hooks', { wait: true });
 
     ({ browser, page } = await openBrowserPage());

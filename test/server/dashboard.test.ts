@@ -64,18 +64,21 @@ describe('dashboard in headless chromium', () => {
   }
 
   it('serves the page with a strict content security policy', async () => {
-    for (const path of ['/', '/dashboard', '/dashboard/app.js', '/dashboard/feeds.js', '/dashboard/style.css']) {
+    // The shell, its shared base, and each capability's page module (src/<capability>/dashboard/ as /dashboard/<capability>/).
+    const scripts = ['app.js', 'pages.js', 'dom.js', 'api.js', 'format.js', 'actions.js', 'route.js', 'leases.js', 'replication/overview.js', 'replication/sources.js', 'importer/imports.js', 'feeds/feeds.js'];
+    for (const path of ['/', '/dashboard', '/dashboard/style.css', ...scripts.map((script) => `/dashboard/${script}`)]) {
       const response = await fetch(`${baseUrl}${path}`);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-security-policy'), path).toMatch(/default-src 'self'/);
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
     }
     expect((await fetch(`${baseUrl}/`)).headers.get('content-type')).toMatch(/^text\/html/);
-    expect((await fetch(`${baseUrl}/dashboard/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
-    expect((await fetch(`${baseUrl}/dashboard/feeds.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    for (const script of scripts) expect((await fetch(`${baseUrl}/dashboard/${script}`)).headers.get('content-type'), script).toMatch(/^text\/javascript/);
     // Only the dashboard's own files are served from disk.
     expect((await fetch(`${baseUrl}/dashboard/../package.json`)).status).toBe(404);
     expect((await fetch(`${baseUrl}/dashboard/app.ts`)).status).toBe(404);
+    expect((await fetch(`${baseUrl}/dashboard/index.html`)).status).toBe(404);
+    expect((await fetch(`${baseUrl}/dashboard/feeds/module.js`)).status).toBe(404);
   });
 
   it('signs in, adds a source, watches it sync, resyncs it and shows the leases', async () => {
@@ -155,6 +158,67 @@ describe('dashboard in headless chromium', () => {
       return text !== null && Number(text) > fence;
     });
 
+    expect(pageErrors).toEqual([]);
+  }, 120_000);
+
+  it('updates rows in place by name across refreshes: a focused row action keeps its focus and its row', async () => {
+    const upstream = Upstream.create();
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      expect(response.ok, `${method} ${path}: ${response.status} ${await response.text()}`).toBe(true);
+    };
+    /** Refreshes now rather than at the next tick of the page's timer (the page refreshes when it becomes visible). */
+    const refreshNow = () => page.evaluate(`document.dispatchEvent(new Event('visibilitychange'))`);
+    const row = (name: string) => `tr[data-source="${name}"]`;
+
+    await call('POST', '/api/sources', { name: 'keyed-m', url: upstream.bare });
+    await page.goto(`${baseUrl}/`);
+    await page.evaluate(`sessionStorage.setItem('forgesync.token', ${JSON.stringify(ADMIN_TOKEN)})`);
+    await page.goto(`${baseUrl}/#/sources`);
+    await page.reload(); // a page that asked for a token waits for its form
+    await page.locator('#sources-view').waitFor({ state: 'visible' });
+    // The search narrows the list to this test's sources.
+    await page.fill('#search', 'keyed-');
+    await eventually('the search to be applied', async () => (await page.locator('#sources-table tbody tr').count()) === 1 && (await page.locator(row('keyed-m')).count()) === 1);
+    await textOf(`${row('keyed-m')} td:nth-child(2) .badge`, /^synced$/);
+    // The user tabs to keyed-m's Resync button; the page keeps a reference to the row to compare with later.
+    await page.evaluate(`(() => {
+      const row = document.querySelector('tr[data-source="keyed-m"]');
+      window.__keptRow = row;
+      row.querySelector('button').focus();
+    })()`);
+    const focusKept = `document.activeElement === window.__keptRow.querySelector('button') && window.__keptRow.isConnected`;
+    expect(await page.evaluate(focusKept)).toBe(true);
+
+    // Rows arrive before and after it, one refresh each, and one leaves: each refresh changes the table.
+    for (const name of ['keyed-a', 'keyed-z', 'keyed-b']) {
+      await call('POST', '/api/sources', { name, url: upstream.bare });
+      await refreshNow();
+      await page.locator(row(name)).waitFor();
+      expect(await page.evaluate(focusKept), `focus after ${name} arrived`).toBe(true);
+    }
+    await page.evaluate(`window.__firstRow = document.querySelector('tr[data-source="keyed-a"]')`);
+    await textOf(`${row('keyed-a')} td:nth-child(2) .badge`, /^synced$/);
+    await call('DELETE', '/api/sources/keyed-a');
+    await refreshNow();
+    await page.locator(row('keyed-a')).waitFor({ state: 'detached' });
+    await textOf(`${row('keyed-b')} td:nth-child(2) .badge`, /^synced$/);
+    await textOf(`${row('keyed-z')} td:nth-child(2) .badge`, /^synced$/);
+
+    // The rows are in name order, the same elements as before (updated in place), and the focus never moved.
+    const names = await page.locator('#sources-table tbody tr').evaluateAll((rows) => rows.map((each) => each.getAttribute('data-source')));
+    expect(names).toEqual(['keyed-b', 'keyed-m', 'keyed-z']);
+    expect(await page.evaluate(`document.querySelector('tr[data-source="keyed-m"]') === window.__keptRow`)).toBe(true);
+    expect(await page.evaluate(focusKept)).toBe(true);
+    expect(await page.inputValue('#search')).toBe('keyed-');
+
+    // The focused button still acts on its row.
+    await page.keyboard.press('Enter');
+    await textOf('#flash', /Resync of keyed-m requested/);
     expect(pageErrors).toEqual([]);
   }, 120_000);
 });

@@ -201,7 +201,7 @@ describe('generic webhook (Standard Webhooks)', () => {
   it('a delivery whose request cannot be recorded → 500, and its id stays free for the sender\'s retry', async () => {
     const before = await requestCounts(t);
     const delivery = genericDelivery('infra');
-    const failing = vi.spyOn(t.app.replication, 'requestSyncOf').mockRejectedValueOnce(new Error('registry unavailable'));
+    const failing = vi.spyOn(t.app.replication, 'requestSync').mockRejectedValueOnce(new Error('registry unavailable'));
     try {
       const failed = await t.server.inject(delivery);
       expect(failed.statusCode).toBe(500);

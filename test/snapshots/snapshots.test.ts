@@ -108,7 +108,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
   it('materialises a commit once when two instances ask for it at the same moment', async () => {
     const sha = upstream.commit('main', 5);
-    await app.syncAndWait('app');
+    await app.sync('app');
     const { app: second } = await openTestForgesync(app.config);
     try {
       const [a, b, c] = await Promise.all([app.openSnapshot('app', sha), second.openSnapshot('app', sha), second.openSnapshot('app', 'main')]);
@@ -190,7 +190,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
         app.requestSync('app'),
         (async () => {
           upstream.commit('main');
-          await app.syncAndWait('app');
+          await app.sync('app');
         })(),
       ]);
       expect(main.sha).not.toBe(feature.sha);
@@ -210,7 +210,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     const before = filesOf(snapshot.path).map((file) => [file, readFileSync(join(snapshot.path, file), 'utf8')]);
     upstream.forcePush('main');
     upstream.forcePush('main');
-    await app.syncAndWait('app');
+    await app.sync('app');
     execFileSync('git', ['--git-dir', mirror(), 'gc', '--quiet', '--prune=now']);
     // The commit really is gone from the mirror now.
     expect(() => git(mirror(), 'cat-file', '-e', snapshot.sha)).toThrow();
@@ -221,7 +221,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
   it('evicts least recently used snapshots beyond the budget, never one in use', async () => {
     const shas = [upstream.commit('main'), upstream.commit('main'), upstream.commit('main'), upstream.commit('main')];
-    await app.syncAndWait('app');
+    await app.sync('app');
     const cache = app.snapshots.cache;
     const budget = (cache as unknown as { options: { maxCount: number } }).options;
     budget.maxCount = 2;
@@ -310,7 +310,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
   it('reads files and trees of any commit without materialising', async () => {
     const sha = upstream.commit('main', 2);
-    await app.syncAndWait('app');
+    await app.sync('app');
     const names = treeOf(upstream.bare, sha);
     const first = names[0] as string;
     expect((await app.readFileAt('app', sha, first)).toString()).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${first}`) + '\n');
@@ -356,7 +356,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     async function twoCommits(): Promise<{ a: string; b: string; bytes: number }> {
       const a = commitSized(upstream, 4000, 'a');
       const b = commitSized(upstream, 4000, 'b');
-      await app.syncAndWait('app');
+      await app.sync('app');
       const bytes = treeBytes(upstream.bare, a);
       expect(treeBytes(upstream.bare, b)).toBe(bytes);
       return { a, b, bytes };

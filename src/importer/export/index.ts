@@ -4,7 +4,7 @@ import type { Database } from '../../store/database.js';
 import { RECORDS_PER_FILE } from './archive.js';
 import { ExportTargetNotDirectoryError, ExportTargetNotEmptyError, ImportNotFetchedError, ImportNotFoundError, InvalidExportOptionError, UnsafeArchivePathError } from './errors.js';
 import { ArchiveExporter } from './exporter.js';
-import { findImport, getObject } from './rows.js';
+import { findImport, findObject } from './rows.js';
 import { ArchiveUrls, webRoot } from './urls.js';
 
 export { RECORDS_PER_FILE } from './archive.js';
@@ -82,7 +82,7 @@ export async function exportImport(options: ExportOptions): Promise<ExportSummar
   if (!found) throw new ImportNotFoundError(options.name);
   const to = resolve(options.to);
   await refuseExisting(to);
-  const repository = await getObject(db, found.id, 'repository', 'repository');
+  const repository = await findObject(db, found.id, 'repository', 'repository');
   if (!repository) throw new ImportNotFetchedError(found.name);
 
   const fullName = typeof repository.data.full_name === 'string' ? repository.data.full_name.split('/') : [];

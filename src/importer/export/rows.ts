@@ -32,7 +32,7 @@ export async function findImport(db: Kysely<Schema>, name: string): Promise<Impo
 }
 
 /** One stored object by type and key, or undefined. */
-export async function getObject(db: Kysely<Schema>, importId: DbId, type: StoredType, key: string): Promise<StoredObject | undefined> {
+export async function findObject(db: Kysely<Schema>, importId: DbId, type: StoredType, key: string): Promise<StoredObject | undefined> {
   const row = await db
     .selectFrom('import_objects')
     .select(['key', 'number', 'data'])

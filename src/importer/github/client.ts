@@ -101,6 +101,11 @@ export class GithubClient {
   #agent: Promise<PinnedAgent> | undefined;
   readonly #api: URL;
 
+  /** Requests it has in flight at most. */
+  get concurrency(): number {
+    return this.#semaphore.limit;
+  }
+
   constructor(private readonly options: GithubClientOptions) {
     this.#semaphore = new Semaphore(options.concurrency);
     // Every request in flight listens on the run's signal (and waits for a slot on it): that many listeners are expected, not a leak.

@@ -51,6 +51,23 @@ export function takeCounts(client: GithubClient, taken: RequestCounts): RequestC
   return delta;
 }
 
+/** What a RunContext is made of (see the fields of the same names). */
+export interface RunContextInput {
+  record: ImportRecord;
+  db: Kysely<Schema>;
+  imports: ImportRepository;
+  client: GithubClient;
+  lease: Lease;
+  logger: Logger;
+  signal: AbortSignal;
+  hosts: FileHosts;
+  concurrency: number;
+  /** See RunDeps.retry. */
+  retry: ImportRetry;
+  /** See RunDeps.onCommitted. */
+  onCommitted?: (() => void) | undefined;
+}
+
 /**
  * What the stages of one coordinator run work with: the import, the
  * database, the paced client, and `commit`, which writes a batch of
@@ -63,24 +80,35 @@ export class RunContext {
   /** The bytes the run's list walks hold in pages, together (see PageBudget). */
   readonly pages = new PageBudget();
 
-  constructor(
-    readonly record: ImportRecord,
-    readonly db: Kysely<Schema>,
-    readonly imports: ImportRepository,
-    readonly client: GithubClient,
-    readonly lease: Lease,
-    readonly logger: Logger,
-    readonly signal: AbortSignal,
-    /** Hosts attachments are downloaded from (the API's, the web host, GitHub's attachment hosts). */
-    readonly hosts: FileHosts,
-    /** Requests one stage may have in flight (the import's concurrency). */
-    readonly concurrency: number,
-    /** See RunDeps.retry. */
-    private readonly retry: ImportRetry,
-    /** See RunDeps.onCommitted. */
-    private readonly onCommitted?: () => void,
-  ) {
-    this.#fenceTaken = record.fence;
+  readonly record: ImportRecord;
+  readonly db: Kysely<Schema>;
+  readonly imports: ImportRepository;
+  readonly client: GithubClient;
+  readonly lease: Lease;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  /** Hosts attachments are downloaded from (the API's, the web host, GitHub's attachment hosts). */
+  readonly hosts: FileHosts;
+  /** Requests one stage may have in flight (the import's concurrency). */
+  readonly concurrency: number;
+  /** See RunDeps.retry. */
+  private readonly retry: ImportRetry;
+  /** See RunDeps.onCommitted. */
+  private readonly onCommitted: (() => void) | undefined;
+
+  constructor(input: RunContextInput) {
+    this.record = input.record;
+    this.db = input.db;
+    this.imports = input.imports;
+    this.client = input.client;
+    this.lease = input.lease;
+    this.logger = input.logger;
+    this.signal = input.signal;
+    this.hosts = input.hosts;
+    this.concurrency = input.concurrency;
+    this.retry = input.retry;
+    this.onCommitted = input.onCommitted;
+    this.#fenceTaken = input.record.fence;
   }
 
   get importId(): number {

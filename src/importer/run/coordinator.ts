@@ -12,6 +12,7 @@ import type { ImportRecord } from '../store/imports.js';
 import { STAGES, type Stage } from '../types.js';
 import { RunContext, RunStoppedError, type RunDeps } from './context.js';
 import { retryTransient, runRetryDelay } from './retry.js';
+import { ownerName } from '../../leases/owner.js';
 
 /** The lease of an import's coordination (a contract: operators see it in `forgesync lease list`). */
 export const importLeaseKey = (name: string) => `import:github:${name.toLowerCase()}`;
@@ -69,14 +70,14 @@ export class Coordinator {
 
   async run(importId: number, shutdown?: AbortSignal): Promise<CoordinatorOutcome> {
     const { imports, leases, logger, leaseTtlMs } = this.options;
-    const record = await imports.getById(importId);
+    const record = await imports.findById(importId);
     if (!record || (record.state !== 'pending' && record.state !== 'started')) return 'idle';
     const key = importLeaseKey(record.name);
     const attempt = await leases.tryWithLease(
       key,
       {
         ttlMs: leaseTtlMs,
-        owner: `import ${record.name}`.slice(0, 128),
+        owner: ownerName(`import ${record.name}`),
         ...(shutdown ? { signal: shutdown } : {}),
         onRenewError: (error) => logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
       },
@@ -106,7 +107,7 @@ export class Coordinator {
       if (claimed.unfinishedRuns > MAX_UNFINISHED_RUNS) return this.#park(claimed, lease);
       const outcome = await this.#runOnce(claimed, lease, signal);
       if (outcome !== 'synced') return outcome;
-      const after = await this.options.imports.getById(importId);
+      const after = await this.options.imports.findById(importId);
       if (after?.state !== 'started') return 'synced';
     }
   }
@@ -125,7 +126,19 @@ export class Coordinator {
       // A run that cannot start (a credential gone) fails with the reason, like one that fails later: not a job retried forever.
       return this.#fail(record, lease, leaseSignal, record.stage, error);
     }
-    const ctx = new RunContext(record, this.options.database.db, imports, client, lease, logger, signal, hosts, record.concurrency, this.options.retry, this.options.onCommitted);
+    const ctx = new RunContext({
+      record,
+      db: this.options.database.db,
+      imports,
+      client,
+      lease,
+      logger,
+      signal,
+      hosts,
+      concurrency: record.concurrency,
+      retry: this.options.retry,
+      onCommitted: this.options.onCommitted,
+    });
     let stage: Stage = record.stage;
     const watchdog = this.#watch(ctx, () => stage, stop, stallTimeoutMs);
     try {
@@ -218,7 +231,7 @@ export class Coordinator {
           // Best effort: rows left for the next time only make reads add a few more.
           await this.options.imports.compactProgress(ctx.importId).catch(() => undefined);
         }
-        const row = await this.options.imports.getById(ctx.importId);
+        const row = await this.options.imports.findById(ctx.importId);
         last = Math.max(last, row?.progressAt ?? 0);
         if (ctx.client.budgets().some((budget) => budget.available(now) <= 0 || budget.nextAt > now)) last = now;
         if (now - last < timeoutMs) return;

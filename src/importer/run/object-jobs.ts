@@ -6,6 +6,7 @@ import type { Lease } from '../../leases/lease.js';
 import { FileHosts } from '../attachments/scan.js';
 import { storedRepository } from '../store/objects.js';
 import { zeroCounts, type GithubClient, type RequestCounts } from '../github/client.js';
+import { Semaphore } from '../github/pacer.js';
 import { failureSteps, objectWork } from '../stages/object-work.js';
 import { runGuarded } from '../../store/guarded.js';
 import type { ImportRecord } from '../store/imports.js';
@@ -14,6 +15,7 @@ import { takeCounts, type RunContext, type RunDeps } from './context.js';
 import { importLeaseKey } from './coordinator.js';
 import { afterImportWrite } from './crash-test-hook.js';
 import { retryTransient } from './retry.js';
+import { ownerName } from '../../leases/owner.js';
 
 export interface ObjectJobsOptions extends RunDeps {
   tokens(record: ImportRecord): Promise<BoundToken[]>;
@@ -44,6 +46,14 @@ interface PreparedRun {
   tokens: BoundToken[];
   /** The client's counts already added to the import's row. */
   taken: RequestCounts;
+  /**
+   * Jobs of the run between asking and having stored their answer, at most:
+   * a few more than the client's requests in flight, so that one job's
+   * write overlaps the next job's request — not more, or when writes are
+   * slower than answers (a busy database) answers pile up unstored, and a
+   * crash loses every one of them (their requests are made again).
+   */
+  answering: Semaphore;
 }
 
 /**
@@ -131,11 +141,13 @@ export class ObjectJobs {
     const { database } = this.options;
     const hosts = new FileHosts(record.apiUrl, (await storedRepository(database.db, record.id))?.html_url);
     // Requests of all of a run's jobs in this process go through one client: its concurrency bounds them together.
+    const client = await this.options.openClient(record, record.concurrency, this.#closing.signal);
     const value: PreparedRun = {
-      client: await this.options.openClient(record, record.concurrency, this.#closing.signal),
+      client,
       hosts,
       tokens: await this.options.tokens(record),
       taken: zeroCounts(),
+      answering: new Semaphore(client.concurrency + Math.ceil(client.concurrency / 4)),
     };
     for (const [other, entry] of this.#runs) {
       if (entry.expiresAt > Date.now()) continue;
@@ -179,15 +191,15 @@ export class ObjectJobs {
   async #runOnce(importId: number, key: string, shutdown: AbortSignal, options: { running?: ImportRecord; afterFailure: boolean }): Promise<void> {
     const { running } = options;
     const { imports, waiter, leases, logger, leaseTtlMs, database } = this.options;
-    const record = running ?? (await imports.getById(importId));
+    const record = running ?? (await imports.findById(importId));
     if (!record || record.state !== 'started') return;
     if (!running) {
-      const row = await waiter.get(importId, key);
+      const row = await waiter.find(importId, key);
       if (!row || row.state !== 'pending' || row.run !== record.run) return;
     }
     const prepared = await this.#prepared(record);
     const leaseKey = `${importLeaseKey(record.name)}:${key}`.slice(0, 512);
-    const request = { ttlMs: leaseTtlMs, owner: `import ${record.name} ${key}`.slice(0, 128), signal: shutdown };
+    const request = { ttlMs: leaseTtlMs, owner: ownerName(`import ${record.name} ${key}`), signal: shutdown };
     const job = async (lease: Lease, signal: AbortSignal): Promise<void> => {
       const work = {
         db: database.db,
@@ -232,8 +244,14 @@ export class ObjectJobs {
         this.options.onCommitted?.();
       }
     };
-    let attempt = await leases.tryWithLease(leaseKey, request, job);
-    if (!attempt.ran && options.afterFailure && (await this.#lapsed(leaseKey, shutdown))) attempt = await leases.tryWithLease(leaseKey, request, job);
+    const done = await prepared.answering.acquire(shutdown);
+    let attempt;
+    try {
+      attempt = await leases.tryWithLease(leaseKey, request, job);
+      if (!attempt.ran && options.afterFailure && (await this.#lapsed(leaseKey, shutdown))) attempt = await leases.tryWithLease(leaseKey, request, job);
+    } finally {
+      done();
+    }
     if (!attempt.ran) logger.debug({ event: 'import_job_skip', import: record.name, job: key }, `import job ${key} runs elsewhere`);
   }
 

@@ -4,13 +4,13 @@ import { ConflictError } from '../../errors.js';
 
 /** What the importer needs of the replication module for an import's git sources. */
 export interface GitSourceOptions {
-  /** The source named `name`, or null. */
-  find(name: string): Promise<{ name: string; url: string } | null>;
+  /** The source named `name`, or undefined. */
+  find(name: string): Promise<{ name: string; url: string } | undefined>;
   add(input: { name: string; url: string; credential: string | null }): Promise<void>;
   /** Records a sync request (a new URL replaces the old one first). */
-  sync(name: string, url: string): Promise<void>;
+  requestSync(name: string, url: string): Promise<void>;
   /** Syncs the source here or waits for the process that does; never throws for a failed sync. */
-  wait(name: string): Promise<void>;
+  sync(name: string): Promise<void>;
   status(name: string): Promise<SourceStatus | null>;
   /** Copies the source's bare mirror to `dest` (under its lease); false when it has none yet. */
   copyMirror(name: string, dest: string): Promise<boolean>;
@@ -54,14 +54,14 @@ export class GitSources {
       if (!name) continue;
       const early = this.#running.get(name);
       this.#running.delete(name);
-      await (early ?? this.options.wait(name));
+      await (early ?? this.options.sync(name));
     }
   }
 
   /** Starts syncing `name` here (in the background) when no worker would. */
   #startEarly(name: string): void {
     if (this.runsJobs() || this.#running.has(name)) return;
-    this.#running.set(name, this.options.wait(name));
+    this.#running.set(name, this.options.sync(name));
   }
 
   async #one(record: ImportRecord, name: string, url: string, ours: string | null): Promise<string> {
@@ -79,7 +79,7 @@ export class GitSources {
       return name;
     }
     if (existing.url !== url && ours !== name) throw new SourceNameTakenError(name, existing.url);
-    await this.options.sync(name, url);
+    await this.options.requestSync(name, url);
     this.#startEarly(name);
     return name;
   }

@@ -3,7 +3,7 @@ import type { BodyMeter } from '../../egress/body.js';
 import { pageOf } from '../github/link.js';
 import type { GithubResponse } from '../github/client.js';
 import { GithubRequestError } from '../errors.js';
-import { getCursor, isPageDone, startCursor, withPageDone, writeCursorStep, type Cursor } from '../store/cursors.js';
+import { findCursor, isPageDone, startCursor, withPageDone, writeCursorStep, type Cursor } from '../store/cursors.js';
 import type { RunContext } from './context.js';
 import { listItems } from './shape.js';
 import type { PageHold } from './page-budget.js';
@@ -64,7 +64,7 @@ export interface NewestFirst {
 
 /** Walks `collection` to its end, resuming from its cursor; returns the cursor as left. */
 export async function walk(ctx: RunContext, collection: Collection): Promise<Cursor> {
-  let cursor = startCursor(collection.name, ctx.run, await getCursor(ctx.db, ctx.importId, collection.name));
+  let cursor = startCursor(collection.name, ctx.run, await findCursor(ctx.db, ctx.importId, collection.name));
   if (cursor.done) return cursor;
   const newest = collection.newestFirst;
   if (newest && ctx.record.mode === 'sync') return newestFirstWalk(ctx, collection, cursor);

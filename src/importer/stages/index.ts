@@ -4,7 +4,7 @@ import { PageBatch } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
 import { messageOf, walk, type Collection } from '../run/walk.js';
 import { filesToDownload } from '../store/attachments.js';
-import { deleteCursorsStep, getCursor, listCursors, startCursor, writeCursorStep } from '../store/cursors.js';
+import { deleteCursorsStep, findCursor, listCursors, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep } from '../store/failures.js';
 import { numbersWritten, storedRepository } from '../store/objects.js';
 import { loginsToFetch, USER_TTL_MS } from '../store/users.js';
@@ -48,7 +48,7 @@ async function walkOrRecord(ctx: RunContext, collection: Collection, type: strin
 }
 
 const repository: StageRunner = async (ctx, env) => {
-  const cursor = startCursor('repository', ctx.run, await getCursor(ctx.db, ctx.importId, 'repository'));
+  const cursor = startCursor('repository', ctx.run, await findCursor(ctx.db, ctx.importId, 'repository'));
   const response = await ctx.client.get(ctx.repoPath, { etag: ctx.record.mode === 'sync' ? cursor.etag : null });
   let repo: any;
   if (response.status === 304) {
@@ -99,7 +99,7 @@ const EVENTS_BY_ISSUE = 'events-by-issue';
  */
 const events: StageRunner = async (ctx) => {
   const perIssue = async () => {
-    let stop = startCursor(EVENTS_BY_ISSUE, ctx.run, await getCursor(ctx.db, ctx.importId, EVENTS_BY_ISSUE));
+    let stop = startCursor(EVENTS_BY_ISSUE, ctx.run, await findCursor(ctx.db, ctx.importId, EVENTS_BY_ISSUE));
     if (!stop.done) {
       const oldest = await ctx.db
         .selectFrom('import_objects')

@@ -11,8 +11,8 @@ import { GithubAnswerError, GithubAuthError, GithubRequestError } from '../error
 import { PageBatch } from '../run/batch.js';
 import { checkObject, listItems } from '../run/shape.js';
 import { messageOf, PER_PAGE } from '../run/walk.js';
-import { finishFileStep, getFile } from '../store/attachments.js';
-import { getCursor, startCursor, writeCursorStep } from '../store/cursors.js';
+import { finishFileStep, findFile } from '../store/attachments.js';
+import { findCursor, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep, type ImportFailure } from '../store/failures.js';
 import { readUser, writeUserStep } from '../store/users.js';
 
@@ -64,7 +64,7 @@ const MAX_REVIEW_PAGES = 30;
 async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOutcome> {
   const name = `reviews/${number}`;
   // Only a sync asks conditionally, with the ETag an earlier run left.
-  const cursor = startCursor(name, ctx.run, ctx.mode === 'sync' ? await getCursor(ctx.db, ctx.importId, name) : undefined);
+  const cursor = startCursor(name, ctx.run, ctx.mode === 'sync' ? await findCursor(ctx.db, ctx.importId, name) : undefined);
   const batch = new PageBatch(ctx);
   let url: string | undefined = `${ctx.repoPath}/pulls/${number}/reviews`;
   let etag: string | null = null;
@@ -94,7 +94,7 @@ async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOu
  * asset endpoint (its `fetch_url`), see {@link releaseAssetRequest}.
  */
 async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome> {
-  const row = await getFile(ctx.db, ctx.importId, key);
+  const row = await findFile(ctx.db, ctx.importId, key);
   if (!row) return { steps: [] };
   const now = Date.now();
   const fail = (error: string): ObjectOutcome => ({

@@ -61,7 +61,7 @@ export async function filesToDownload(db: Kysely<Schema>, importId: number): Pro
 }
 
 /** The import_attachments row of `key` (the SHA-256 of its URL), if any. */
-export async function getFile(db: Kysely<Schema>, importId: number, key: string) {
+export async function findFile(db: Kysely<Schema>, importId: number, key: string) {
   return db.selectFrom('import_attachments').selectAll().where('import_id', '=', importId).where('url_key', '=', key).executeTakeFirst();
 }
 

@@ -89,7 +89,7 @@ function toCursor(row: CursorRowOut): Cursor {
   };
 }
 
-export async function getCursor(db: Kysely<Schema>, importId: number, collection: string): Promise<Cursor | undefined> {
+export async function findCursor(db: Kysely<Schema>, importId: number, collection: string): Promise<Cursor | undefined> {
   const row = await db.selectFrom('import_cursors').selectAll().where('import_id', '=', importId).where('collection', '=', collection).executeTakeFirst();
   return row ? toCursor(row as CursorRowOut) : undefined;
 }

@@ -100,7 +100,7 @@ export class ImportRepository {
     return found;
   }
 
-  async getById(id: number): Promise<ImportRecord | undefined> {
+  async findById(id: number): Promise<ImportRecord | undefined> {
     const row = await this.#select().where('id', '=', id).executeTakeFirst();
     return row ? (await this.#records([row]))[0] : undefined;
   }
@@ -268,7 +268,7 @@ export class ImportRepository {
       .where(fenceGuard(fence))
       .returning('id')
       .execute();
-    return rows.length > 0 ? ((await this.getById(id)) ?? null) : null;
+    return rows.length > 0 ? ((await this.findById(id)) ?? null) : null;
   }
 
   /** The stored fence (to tell a stale lease from a lease store that lost its counters). */

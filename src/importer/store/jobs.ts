@@ -69,7 +69,7 @@ export class StageWaiter {
   }
 
   /** The state of one job row (a job reads it first: done ones are not run twice). */
-  async get(importId: number, key: string): Promise<{ state: string; run: number; stage: string; attempts: number } | undefined> {
+  async find(importId: number, key: string): Promise<{ state: string; run: number; stage: string; attempts: number } | undefined> {
     const row = await this.db.selectFrom('import_jobs').select(['state', 'run', 'stage', 'attempts']).where('import_id', '=', importId).where('key', '=', key).executeTakeFirst();
     return row ? { state: row.state, run: Number(row.run), stage: row.stage, attempts: Number(row.attempts) } : undefined;
   }

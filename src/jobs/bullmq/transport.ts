@@ -46,6 +46,8 @@ interface HandledKind {
  */
 class BullmqTransport implements JobTransport {
   readonly name = 'bullmq';
+  /** Every process connected to the Redis queue serves it. */
+  readonly shared = true;
   readonly #target: JobsRedisTarget;
   readonly #client: Redis;
   readonly #fairness: Fairness;

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../errors.js';
 import { holderFromRow, type HolderColumns } from './holder-row.js';
-import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
+import type { LeaseHolder, LeaseStore, StoreAcquireRequest, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
 import { postgresUrlWithLimits, surviveLostConnections } from '../../util/database-sessions.js';
 import type { LeaseStoreOptions } from '../open.js';
@@ -203,7 +203,7 @@ class PostgresStore implements LeaseStore {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
+  async acquire({ key, token, ttlMs, owner, withHolder }: StoreAcquireRequest): Promise<StoreAcquireResult> {
     const values = [key, token, ttlMs, owner.name, owner.pid, owner.host];
     if (!withHolder) {
       const { rows } = await this.pool.query<{ fence: string; acquired_ms: number; expires_ms: number }>({ ...ACQUIRE_BARE, values });

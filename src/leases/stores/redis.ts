@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ReplyError, type Redis } from 'ioredis';
 import { LeaseBackendUnavailableError } from '../errors.js';
-import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
+import type { LeaseHolder, LeaseStore, StoreAcquireRequest, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { redactUrl } from '../../util/redact.js';
 import { connectFailFast } from '../../util/redis-client.js';
 
@@ -139,14 +139,7 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     });
   }
 
-  function acquireThen<T>(
-    key: string,
-    token: string,
-    ttlMs: number,
-    owner: OwnerRecord,
-    withHolder: boolean,
-    then: (result: StoreAcquireResult) => T,
-  ): Promise<T> {
+  function acquireThen<T>({ key, token, ttlMs, owner, withHolder }: StoreAcquireRequest, then: (result: StoreAcquireResult) => T): Promise<T> {
     const sentAt = Date.now();
     const rest = `\n${sentAt}\n${owner.pid}\n${owner.name}\n${key}\n${owner.host}`;
     return run(ACQUIRE, 2, [leaseKey(key), fenceKey(key), token, ttlMs, rest, withHolder ? '1' : '0'], (reply) => {
@@ -160,8 +153,8 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
   return {
     kind: 'redis',
 
-    acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
-      return acquireThen(key, token, ttlMs, owner, withHolder, (result) => result);
+    acquire(request: StoreAcquireRequest): Promise<StoreAcquireResult> {
+      return acquireThen(request, (result) => result);
     },
 
     acquireThen,

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { LeaseBackendUnavailableError, UnsupportedLeaseUrlError } from '../errors.js';
 import { holderFromRow, type HolderColumns } from './holder-row.js';
-import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../types.js';
+import type { LeaseHolder, LeaseStore, StoreAcquireRequest, StoreAcquireResult, StoreExtendResult } from '../types.js';
 import { openSqliteFile, sqliteFilePath } from '../../util/sqlite-url.js';
 
 // Rows outlive their holders (token NULL after release) so that the fence
@@ -92,7 +92,7 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
      WHERE key = ? AND token IS NOT NULL AND expires_at > ? AND fence = ?`,
   );
 
-  function take(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean): StoreAcquireResult {
+  function take({ key, token, ttlMs, owner, withHolder }: StoreAcquireRequest): StoreAcquireResult {
     const now = Date.now();
     const fence = acquire.get(key, token, owner.name, owner.pid, owner.host, now, now + ttlMs);
     if (fence !== undefined) return { acquired: true, fence, acquiredAt: new Date(now), expiresAt: new Date(now + ttlMs) };
@@ -103,13 +103,13 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
 
   return {
     kind: 'sqlite',
-    async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
-      return take(key, token, ttlMs, owner, withHolder);
+    async acquire(request: StoreAcquireRequest): Promise<StoreAcquireResult> {
+      return take(request);
     },
     // The statement answers synchronously, so `then` runs at once: no promise hop before it.
-    acquireThen<T>(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder: boolean, then: (result: StoreAcquireResult) => T): Promise<T> {
+    acquireThen<T>(request: StoreAcquireRequest, then: (result: StoreAcquireResult) => T): Promise<T> {
       try {
-        return Promise.resolve(then(take(key, token, ttlMs, owner, withHolder)));
+        return Promise.resolve(then(take(request)));
       } catch (error) {
         return Promise.reject(error);
       }

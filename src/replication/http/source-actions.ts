@@ -38,7 +38,7 @@ export function sourceActionRoutes(app: Replication, tokens: AuthTokens): Fastif
           },
         },
         async (request, reply) => {
-          const requested = await app.requestSync(request.params.name, 'manual');
+          const requested = await app.requestSync(request.params.name, { trigger: 'manual' });
           return reply.code(202).send({ name: request.params.name, requested });
         },
       );
@@ -61,7 +61,7 @@ export function sourceActionRoutes(app: Replication, tokens: AuthTokens): Fastif
       },
       async (request) => {
         const { filter, dryRun } = request.body;
-        const affected = dryRun ? countTarget(await app.registry.counts(), filter) : await app.resync(filter, 'manual');
+        const affected = dryRun ? countTarget(await app.registry.counts(), filter) : await app.requestSyncMany(filter, { trigger: 'manual' });
         if (!dryRun) request.log.info({ event: 'bulk_resync', filter, affected }, `resync requested for ${affected} sources`);
         return { affected, dryRun };
       },

@@ -101,6 +101,6 @@ export function genericReceiver(app: Replication): ReceiverSpec {
 
 /** The source named `name`, as a list for requestSources (empty when there is none). */
 async function sourcesNamed(app: Replication, name: string) {
-  const source = await app.sources.get(name);
+  const source = await app.sources.find(name);
   return source ? [source] : [];
 }

@@ -20,7 +20,7 @@ export async function requestMatching(
   if (wanted.length === 0) {
     return { status: 202, result: 'unknown_repository', event, reason: 'the payload names no repository URL' };
   }
-  const matched = await app.requestWebhookSync(wanted);
+  const matched = await app.requestSyncMatching(wanted);
   if (matched.length > 0) return accepted(event, matched.map((source) => source.name), note);
   // Nothing recorded: say whether a disabled source matched (a read only on this rare path).
   const disabled = (await app.sources.findByMatchKeys(wanted)).length > 0;
@@ -32,7 +32,7 @@ export async function requestSources(app: Replication, event: string, sources: S
   const requested: string[] = [];
   for (const source of sources.filter((s) => s.enabled)) {
     try {
-      await app.requestSyncOf(source, 'webhook');
+      await app.requestSync(source, { trigger: 'webhook' });
       requested.push(source.name);
     } catch (error) {
       if (!(error instanceof SourceNotFoundError)) throw error; // removed meanwhile: nothing to sync

@@ -1,20 +1,61 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 
-/** Where the dashboard's static files live: `src/server/dashboard` (or `dist/…` once built). */
-const ASSET_DIR = new URL('../dashboard/', import.meta.url);
+/** `src/` (or `dist/` once built): each capability's folder may hold a `dashboard/` folder of page modules. */
+const SOURCE_ROOT = new URL('../../', import.meta.url);
+/** The shell, its shared base and its stylesheet: `src/server/dashboard`, served as `/dashboard/<file>`. */
+const SHELL_FOLDER = 'server';
 
-/** The dashboard's files and their types; nothing else is ever read from disk. */
-const ASSETS = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'feeds.js': 'text/javascript; charset=utf-8',
-  'style.css': 'text/css; charset=utf-8',
-} as const;
+/** The types of the files a dashboard folder may hold; nothing else in it is served. */
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
 
-type AssetName = keyof typeof ASSETS;
+interface Asset {
+  type: string;
+  body: Buffer;
+}
+
+/**
+ * Every dashboard file by the path it is served at, read once at start (so a
+ * request never names a file on disk): `src/server/dashboard/<file>` as
+ * `/dashboard/<file>`, and each capability's `src/<capability>/dashboard/<file>`
+ * (its page modules) as `/dashboard/<capability>/<file>`.
+ */
+function readAssets(): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  const folders = readdirSync(SOURCE_ROOT, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+  for (const { name } of folders) {
+    const folder = new URL(`${name}/dashboard/`, SOURCE_ROOT);
+    if (!existsSync(folder)) continue;
+    const prefix = name === SHELL_FOLDER ? '/dashboard/' : `/dashboard/${name}/`;
+    for (const file of readdirSync(folder, { withFileTypes: true })) {
+      const type = TYPES[extname(file.name)];
+      if (!file.isFile() || !type) continue;
+      assets.set(prefix + file.name, { type, body: readFileSync(fileURLToPath(new URL(file.name, folder))) });
+    }
+  }
+  return assets;
+}
+
+/**
+ * The page modules that pages.js lists (its quoted `'/dashboard/….js'` paths) must
+ * all be among the assets: a page missing from `dist/` (or misspelt) fails the
+ * server at boot rather than the dashboard in a browser.
+ */
+function checkPageList(assets: Map<string, Asset>): void {
+  const list = assets.get('/dashboard/pages.js')?.body.toString('utf8') ?? '';
+  for (const [, path] of list.matchAll(/'(\/dashboard\/[^']+\.js)'/g)) {
+    if (!assets.has(path!)) {
+      throw new Error(`the dashboard page ${path} listed in pages.js is not among the dashboard files of ${fileURLToPath(SOURCE_ROOT)} (src/<capability>/dashboard/; run npm run build)`);
+    }
+  }
+}
 
 /**
  * Scripts, styles and API calls come from this origin only: no inline script or
@@ -35,35 +76,34 @@ export const DASHBOARD_CSP = [
 ].join('; ');
 
 /**
- * The web dashboard: one static page (`/`, `/dashboard`) and its scripts and
- * stylesheet under `/dashboard/`. The page itself is public; all data comes
+ * The web dashboard: one static page (`/`, `/dashboard`), its shell, shared
+ * scripts and stylesheet under `/dashboard/`, and each capability's page modules
+ * under `/dashboard/<capability>/`. The page itself is public; all data comes
  * from the JSON API with the bearer token the user enters (kept in session
  * storage, sent as a header: no cookie, so nothing for CSRF to ride on).
  */
 export function dashboardRoutes(): FastifyPluginAsyncZod {
   return async (server) => {
     // Read once at start: a missing file fails the server at boot, not a user later.
-    const files = new Map<AssetName, Buffer>();
-    for (const name of Object.keys(ASSETS) as AssetName[]) {
-      files.set(name, readFileSync(fileURLToPath(new URL(name, ASSET_DIR))));
-    }
+    const assets = readAssets();
+    checkPageList(assets);
+    const page = assets.get('/dashboard/index.html');
+    if (!page) throw new Error(`the dashboard's index.html is missing from ${fileURLToPath(new URL(`${SHELL_FOLDER}/dashboard/`, SOURCE_ROOT))}; run npm run build`);
 
-    const send = (reply: FastifyReply, name: AssetName) =>
+    const send = (reply: FastifyReply, asset: Asset) =>
       reply
         .header('content-security-policy', DASHBOARD_CSP)
         .header('x-content-type-options', 'nosniff')
         .header('referrer-policy', 'no-referrer')
         .header('x-frame-options', 'DENY')
         .header('cache-control', 'no-cache')
-        .type(ASSETS[name])
-        .send(files.get(name));
+        .type(asset.type)
+        .send(asset.body);
 
-    const page = { schema: { hide: true } };
-    server.get('/', page, async (_request, reply) => send(reply, 'index.html'));
-    server.get('/dashboard', page, async (_request, reply) => send(reply, 'index.html'));
-    server.get('/dashboard/', page, async (_request, reply) => send(reply, 'index.html'));
-    for (const name of Object.keys(ASSETS) as AssetName[]) {
-      if (name !== 'index.html') server.get(`/dashboard/${name}`, page, async (_request, reply) => send(reply, name));
+    const hidden = { schema: { hide: true } };
+    for (const path of ['/', '/dashboard', '/dashboard/']) server.get(path, hidden, async (_request, reply) => send(reply, page));
+    for (const [path, asset] of assets) {
+      if (asset !== page) server.get(path, hidden, async (_request, reply) => send(reply, asset));
     }
   };
 }

@@ -8,8 +8,8 @@ export function describeAttempts(ctx: StoreContext): void {
   describe('sync attempts', () => {
     it('records an attempt from start to finish, newest first', async () => {
       const { id } = await ctx.add('att');
-      const first = await ctx.registry.startAttempt(id, 'schedule', 7n, at(0));
-      const second = await ctx.registry.startAttempt(id, 'webhook', 2n ** 60n, at(10));
+      const first = await ctx.registry.startAttempt(id, { trigger: 'schedule', fence: 7n, now: at(0) });
+      const second = await ctx.registry.startAttempt(id, { trigger: 'webhook', fence: 2n ** 60n, now: at(10) });
       expect(await ctx.registry.attempts(id)).toEqual([
         { id: second, sourceId: id, trigger: 'webhook', startedAt: at(10), finishedAt: null, result: null, error: null, refsChanged: null, durationMs: null, fence: 2n ** 60n },
         { id: first, sourceId: id, trigger: 'schedule', startedAt: at(0), finishedAt: null, result: null, error: null, refsChanged: null, durationMs: null, fence: 7n },
@@ -27,9 +27,9 @@ export function describeAttempts(ctx: StoreContext): void {
     it(`keeps only the last ${ATTEMPTS_KEPT_PER_SOURCE} attempts of each source`, async () => {
       const { id } = await ctx.add('many');
       const other = await ctx.add('other');
-      const otherAttempt = await ctx.registry.startAttempt(other.id, 'cli', null, at(0));
+      const otherAttempt = await ctx.registry.startAttempt(other.id, { trigger: 'cli', fence: null, now: at(0) });
       const ids: number[] = [];
-      for (let i = 0; i < ATTEMPTS_KEPT_PER_SOURCE + 5; i++) ids.push(await ctx.registry.startAttempt(id, 'retry', 1n, at(i)));
+      for (let i = 0; i < ATTEMPTS_KEPT_PER_SOURCE + 5; i++) ids.push(await ctx.registry.startAttempt(id, { trigger: 'retry', fence: 1n, now: at(i) }));
       const kept = await ctx.registry.attempts(id, 1000);
       expect(kept).toHaveLength(ATTEMPTS_KEPT_PER_SOURCE);
       expect(kept.map((a) => a.id)).toEqual(ids.slice(5).reverse());

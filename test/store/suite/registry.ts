@@ -16,7 +16,7 @@ export function describeRegistry(ctx: StoreContext): void {
           Array.from({ length: 50 }, (_, i) => (i % 2 ? other : ctx.registry).request(id, 'webhook')),
         );
         expect(seqs.slice().sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 2));
-        expect((await ctx.registry.get(id))!.requestedSeq).toBe(51);
+        expect((await ctx.registry.get(id)).requestedSeq).toBe(51);
       } finally {
         await second.close();
       }
@@ -32,14 +32,14 @@ export function describeRegistry(ctx: StoreContext): void {
       const row = (await ctx.registry.start(id, 2n, at(3)))!;
       expect(row).toMatchObject({ state: 'started', targetSeq: 2, fence: 2n, lastAttemptAt: at(3) });
       expect(await ctx.registry.request(id, 'webhook')).toBe(3);
-      expect((await ctx.registry.get(id))!.state).toBe('started');
+      expect((await ctx.registry.get(id)).state).toBe('started');
 
       await ctx.registry.finishSynced(id, 2n, { targetSeq: 2, checksum: 'c', verified: true, now: at(4) });
       await ctx.registry.start(id, 2n, at(5));
       await ctx.registry.finishSynced(id, 2n, { targetSeq: 3, checksum: 'c', verified: true, now: at(6) });
-      expect((await ctx.registry.get(id))!.state).toBe('synced');
+      expect((await ctx.registry.get(id)).state).toBe('synced');
       expect(await ctx.registry.request(id, 'schedule')).toBe(4);
-      expect((await ctx.registry.get(id))!.state).toBe('pending');
+      expect((await ctx.registry.get(id)).state).toBe('pending');
     });
 
     it('refuses a request for an unknown source', async () => {
@@ -55,17 +55,17 @@ export function describeRegistry(ctx: StoreContext): void {
       }
       await ctx.registry.finishFailed(ids.f1!, 1n, { error: 'e', nextRetryAt: at(9e6), missing: false, now: at(1) });
       const seqs = async () =>
-        Object.fromEntries(await Promise.all(Object.entries(ids).map(async ([n, id]) => [n, (await ctx.registry.get(id))!.requestedSeq])));
+        Object.fromEntries(await Promise.all(Object.entries(ids).map(async ([n, id]) => [n, (await ctx.registry.get(id)).requestedSeq])));
 
       expect(await ctx.registry.requestMany('failed')).toBe(1);
       expect(await seqs()).toEqual({ p1: 1, p2: 1, s1: 1, s2: 1, s3: 1, f1: 2, st: 1 });
-      expect((await ctx.registry.get(ids.f1!))!.state).toBe('pending');
+      expect((await ctx.registry.get(ids.f1!)).state).toBe('pending');
 
       expect(await ctx.registry.requestMany({ state: 'synced' })).toBe(3);
       expect(await seqs()).toEqual({ p1: 1, p2: 1, s1: 2, s2: 2, s3: 2, f1: 2, st: 1 });
       expect(await ctx.registry.requestMany({ state: 'synced' })).toBe(0); // now pending
       expect(await ctx.registry.requestMany({ state: 'started' })).toBe(1);
-      expect((await ctx.registry.get(ids.st!))!.state).toBe('started');
+      expect((await ctx.registry.get(ids.st!)).state).toBe('started');
       expect(await ctx.registry.requestMany({ state: 'failed' })).toBe(0);
 
       expect(await ctx.registry.requestMany('all')).toBe(7);
@@ -100,7 +100,7 @@ export function describeRegistry(ctx: StoreContext): void {
       const high = 2n ** 62n + 1n;
       expect((await ctx.registry.start(id, high, at(0)))!.fence).toBe(high);
       expect(await ctx.registry.releaseStarted(id, high - 1n)).toBe(false); // would be equal as a double
-      expect((await ctx.registry.get(id))!.fence).toBe(high);
+      expect((await ctx.registry.get(id)).fence).toBe(high);
       expect(await ctx.registry.releaseStarted(id, high)).toBe(true);
       expect(await ctx.registry.get(id)).toMatchObject({ state: 'pending', fence: high });
     });
@@ -125,7 +125,7 @@ export function describeRegistry(ctx: StoreContext): void {
       });
       // An older target never lowers completed_seq.
       await ctx.registry.finishSynced(id, 2n, { targetSeq: 1, checksum: 'c2', verified: true, now: at(4) });
-      expect((await ctx.registry.get(id))!.completedSeq).toBe(2);
+      expect((await ctx.registry.get(id)).completedSeq).toBe(2);
     });
 
     it('a checksum mismatch leaves the row pending so it is synced again', async () => {
@@ -139,12 +139,12 @@ export function describeRegistry(ctx: StoreContext): void {
       const { id } = await ctx.add('fail');
       await ctx.registry.start(id, 1n, at(0));
       expect(await ctx.registry.finishFailed(id, 1n, { error: 'x'.repeat(5000), nextRetryAt: at(10), missing: false, now: at(1) })).toBe(true);
-      let row = (await ctx.registry.get(id))!;
+      let row = await ctx.registry.get(id);
       expect(row).toMatchObject({ state: 'failed', retryCount: 1, nextRetryAt: at(10), lastFailureAt: at(1), missingOnPrimary: false });
       expect(row.lastFailure!.length).toBe(2000);
       await ctx.registry.start(id, 1n, at(2));
       await ctx.registry.finishFailed(id, 1n, { error: 'repository not found', nextRetryAt: at(99), missing: true, now: at(3) });
-      row = (await ctx.registry.get(id))!;
+      row = await ctx.registry.get(id);
       expect(row).toMatchObject({ state: 'failed', retryCount: 2, lastFailure: 'repository not found', missingOnPrimary: true, completedSeq: 0 });
       await ctx.registry.start(id, 1n, at(4));
       await ctx.registry.finishSynced(id, 1n, { targetSeq: 1, checksum: 'c', verified: true, now: at(5) });
@@ -161,7 +161,7 @@ export function describeRegistry(ctx: StoreContext): void {
       expect(await ctx.registry.get(a.id)).toMatchObject({ state: 'pending', requestedSeq: 1 });
       expect(await ctx.registry.recoverStarted([])).toBe(0);
       expect(await ctx.registry.recoverStarted([a.id, b.id, c.id])).toBe(1);
-      expect((await ctx.registry.get(b.id))!.state).toBe('pending');
+      expect((await ctx.registry.get(b.id)).state).toBe('pending');
     });
 
     it('markVerification records a verified checksum, or a mismatch as a new request', async () => {

@@ -13,7 +13,7 @@ export function describeScheduling(ctx: StoreContext): void {
 
   /** Runs a sync of `name` that started at `startMs` and ended as told. */
   async function settle(name: string, startMs: number, end: 'synced' | 'failed' | 'missing' | 'started', retryAtMs?: number) {
-    const source = (await ctx.sources.get(name)) ?? (await ctx.add(name));
+    const source = (await ctx.sources.find(name)) ?? (await ctx.add(name));
     await registry().start(source.id, 1n, at(startMs));
     if (end === 'synced') {
       await registry().finishSynced(source.id, 1n, { targetSeq: 1, checksum: 'c', verified: true, now: at(startMs + 1) });

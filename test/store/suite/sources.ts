@@ -43,14 +43,15 @@ export function describeSources(ctx: StoreContext): void {
         mirrorPath: null,
       });
       expect(await ctx.sources.get('alpha')).toEqual(source);
-      expect(await ctx.sources.getById(source.id)).toEqual(source);
+      expect(await ctx.sources.findById(source.id)).toEqual(source);
       const bare = await ctx.add('bare', { enabled: false });
       expect(bare).toMatchObject({ credentialRef: null, intervalMs: null, cron: null, enabled: false });
     });
 
     it('returns null for an unknown name or id', async () => {
-      expect(await ctx.sources.get('nope')).toBeNull();
-      expect(await ctx.sources.getById(987654)).toBeNull();
+      expect(await ctx.sources.find('nope')).toBeUndefined();
+      await expect(ctx.sources.get('nope')).rejects.toBeInstanceOf(SourceNotFoundError);
+      expect(await ctx.sources.findById(987654)).toBeUndefined();
     });
 
     it('refuses a duplicate name with SourceExistsError and leaves the original intact', async () => {
@@ -74,7 +75,7 @@ export function describeSources(ctx: StoreContext): void {
       expect(await names({ search: 'git.example.com/a' })).toEqual(['alpha']);
       expect(await names({ search: '%_' })).toEqual(['percent']); // wildcards are literal
       expect(await names({ search: '_' })).toEqual(['percent']);
-      const bravo = (await ctx.sources.get('bravo'))!;
+      const bravo = await ctx.sources.get('bravo');
       await ctx.registry.start(bravo.id, 1n, new Date());
       expect(await names({ state: 'started' })).toEqual(['bravo']);
       expect(await names({ state: 'pending', search: 'HA' })).toEqual(['alpha', 'charlie']);
@@ -108,26 +109,27 @@ export function describeSources(ctx: StoreContext): void {
         requestedSeq: 2,
         completedSeq: 1,
       });
-      expect(await ctx.sources.get('upd')).toBeNull();
+      expect(await ctx.sources.find('upd')).toBeUndefined();
     });
 
     it('refuses renaming onto a taken name and updating an unknown source', async () => {
       await ctx.add('one');
       await ctx.add('two');
       await expect(ctx.sources.update('two', { name: 'one', url: 'https://x/y.git' })).rejects.toBeInstanceOf(SourceExistsError);
-      expect((await ctx.sources.get('two'))!.url).toBe('https://git.example.com/two.git');
-      expect((await ctx.sources.get('two'))!.registry.requestedSeq).toBe(1); // rolled back
+      expect((await ctx.sources.get('two')).url).toBe('https://git.example.com/two.git');
+      expect((await ctx.sources.get('two')).registry.requestedSeq).toBe(1); // rolled back
       await expect(ctx.sources.update('ghost', { intervalMs: 1 })).rejects.toBeInstanceOf(SourceNotFoundError);
     });
 
     it('removes a source with its registry row and attempts', async () => {
       const source = await ctx.add('gone');
       const kept = await ctx.add('kept');
-      await ctx.registry.startAttempt(source.id, 'manual', 1n, new Date());
-      await ctx.registry.startAttempt(kept.id, 'manual', 1n, new Date());
+      await ctx.registry.startAttempt(source.id, { trigger: 'manual', fence: 1n, now: new Date() });
+      await ctx.registry.startAttempt(kept.id, { trigger: 'manual', fence: 1n, now: new Date() });
       expect(await ctx.sources.remove('gone')).toBe(true);
-      expect(await ctx.sources.get('gone')).toBeNull();
-      expect(await ctx.registry.get(source.id)).toBeNull();
+      expect(await ctx.sources.find('gone')).toBeUndefined();
+      expect(await ctx.registry.find(source.id)).toBeUndefined();
+      await expect(ctx.registry.get(source.id)).rejects.toBeInstanceOf(SourceNotFoundError);
       expect(await ctx.registry.attempts(source.id)).toEqual([]);
       expect(await ctx.registry.attempts(kept.id)).toHaveLength(1);
       expect(await ctx.sources.remove('gone')).toBe(false);

@@ -54,7 +54,7 @@ export class ForgesyncProcess {
     for (;;) {
       const serve = this.lines(true).find((line) => line.event === 'serve');
       if (serve) return typeof serve.address === 'string' ? serve.address : undefined;
-      if (!this.running) throw new Error(`${this.name} exited (${this.child.exitCode ?? this.child.signalCode}) before serving; see ${this.logFile}`);
+      if (!this.running) throw new Error(`${this.name} exited (${this.child.exitCode ?? this.child.signalCode}) before serving; see ${this.logFile}, which ends: ${this.#tail()}`);
       if (Date.now() > deadline) throw new Error(`${this.name} did not serve within ${timeoutMs} ms; see ${this.logFile}`);
       await sleep(50);
     }
@@ -81,6 +81,12 @@ export class ForgesyncProcess {
     const timer = setTimeout(() => this.child?.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
+  }
+
+  /** The last lines of this run's log, for an error message (the log itself may be gone when it is read). */
+  #tail(count = 8): string {
+    if (!existsSync(this.logFile)) return '(no log)';
+    return readFileSync(this.logFile).subarray(this.#from).toString().trimEnd().split('\n').slice(-count).join('\n');
   }
 
   #exited(): Promise<void> {

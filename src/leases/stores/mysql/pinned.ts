@@ -26,7 +26,8 @@ export class PinnedSessions {
     return lost.signal;
   }
 
-  get(key: string, token: string): Session | undefined {
+  /** The session pinned to the lease `token` holds on `key`, or undefined. */
+  find(key: string, token: string): Session | undefined {
     const session = this.#byToken.get(token);
     return session?.lease?.key === key ? session : undefined;
   }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { ResultSetHeader } from 'mysql2';
 import { LeaseBackendUnavailableError } from '../../errors.js';
-import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireResult, StoreExtendResult } from '../../types.js';
+import type { LeaseHolder, LeaseStore, OwnerRecord, StoreAcquireRequest, StoreAcquireResult, StoreExtendResult } from '../../types.js';
 import { PinnedSessions, QUERY_TIMEOUT_MS } from './pinned.js';
 import { isBroken, Sessions, type MysqlError, type Session } from './sessions.js';
 import * as sql from './sql.js';
@@ -71,7 +71,7 @@ export class MysqlStore implements LeaseStore {
     private readonly url: string,
   ) {}
 
-  async acquire(key: string, token: string, ttlMs: number, owner: OwnerRecord, withHolder = true): Promise<StoreAcquireResult> {
+  async acquire({ key, token, ttlMs, owner, withHolder }: StoreAcquireRequest): Promise<StoreAcquireResult> {
     const name = sql.lockName(key);
     const request: Request = {
       key,
@@ -191,7 +191,7 @@ export class MysqlStore implements LeaseStore {
   }
 
   async extend(key: string, token: string, ttlMs: number): Promise<StoreExtendResult> {
-    const session = this.pinned.get(key, token);
+    const session = this.pinned.find(key, token);
     if (!session) return { extended: false, reason: 'lost' };
     type Row = { matched: string | number; token: string | null; expires_at: Date };
     let row: Row | undefined;
@@ -224,7 +224,7 @@ export class MysqlStore implements LeaseStore {
    * dropped, which frees the lock so the key is not stuck, and `lost` aborts.
    */
   async raiseFence(key: string, token: string, floor: bigint): Promise<bigint | null> {
-    const session = this.pinned.get(key, token);
+    const session = this.pinned.find(key, token);
     if (!session) return null;
     let header: ResultSetHeader;
     try {
@@ -252,7 +252,7 @@ export class MysqlStore implements LeaseStore {
    * fails this statement, or was unpinned when its end was noticed.
    */
   async release(key: string, token: string): Promise<boolean> {
-    const session = this.pinned.get(key, token);
+    const session = this.pinned.find(key, token);
     // Not pinned: never ours, already released, or its session died and
     // took the lock with it.
     if (!session) return false;
