@@ -29,7 +29,8 @@
 //     20,000 issues / 110,000 comments (comments on pull requests too). Goal: flat (≤ 1.5× for 10× the data).
 //  6. scaling: wall time of a full import (POST /api/imports until `synced` with every object) in distributed
 //     mode: `forgesync serve` processes, 1 api + 1, 2 or 4 workers + 1 scheduler, on a private PostgreSQL and a
-//     private Redis (BullMQ), default concurrency (20 requests in flight per worker), 400 ms per answer, the same
+//     private Redis (BullMQ), 20 requests in flight per worker (an import's concurrency is its total over its workers,
+//     so each run asks for 20 × workers), 400 ms per answer, the same
 //     project each time (600 pull requests, 300 users) on a fresh database. Shown as each time ÷ 1 worker's, and
 //     the same for the per-object jobs (a review call per pull request, a profile per user: ~900 jobs all workers
 //     share, ~18 s for one worker, bound by its 20 requests in flight) apart from the rest (~13 s: the

@@ -100,12 +100,18 @@ function fanOutMs(requests) {
   return span('reviews') + span('user');
 }
 
+/** Requests in flight per worker in the scaling runs (the default concurrency of one process). */
+const PER_WORKER_CONCURRENCY = 20;
+
 const shardIds = (count) => Array.from({ length: count }, (_, index) => String.fromCharCode(97 + index));
 
 /**
  * Wall time of one full import of `fake`'s project (from the POST to the
  * status `synced` with every object) on a cluster of `workers` workers, once
- * per entry of `workerCounts`; every import on a fresh database.
+ * per entry of `workerCounts`; every import on a fresh database. An import's
+ * concurrency is what it has in flight in all its workers, so each run asks
+ * for PER_WORKER_CONCURRENCY per worker: the same load on every worker, as an
+ * operator who adds workers to import faster would ask for.
  */
 export async function measureScaling(services, { fake, githubToken, workerCounts, timeoutMs, onProgress = () => {} }) {
   const expected = expectedCounts(fake);
@@ -116,7 +122,7 @@ export async function measureScaling(services, { fake, githubToken, workerCounts
       await withCluster(services, { shards: shardIds(workers), githubToken, credentials: { GH: fake } }, async (cluster) => {
         fake.clearLog();
         const started = performance.now();
-        const name = await cluster.startImport(fake, { credentials: ['GH'] });
+        const name = await cluster.startImport(fake, { credentials: ['GH'], concurrency: PER_WORKER_CONCURRENCY * workers });
         const final = await cluster.untilSyncedWith(name, expected, timeoutMs);
         const ms = performance.now() - started;
         const cpu = cluster.processes.map((child) => cpuSeconds(child.child?.pid));
