@@ -26,7 +26,9 @@ export type { Job, JobHandler, JobKind, JobLoad, JobTransport, JobPayload } from
 export { openJobTransport } from './jobs/open.js';
 export * from './jobs/errors.js';
 export { Kernel } from './kernel/kernel.js';
-export type { ForgesyncModule, ModuleDefinition, RouteContext } from './kernel/module.js';
+export type { ForgesyncModule } from './kernel/module.js';
+export type { ModuleDefinition } from './app/module-definition.js';
+export type { RouteContext } from './server/module-routes.js';
 export { Replication, type SyncWaitResult } from './replication/module.js';
 export { Snapshots } from './snapshots/service.js';
 export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttempt, SyncTrigger } from './store/types.js';

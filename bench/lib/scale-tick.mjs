@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { openDatabase } from '../../dist/store/database.js';
-import { RegistryRepository } from '../../dist/store/registry.js';
+import { RegistryRepository } from '../../dist/replication/store/registry.js';
 import { collectGarbage, median, spreadPct } from './harness.mjs';
 import { progress } from './util.mjs';
 

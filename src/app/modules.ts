@@ -1,4 +1,4 @@
-import type { ModuleDefinition } from '../kernel/module.js';
+import type { ModuleDefinition } from './module-definition.js';
 import { replicationDefinition } from '../replication/definition.js';
 import { snapshotsDefinition } from '../snapshots/definition.js';
 import { importerDefinition } from '../importer/definition.js';

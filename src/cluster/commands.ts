@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { withForgesync } from '../cli/app-context.js';
 import { printJson } from '../cli/output.js';
 import { option, wholeNumber } from '../cli/options.js';
-import type { ShardInfo } from './shards.js';
+import type { ShardInfo } from './store/shards.js';
 
 function shardLine(shard: ShardInfo): string {
   return `${shard.id}\t${shard.state}\t${shard.sources} source${shard.sources === 1 ? '' : 's'}\t${shard.bytes} bytes\t${shard.node}\tseen ${shard.lastSeenAt}`;

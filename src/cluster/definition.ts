@@ -1,4 +1,4 @@
-import type { ModuleDefinition } from '../kernel/module.js';
+import type { ModuleDefinition } from '../app/module-definition.js';
 import { clusterCommands } from './commands.js';
 import { clusterSettings } from './settings.js';
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js';
-import type { ShardRepository } from './shards.js';
+import type { ShardRepository } from './store/shards.js';
 import { ShardUnreachableError, SourceNotPlacedError } from './errors.js';
 
 /**

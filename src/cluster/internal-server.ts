@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { FastifyRequest } from 'fastify';
-import type { RouteContext } from '../kernel/module.js';
+import type { RouteContext } from '../server/module-routes.js';
 import type { Logger } from '../logging/logger.js';
 import type { ServerPaths } from '../util/server-paths.js';
 import { safeEqual } from '../server/auth.js';

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { opendir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logging/logger.js';
-import type { ShardRepository } from './shards.js';
+import type { ShardRepository } from './store/shards.js';
 
 export interface MembershipOptions {
   shards: ShardRepository;
@@ -75,7 +75,7 @@ export class ShardMembership {
       try {
         // The beat first: a walk of a large shard's mirrors must not make it late.
         const { endpoint } = this.options;
-        await this.options.shards.heartbeat(this.options.shardId, this.#bytes.value, { node: this.#node, ...(endpoint !== undefined ? { endpoint } : {}) });
+        await this.options.shards.heartbeat({ id: this.options.shardId, bytes: this.#bytes.value, worker: { node: this.#node, ...(endpoint !== undefined ? { endpoint } : {}) } });
         if (Date.now() - this.#bytes.at >= SIZE_EVERY_MS) this.#bytes = { value: await directoryBytes(this.options.mirrorsDir), at: Date.now() };
       } catch (error) {
         this.options.logger.warn({ event: 'shard_heartbeat_failed', shard: this.options.shardId, err: String(error) }, 'shard heartbeat failed');

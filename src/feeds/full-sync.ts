@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
-import { sql, type Compilable, type Kysely } from 'kysely';
+import type { Compilable, Kysely } from 'kysely';
 import type { Schema } from '../store/types.js';
-import { changeEvent, eventSource, latestChanges, type ChangeRow } from './changes.js';
+import { changeEvent, eventSource } from './changes.js';
+import { latestChanges, type ChangeRow } from './store/changes.js';
+import { importObjectsPage, sourcesPage, type ExportedSource } from './store/export.js';
+import { fullChunkStep } from './store/run-steps.js';
 import { outgoing, sequenceText, type OutgoingEvent } from './events.js';
-import type { FeedRecord } from './store.js';
+import type { FeedRecord } from './store/feeds.js';
 import type { FeedSink } from './sinks/types.js';
 
 /** Where a full sync stands: the sources phase by source name and ref, then imported objects by (import, type, key). */
@@ -64,7 +67,7 @@ interface SourceItem {
 }
 
 /** What a full sync exports of source `row`, in order: its state, then its refs by name. */
-async function sourceItems(ctx: ChunkContext, row: { name: string; mirror_path: string | null; last_synced_at: number | string | null; last_failure_at: number | string | null; last_failure: string | null }): Promise<SourceItem[]> {
+async function sourceItems(ctx: ChunkContext, row: ExportedSource): Promise<SourceItem[]> {
   const name = row.name;
   const synced = row.last_synced_at === null ? null : Number(row.last_synced_at);
   const failed = row.last_failure_at === null ? null : Number(row.last_failure_at);
@@ -96,14 +99,7 @@ async function sourcesChunk(ctx: ChunkContext, start: SourcesAt): Promise<{ even
   let at = start;
   const PAGE = 50;
   for (;;) {
-    let query = db
-      .selectFrom('sources as s')
-      .innerJoin('registry as r', 'r.source_id', 's.id')
-      .select(['s.name', 'r.mirror_path', 'r.last_synced_at', 'r.last_failure_at', 'r.last_failure'])
-      .orderBy('s.name')
-      .limit(PAGE);
-    if (at !== null) query = query.where('s.name', '>=', at.source);
-    const rows = await query.execute();
+    const rows = await sourcesPage(db, at === null ? null : at.source, PAGE);
     for (const row of rows) {
       const current = at !== null && row.name === at.source ? at : null;
       if (current?.done) continue;
@@ -130,20 +126,7 @@ async function importsChunk(ctx: ChunkContext, after: [number, string, string] |
   const events: OutgoingEvent[] = [];
   let position = after;
   for (;;) {
-    let query = db
-      .selectFrom('import_objects as o')
-      .innerJoin('imports as i', 'i.id', 'o.import_id')
-      .select(['o.import_id', 'o.type', 'o.key', 'o.number', 'o.data', 'i.name'])
-      .where('o.type', 'not in', INTERNAL)
-      .orderBy('o.import_id')
-      .orderBy('o.type')
-      .orderBy('o.key')
-      .limit(ctx.chunk);
-    if (position) {
-      const [id, type, key] = position;
-      query = query.where(sql<boolean>`(o.import_id, o.type, o.key) > (${id}, ${type}, ${key})`);
-    }
-    const rows = await query.execute();
+    const rows = await importObjectsPage(db, { after: position, limit: ctx.chunk, excludeTypes: INTERNAL });
     if (rows.length === 0) return { events, next: null };
     const last = rows[rows.length - 1]!;
     position = [Number(last.import_id), last.type, last.key];
@@ -189,40 +172,6 @@ export async function fullChunk(ctx: ChunkContext): Promise<ChunkResult> {
   if (failed && !failed.ok) return { steps: null, exported: 0, done: false, error: failed.error, gone: failed.gone ? failed.error : null };
   const done = next === null;
   const now = Date.now();
-  const update = db
-    .updateTable('feeds')
-    .set({
-      full_chunk: done ? null : JSON.stringify(next),
-      full_done: sql`full_done + ${events.length}`,
-      delivered: sql`delivered + ${events.length}`,
-      failures: 0,
-      retry_at: null,
-      last_error: null,
-      ...(done
-        ? {
-            full_started_at: null,
-            full_head: null,
-            full_requested_at: null,
-          }
-        : {}),
-      updated_at: now,
-    })
-    .where('id', '=', feed.id);
+  const update = fullChunkStep(db, feed.id, { exported: events.length, nextChunk: done ? null : JSON.stringify(next), done, now });
   return { steps: [update], exported: events.length, done, error: null, gone: null };
-}
-
-/**
- * The statements that begin a full sync: it exports the state as of now,
- * so the cursor moves up to the head (the changes below it are in that
- * state) and what was held back below the head is dropped; changes after
- * the head are delivered by partial syncs as usual.
- */
-export function fullStartSteps(db: Kysely<Schema>, feed: FeedRecord, head: number, now: Date): Compilable[] {
-  return [
-    db.deleteFrom('feed_pending').where('feed_id', '=', feed.id).where('seq', '<=', head),
-    db
-      .updateTable('feeds')
-      .set({ full_started_at: now.getTime(), full_head: head, full_chunk: null, full_done: 0, cursor: Math.max(feed.cursor, head), pending_at: null })
-      .where('id', '=', feed.id),
-  ];
 }

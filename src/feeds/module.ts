@@ -5,13 +5,14 @@ import type { SettingValues } from '../config/setting.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { JobTransport } from '../jobs/types.js';
-import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import type { ForgesyncModule } from '../kernel/module.js';
+import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Database } from '../store/database.js';
 import { headSeq } from '../store/change-log.js';
-import { changesNumbered, warmChangeReads } from './changes.js';
+import { changesNumbered, warmChangeReads } from './store/changes.js';
 import { InvalidFeedInputError, SecretEnvReplacedError } from './errors.js';
 import { feedMetrics, type FeedMetrics } from './metrics.js';
 import { FeedRunner, feedLeaseKey, type FeedOperation, type RunResult } from './runner.js';
@@ -22,7 +23,7 @@ import { openSink, redactSinkUrl, validateSinkUrl } from './sinks/open.js';
 import { secretTargetOf } from './sinks/url.js';
 import type { FeedSink } from './sinks/types.js';
 import { feedStatus, type FeedStatus } from './status.js';
-import { FeedRepository, type FeedRecord } from './store.js';
+import { FeedRepository, type FeedRecord } from './store/feeds.js';
 import { pruneChangeLog } from './prune.js';
 
 /** The job kind of the feeds: "look at feed <key>", run whatever is due (a full sync's next chunk, a partial sync). */
@@ -76,7 +77,7 @@ export interface DeadLetter {
  * The change feeds: export what the other modules record in the change log
  * to HTTP endpoints, NATS JetStream and files, each feed under its own lease.
  */
-export class Feeds implements ForgesyncModule {
+export class Feeds implements ForgesyncModule, ServesRoutes {
   readonly name = 'feeds';
   readonly jobs;
   readonly repo: FeedRepository;
@@ -222,8 +223,7 @@ export class Feeds implements ForgesyncModule {
     this.#nudging = (async () => {
       do {
         this.#nudgeAgain = false;
-        const rows = await this.repo.db.selectFrom('feeds').select('name').where('paused', '=', 0).where('disabled', 'is', null).execute();
-        for (const { name } of rows) await this.#enqueue(name);
+        for (const name of await this.repo.activeFeedNames()) await this.#enqueue(name);
       } while (this.#nudgeAgain);
     })()
       .catch((error: unknown) => this.options.logger.warn({ event: 'feed_nudge_failed', err: String(error) }, 'nudging the feeds failed; the poll will find the changes'))
@@ -317,7 +317,7 @@ export class Feeds implements ForgesyncModule {
   async #recordError(name: string, error: unknown): Promise<void> {
     const message = String((error as Error)?.message ?? error).slice(0, 2000);
     this.options.logger.warn({ event: 'feed_run_failed', feed: name, err: message }, `feed ${name}: ${message}`);
-    await this.repo.db.updateTable('feeds').set({ last_error: message, updated_at: Date.now() }).where('name', '=', name).execute().catch(() => undefined);
+    await this.repo.recordRunError(name, message, new Date()).catch(() => undefined);
   }
 
   /** A process that runs no jobs only records: its in-process queue would never be served. */

@@ -1,9 +1,12 @@
-import { sql, type Compilable, type Kysely } from 'kysely';
+import type { Compilable, Kysely } from 'kysely';
 import { backoffDelay, type BackoffPolicy } from '../replication/backoff.js';
 import type { Schema } from '../store/types.js';
-import { changeEvent, changesAfter, changesNumbered, type ChangeRow } from './changes.js';
+import { changeEvent } from './changes.js';
+import { changesAfter, changesNumbered, type ChangeRow } from './store/changes.js';
+import { deletePendingStep, dueHeads, heldKeys, insertHeldSteps, type HeldRow } from './store/pending.js';
+import { recordPassStep } from './store/run-steps.js';
 import { deliverInOrder, type DeliveryResult, type Planned } from './delivery.js';
-import type { FeedRecord } from './store.js';
+import type { FeedRecord } from './store/feeds.js';
 import type { DeliveryOutcome, FeedSink } from './sinks/types.js';
 
 /** What one pass of a partial sync needs. */
@@ -54,25 +57,6 @@ interface Item {
 }
 
 type Failure = Extract<DeliveryOutcome, { ok: false }>;
-
-/** Held-back changes due now that head their key (the lowest number of the key still held). */
-async function dueHeads(db: Kysely<Schema>, feedId: number, now: number, limit: number): Promise<{ seq: number; attempts: number }[]> {
-  const rows = await db
-    .selectFrom('feed_pending as p')
-    .select(['p.seq', 'p.attempts'])
-    .where('p.feed_id', '=', feedId)
-    .where('p.next_at', '<=', now)
-    .where('p.seq', '=', (eb) => eb.selectFrom('feed_pending as q').select(sql<number>`min(q.seq)`.as('m')).whereRef('q.feed_id', '=', 'p.feed_id').whereRef('q.change_key', '=', 'p.change_key'))
-    .orderBy('p.seq')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({ seq: Number(row.seq), attempts: row.attempts }));
-}
-
-async function heldKeys(db: Kysely<Schema>, feedId: number): Promise<Set<string>> {
-  const rows = await db.selectFrom('feed_pending').select('change_key').distinct().where('feed_id', '=', feedId).execute();
-  return new Set(rows.map((row) => row.change_key));
-}
 
 /** The changes of `changes` that the delivery did not get to (it was stopped). */
 function unsent(changes: readonly ChangeRow[], result: DeliveryResult<Item>): ChangeRow[] {
@@ -151,9 +135,9 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
   const steps: Compilable[] = [];
   const feedId = feed.id;
   const acked = result.acked.filter((item) => item.attempts !== null).map((item) => item.change.seq);
-  if (acked.length > 0) steps.push(db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', 'in', acked));
-  const pendingRows: { seq: number; key: string; attempts: number; nextAt: number; error: string | null }[] = [];
-  const deadRows: typeof pendingRows = [];
+  if (acked.length > 0) steps.push(deletePendingStep(db, feedId, acked));
+  const pendingRows: HeldRow[] = [];
+  const deadRows: HeldRow[] = [];
   const retryAt = (attempts: number, failure: Failure) => now + Math.max(backoffDelay(attempts, ctx.backoff), failure.retryAfterMs ?? 0);
   for (const failure of result.failed) {
     if (failure.item.attempts === null && !failedFresh.includes(failure)) continue;
@@ -165,31 +149,22 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
   for (const change of heldBack) pendingRows.push({ seq: change.seq, key: change.key, attempts: 0, nextAt: 0, error: null });
   // Held-back rows that failed again are replaced (their attempts go up); new ones inserted.
   const retried = result.failed.filter((failure) => failure.item.attempts !== null).map((failure) => failure.item.change.seq);
-  if (retried.length > 0) steps.push(db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', 'in', retried));
-  for (const [table, rows] of [['feed_pending', pendingRows], ['feed_dead_letters', deadRows]] as const) {
-    for (let start = 0; start < rows.length; start += 200) {
-      const chunk = rows.slice(start, start + 200).map((row) => ({ feed_id: feedId, seq: row.seq, change_key: row.key, attempts: row.attempts, next_at: row.nextAt, last_error: row.error }));
-      steps.push(db.insertInto(table).values(chunk).onConflict((oc) => oc.columns(['feed_id', 'seq']).doNothing()));
-    }
-  }
+  if (retried.length > 0) steps.push(deletePendingStep(db, feedId, retried));
+  steps.push(...insertHeldSteps(db, 'feed_pending', feedId, pendingRows), ...insertHeldSteps(db, 'feed_dead_letters', feedId, deadRows));
   const nothingThrough = result.acked.length === 0 && result.failed.length > 0;
   const failures = nothingThrough ? feed.failures + 1 : 0;
   const lastError = result.failed[0]?.outcome.error.slice(0, 2000) ?? null;
   const retryAfter = Math.max(0, ...result.failed.map((failure) => failure.outcome.retryAfterMs ?? 0));
   steps.push(
-    db
-      .updateTable('feeds')
-      .set({
-        cursor,
-        delivered: sql`delivered + ${result.acked.length}`,
-        failures,
-        retry_at: nothingThrough ? now + Math.max(backoffDelay(failures, ctx.backoff), retryAfter) : null,
-        ...(lastError !== null ? { last_error: lastError } : result.acked.length > 0 ? { last_error: null } : {}),
-        ...(gone ? { disabled: `the sink answered 410 Gone (${gone}); \`forgesync feed resume ${feed.name}\` enables it again` } : {}),
-        pending_at: sql`(select min(p.next_at) from feed_pending p where p.feed_id = ${feedId}
-          and p.seq = (select min(q.seq) from feed_pending q where q.feed_id = p.feed_id and q.change_key = p.change_key))`,
-      })
-      .where('id', '=', feedId),
+    recordPassStep(db, feedId, {
+      cursor,
+      delivered: result.acked.length,
+      failures,
+      retryAt: nothingThrough ? now + Math.max(backoffDelay(failures, ctx.backoff), retryAfter) : null,
+      // A new error replaces the last one; a pass that got changes through without one clears it.
+      lastError: lastError !== null ? lastError : result.acked.length > 0 ? null : undefined,
+      ...(gone ? { disabled: `the sink answered 410 Gone (${gone}); \`forgesync feed resume ${feed.name}\` enables it again` } : {}),
+    }),
   );
   const more = !nothingThrough && !gone && (window.length >= ctx.window || heads.length >= ctx.window || result.acked.some((item) => item.attempts !== null));
   const clean = !holding && result.failed.length === 0 && result.heldBack.length === 0 && parked.length === 0 && freshUnsent.length === 0;

@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { numberStagedChanges } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
+import { deleteChangeRange, firstChangeFrom, pruneBounds } from './store/prune.js';
 
 /** Rows deleted per statement: the write lock is never held for long. */
 const DELETE_CHUNK = 10_000;
@@ -19,22 +20,13 @@ const DELETE_CHUNK = 10_000;
  */
 export async function pruneChangeLog(db: Kysely<Schema>, beforeMs: number): Promise<number> {
   await numberStagedChanges(db); // what is still staged has no number for the floor to compare with
-  const bounds = await db
-    .selectFrom('change_log')
-    .select([
-      sql<number | string | null>`min(seq)`.as('low'),
-      sql<number | string | null>`coalesce((select min(m) from (
-        select min(cursor) as m from feeds
-        union all select min(seq) - 1 from feed_pending
-        union all select min(seq) - 1 from feed_dead_letters) as floors), (select seq from change_head where id = 1))`.as('floor'),
-    ])
-    .executeTakeFirstOrThrow();
+  const bounds = await pruneBounds(db);
   if (bounds.low === null || bounds.floor === null) return 0;
   let low = Number(bounds.low);
   let high = Number(bounds.floor);
   /** Whether the first change numbered `seq` or above is deletable: at most `high` (the floor), recorded before the cutoff. */
   const old = async (seq: number) => {
-    const row = await db.selectFrom('change_log').select(['seq', 'recorded_at']).where('seq', '>=', seq).orderBy('seq').limit(1).executeTakeFirst();
+    const row = await firstChangeFrom(db, seq);
     return row !== undefined && Number(row.seq) <= Number(bounds.floor) && Number(row.recorded_at) < beforeMs;
   };
   if (low > high || !(await old(low))) return 0;
@@ -46,12 +38,7 @@ export async function pruneChangeLog(db: Kysely<Schema>, beforeMs: number): Prom
   }
   let deleted = 0;
   for (let from = Number(bounds.low); from <= low; from += DELETE_CHUNK) {
-    const result = await db
-      .deleteFrom('change_log')
-      .where('seq', '>=', from)
-      .where('seq', '<=', Math.min(low, from + DELETE_CHUNK - 1))
-      .executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
+    deleted += await deleteChangeRange(db, from, Math.min(low, from + DELETE_CHUNK - 1));
   }
   return deleted;
 }

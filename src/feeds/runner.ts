@@ -8,12 +8,13 @@ import type { BackoffPolicy } from '../replication/backoff.js';
 import { backoffDelay } from '../replication/backoff.js';
 import { headSeq } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
-import { fullChunk, fullStartSteps } from './full-sync.js';
+import { fullChunk } from './full-sync.js';
 import type { FeedMetrics } from './metrics.js';
 import { partialPass, type PassResult, type ReadAhead } from './partial-sync.js';
 import { scopeMatcher } from './scope.js';
 import type { FeedSink } from './sinks/types.js';
-import type { FeedRecord, FeedRepository, FeedRun } from './store.js';
+import type { FeedRecord, FeedRepository, FeedRun } from './store/feeds.js';
+import { fullStartSteps, lastRunStep, runFailureStep, takeRequestsSteps } from './store/run-steps.js';
 
 export type FeedOperation = 'partial sync' | 'full sync';
 
@@ -64,7 +65,7 @@ export class FeedRunner {
     const attempt = await leases.tryWithLease(key, { ttlMs: leaseTtlMs, owner: operation, ...(shutdown ? { signal: shutdown } : {}) }, async (lease, signal) => {
       const result = operation === 'full sync' ? await this.#fullChunk(feed, lease, signal) : await this.#partial(feed, lease, signal);
       const run: FeedRun = { operation, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), outcome: result.outcome, delivered: result.delivered };
-      if (result.outcome !== 'idle') await this.#write(feed.id, lease, [repo.db.updateTable('feeds').set({ last_run: JSON.stringify(run) }).where('id', '=', feed.id)]);
+      if (result.outcome !== 'idle') await this.#write(feed.id, lease, [lastRunStep(repo.db, feed.id, run)]);
       return result;
     });
     if (attempt.ran) return { ran: true, ...attempt.value };
@@ -90,11 +91,7 @@ export class FeedRunner {
     // one made from now on gets a run of its own.
     const requested = await repo.find(feed.name);
     if (!requested) return { outcome: 'gone', delivered: 0, more: false };
-    const { replayFrom } = requested;
-    const taken = await this.#write(feedId, lease, [
-      db.updateTable('feeds').set({ partial_requested: 0, replay_from: null, ...(replayFrom !== null ? { cursor: Math.min(requested.cursor, replayFrom - 1) } : {}) }).where('id', '=', feedId),
-      ...(replayFrom !== null ? [db.deleteFrom('feed_pending').where('feed_id', '=', feedId).where('seq', '>=', replayFrom)] : []),
-    ]);
+    const taken = await this.#write(feedId, lease, takeRequestsSteps(db, requested));
     if (!taken) return { outcome: 'lost', delivered: 0, more: false };
     let readAhead: ReadAhead | undefined;
     let delivered = 0;
@@ -175,15 +172,12 @@ export class FeedRunner {
     if (result.steps === null) {
       const failures = feed.failures + 1;
       const written = await this.#write(feedId, lease, [
-        db
-          .updateTable('feeds')
-          .set({
-            failures,
-            retry_at: Date.now() + backoffDelay(failures, this.options.backoff),
-            last_error: result.error?.slice(0, 2000) ?? null,
-            ...(result.gone ? { disabled: `the sink answered 410 Gone (${result.gone}); \`forgesync feed resume ${feed.name}\` enables it again` } : {}),
-          })
-          .where('id', '=', feedId),
+        runFailureStep(db, feedId, {
+          failures,
+          retryAt: Date.now() + backoffDelay(failures, this.options.backoff),
+          lastError: result.error?.slice(0, 2000) ?? null,
+          ...(result.gone ? { disabled: `the sink answered 410 Gone (${result.gone}); \`forgesync feed resume ${feed.name}\` enables it again` } : {}),
+        }),
       ]);
       return { outcome: written ? (result.gone ? 'disabled' : 'failed') : 'lost', delivered: 0, more: false };
     }

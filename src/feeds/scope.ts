@@ -1,5 +1,3 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Schema } from '../store/types.js';
 import { InvalidFeedInputError } from './errors.js';
 
 /** The change types a feed can ask for (`--types`); a pattern may end in `*`. */
@@ -46,22 +44,4 @@ export function scopeMatcher(scope: FeedScope): (type: string, name: string) => 
   const types = scope.types?.map((pattern) => globRegex(pattern, '.*')) ?? null;
   const sources = scope.sources === null ? null : globRegex(scope.sources, '.*');
   return (type, name) => (types === null || types.some((pattern) => pattern.test(type))) && (sources === null || sources.test(name));
-}
-
-/** A glob as a LIKE pattern with `\` as its escape character. */
-function likePattern(glob: string): string {
-  return glob.replace(/[\\%_]/g, '\\$&').replace(/\*/g, '%').replace(/\?/g, '_');
-}
-
-/**
- * The same scope as a condition on `change_log` rows (for counting lag in
- * the database). LIKE ignores case on SQLite's ASCII letters where the glob
- * does not; names are unique regardless of case, so at worst a count
- * includes a name that differs only in case.
- */
-export function scopeCondition(scope: FeedScope, eb: ExpressionBuilder<Schema, 'change_log'>): Expression<SqlBool> {
-  const conditions: Expression<SqlBool>[] = [];
-  if (scope.types) conditions.push(eb.or(scope.types.map((pattern) => sql<SqlBool>`change_log.type like ${likePattern(pattern)} escape '\\'`)));
-  if (scope.sources !== null) conditions.push(sql<SqlBool>`change_log.scope like ${likePattern(scope.sources)} escape '\\'`);
-  return conditions.length === 0 ? sql<SqlBool>`1 = 1` : eb.and(conditions);
 }

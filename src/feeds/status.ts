@@ -1,10 +1,10 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { headSeq } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
 import type { ServerPaths } from '../util/server-paths.js';
-import { scopeCondition } from './scope.js';
 import { redactSinkUrl } from './sinks/open.js';
-import type { FeedRecord, FeedRepository, FeedRun } from './store.js';
+import type { FeedRecord, FeedRepository, FeedRun } from './store/feeds.js';
+import { changeRecordedAt, changesInScopeAfter } from './store/status.js';
 
 /** `feed status --json` (a contract: fields are only ever added). */
 export interface FeedStatus {
@@ -44,17 +44,12 @@ export async function feedStatus(db: Kysely<Schema>, repo: FeedRepository, feed:
   const head = await headSeq(db); // first: it numbers what is staged, which the count below must see
   const [held, after] = await Promise.all([
     repo.heldCounts(feed.id),
-    db
-      .selectFrom('change_log')
-      .select([sql<number>`count(*)`.as('n'), sql<number | null>`min(recorded_at)`.as('oldest')])
-      .where('seq', '>', feed.cursor)
-      .where((eb) => scopeCondition(feed, eb))
-      .executeTakeFirstOrThrow(),
+    changesInScopeAfter(db, feed, feed.cursor),
   ]);
   let oldest = after.oldest === null ? null : Number(after.oldest);
   if (held.oldestSeq !== null) {
-    const row = await db.selectFrom('change_log').select('recorded_at').where('seq', '=', held.oldestSeq).executeTakeFirst();
-    if (row) oldest = Math.min(oldest ?? Infinity, Number(row.recorded_at));
+    const recordedAt = await changeRecordedAt(db, held.oldestSeq);
+    if (recordedAt !== undefined) oldest = Math.min(oldest ?? Infinity, Number(recordedAt));
   }
   const changes = Number(after.n) + held.pending + held.dead;
   return {

@@ -5,7 +5,8 @@ import type { SettingValues } from '../config/setting.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { Job, JobKind, JobTransport } from '../jobs/types.js';
-import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import type { ForgesyncModule } from '../kernel/module.js';
+import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
 import { describeHolder } from '../leases/errors.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { LeaseHolder } from '../leases/types.js';
@@ -74,7 +75,7 @@ export interface ImporterOptions {
  * replication, every trigger records what is wanted in the database and
  * nudges a job; the coordinator reads the database.
  */
-export class Importer implements ForgesyncModule {
+export class Importer implements ForgesyncModule, ServesRoutes {
   readonly name = 'importer';
   readonly imports: ImportRepository;
   readonly jobs: Record<string, JobKind>;

@@ -1,11 +1,10 @@
-import { sql } from 'kysely';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { openJobTransport } from '../jobs/open.js';
 import type { JobTransport } from '../jobs/types.js';
 import type { LeaseManager } from '../leases/manager.js';
 import { openLeaseManager } from '../leases/open.js';
 import type { Logger } from '../logging/logger.js';
-import { openDatabase, type Database } from '../store/database.js';
+import { openDatabase, pingDatabase, type Database } from '../store/database.js';
 import { DEFAULT_POOL } from '../store/connect.js';
 import type { SessionLimits } from '../util/database-sessions.js';
 import type { ForgesyncModule } from './module.js';
@@ -102,7 +101,7 @@ export class Kernel {
 
   /** Whether the database and the lease backend answer; each is 'ok' or what failed. */
   async readiness(): Promise<{ database: string; leases: string }> {
-    const checks = await Promise.allSettled([sql`select 1`.execute(this.database.db), this.leases.ping()]);
+    const checks = await Promise.allSettled([pingDatabase(this.database), this.leases.ping()]);
     const [database, leases] = checks.map((check) => (check.status === 'fulfilled' ? 'ok' : String((check.reason as Error)?.message ?? check.reason)));
     return { database: database!, leases: leases! };
   }

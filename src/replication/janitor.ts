@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { removeMirror } from '../git/mirror.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
-import type { SourceRepository } from '../store/sources.js';
+import type { SourceRepository } from './store/sources.js';
 import { syncLeaseKey } from './sync.js';
 import { ownerName } from '../leases/owner.js';
 

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { RegistryCounts } from '../store/registry.js';
+import type { RegistryCounts } from './store/registry.js';
 
 /**
  * The replication module's Prometheus metrics. Labels are all bounded

@@ -5,14 +5,15 @@ import { remoteTarget, validateRemoteUrl } from '../git/url.js';
 import type { Job, JobKind } from '../jobs/types.js';
 import type { LeaseHolder } from '../leases/types.js';
 import type { Logger } from '../logging/logger.js';
-import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import type { ForgesyncModule } from '../kernel/module.js';
+import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
 import type { ForgesyncServer } from '../server/app.js';
 import { SourceNotFoundError } from '../store/errors.js';
-import type { MatchedRequest } from '../store/match-requests.js';
-import { RegistryRepository } from '../store/registry.js';
-import { SourceRepository, type SourceFilter } from '../store/sources.js';
+import type { MatchedRequest } from './store/match-requests.js';
+import { RegistryRepository } from './store/registry.js';
+import { SourceRepository, type SourceFilter } from './store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
-import { WebhookDeliveryRepository } from '../store/webhook-deliveries.js';
+import { WebhookDeliveryRepository } from './store/webhook-deliveries.js';
 import { validateCredentialName } from '../credentials/store.js';
 import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
 import { nameFromUrl, validateSourceName } from './names.js';
@@ -42,7 +43,7 @@ const MATCH_BATCH = 200;
  * trigger only records a request in the registry and nudges a worker; the
  * worker reads the registry, so a lost or duplicated job loses nothing.
  */
-export class Replication implements ForgesyncModule {
+export class Replication implements ForgesyncModule, ServesRoutes {
   readonly name = 'replication';
   readonly sources: SourceRepository;
   readonly registry: RegistryRepository;
@@ -300,7 +301,7 @@ export class Replication implements ForgesyncModule {
 
   /**
    * Records a webhook's sync request for every enabled source whose URL has
-   * one of the match `keys` (store/match-key.ts) in one statement (shared with
+   * one of the match `keys` (replication/store/match-key.ts) in one statement (shared with
    * the deliveries made meanwhile), and nudges a worker for each: the webhook
    * hot path. Returns those sources (none: nothing recorded).
    */

@@ -1,8 +1,8 @@
 import { urlHost } from '../git/url.js';
 import type { JobTransport } from '../jobs/types.js';
-import type { RegistryRepository } from '../store/registry.js';
+import type { RegistryRepository } from './store/registry.js';
 import { SourceNotFoundError } from '../store/errors.js';
-import type { SourceRepository } from '../store/sources.js';
+import type { SourceRepository } from './store/sources.js';
 import type { Source, SyncTrigger } from '../store/types.js';
 
 /** The job kinds of the replication module. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
-import type { RegistryRepository } from '../store/registry.js';
+import type { RegistryRepository } from './store/registry.js';
 import type { SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { nextCronRun } from './schedule.js';
 import { syncLeaseKey } from './sync.js';

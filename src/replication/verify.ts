@@ -3,7 +3,7 @@ import type { GitRunner } from '../git/runner.js';
 import { writeFenced } from '../leases/fenced.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
-import type { RegistryRepository } from '../store/registry.js';
+import type { RegistryRepository } from './store/registry.js';
 import { syncLeaseKey } from './sync.js';
 
 /** What a re-verification found. */

@@ -11,6 +11,7 @@ import { AuthFailures, type AuthTokens } from './auth.js';
 import { errorHandler } from './errors.js';
 import { access } from './routes/common.js';
 import { defaultAllowedHosts, guardRequests } from './request-guards.js';
+import { servesRoutes } from './module-routes.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
@@ -75,7 +76,7 @@ export async function buildServer(app: { kernel: Kernel; serverPaths: ServerPath
   await server.register(leaseRoutes(kernel.leases, tokens), { prefix: '/api' });
   await server.register(dashboardRoutes());
   const context = { tokens, serverPaths, ...(options.shardReads ? { shardReads: options.shardReads } : {}) };
-  for (const module of kernel.modules) await module.routes?.(server, context);
+  for (const module of kernel.modules) if (servesRoutes(module)) await module.routes(server, context);
   return server;
 }
 

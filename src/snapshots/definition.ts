@@ -1,4 +1,4 @@
-import type { ModuleDefinition } from '../kernel/module.js';
+import type { ModuleDefinition } from '../app/module-definition.js';
 import { snapshotCommands } from './commands.js';
 import { snapshotSettings } from './settings.js';
 

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formatDuration } from '../util/duration.js';
-import type { RouteContext } from '../kernel/module.js';
+import type { RouteContext } from '../server/module-routes.js';
 import { callerOf } from '../server/auth.js';
 import { NotFoundError } from '../errors.js';
 import { relay } from '../cluster/forward.js';

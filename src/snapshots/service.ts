@@ -6,7 +6,8 @@ import { makeTempDir, mirrorPathFor, releaseTempDir } from '../git/storage.js';
 import type { GitRunner } from '../git/runner.js';
 import type { BoundToken } from '../credentials/store.js';
 import type { LeaseManager } from '../leases/manager.js';
-import type { ForgesyncModule, RouteContext } from '../kernel/module.js';
+import type { ForgesyncModule } from '../kernel/module.js';
+import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Source, SourceWithRegistry } from '../store/types.js';
@@ -79,7 +80,7 @@ const MATERIALISE_WAIT_MS = 10 * 60_000;
  * is keyed by commit, immutable, and shared, so one job's branch can never be
  * switched underneath another's.
  */
-export class Snapshots implements ForgesyncModule {
+export class Snapshots implements ForgesyncModule, ServesRoutes {
   readonly name = 'snapshots';
   readonly cache: SnapshotCache;
   readonly objects: ObjectReader;

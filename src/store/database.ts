@@ -1,4 +1,4 @@
-import { Migrator, type Kysely } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { redactUrl } from '../util/redact.js';
 import type { PoolLimits, SessionLimits } from '../util/database-sessions.js';
 import { connectPostgres, connectSqlite, type Connection } from './connect.js';
@@ -29,6 +29,11 @@ export interface OpenDatabaseOptions {
   session?: SessionLimits;
   /** PostgreSQL only: the pool's size and connection wait (default DEFAULT_POOL). */
   pool?: PoolLimits;
+}
+
+/** Resolves when the database answers a trivial statement (`select 1`); rejects with what failed. */
+export async function pingDatabase(database: Pick<Database, 'db'>): Promise<void> {
+  await sql`select 1`.execute(database.db);
 }
 
 /** The dialect a database URL selects, or undefined for an unsupported scheme. */

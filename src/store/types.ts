@@ -29,7 +29,7 @@ export interface SourcesTable {
   enabled: number;
   created_at: Millis;
   updated_at: Millis;
-  /** Normalised `host/owner/repo` of the URL, for webhook matching (store/match-key.ts). */
+  /** Normalised `host/owner/repo` of the URL, for webhook matching (replication/store/match-key.ts). */
   match_key: string | null;
   /** The storage shard holding the mirror (migration 008); null until placed. */
   shard_id: string | null;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ShardRepository } from '../../src/cluster/shards.js';
+import { ShardRepository } from '../../src/cluster/store/shards.js';
 import type { Database } from '../../src/store/database.js';
-import { SourceRepository } from '../../src/store/sources.js';
+import { SourceRepository } from '../../src/replication/store/sources.js';
 import { postgresBackend, sqliteBackend, type StoreTarget } from '../store/backends.js';
 
 for (const backend of [sqliteBackend, postgresBackend]) {
@@ -27,7 +27,7 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       await shards.register({ id: 'a', node: 'host-a:1', dataDir: '/srv/a' }, t0);
       await sources.create({ name: 'one', url: 'https://example.com/one.git', shard: 'a' });
       await sources.create({ name: 'two', url: 'https://example.com/two.git', shard: 'a' });
-      await shards.heartbeat('a', 1234, { node: 'host-a:1' }, t0 + 5000);
+      await shards.heartbeat({ id: 'a', bytes: 1234, worker: { node: 'host-a:1' } }, t0 + 5000);
       const listed = await shards.list(t0 + 12_000);
       expect(listed).toEqual([
         { id: 'a', state: 'active', sources: 2, bytes: 1234, node: 'host-a:1', lastSeenAt: new Date(t0 + 5000).toISOString() },
@@ -50,14 +50,14 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       expect((await shards.list(t0 + 100))[0]?.node).toBe(second.node);
 
       // The second stops (beats no more); the first's next beat names it again.
-      await shards.heartbeat('x', 42, first, t0 + 3000);
+      await shards.heartbeat({ id: 'x', bytes: 42, worker: first }, t0 + 3000);
       expect(await shards.endpoints('x', t0 + 3000)).toEqual([{ id: 'x', state: 'active', endpoint: first.endpoint }]);
       expect(await shards.list(t0 + 3000)).toEqual([
         { id: 'x', state: 'active', sources: 0, bytes: 42, node: first.node, lastSeenAt: new Date(t0 + 3000).toISOString() },
       ]);
 
       // A worker that runs no internal endpoint does not leave another's behind.
-      await shards.heartbeat('x', 42, { node: 'host-3:300' }, t0 + 4000);
+      await shards.heartbeat({ id: 'x', bytes: 42, worker: { node: 'host-3:300' } }, t0 + 4000);
       expect(await shards.endpoints('x', t0 + 4000)).toEqual([{ id: 'x', state: 'active', endpoint: null }]);
     });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
-import { FeedRepository } from '../../src/feeds/store.js';
+import { FeedRepository } from '../../src/feeds/store/feeds.js';
 import { FeedNameTakenError, FeedNotFoundError } from '../../src/feeds/errors.js';
 import { createTestDatabase, type TestDatabase } from '../replication/harness.js';
 

@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { changesAfter, type ChangeRow } from '../../src/feeds/changes.js';
+import { changesAfter, type ChangeRow } from '../../src/feeds/store/changes.js';
 import { pruneChangeLog } from '../../src/feeds/prune.js';
 import { runAtomically } from '../../src/store/atomic.js';
 import { appendChanges, appendChangeSteps, headSeq, numberStagedChanges, type ChangeInput } from '../../src/store/change-log.js';

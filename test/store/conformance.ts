@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import type { Database } from '../../src/store/database.js';
-import { RegistryRepository } from '../../src/store/registry.js';
-import { SourceRepository, type CreateSourceInput } from '../../src/store/sources.js';
+import { RegistryRepository } from '../../src/replication/store/registry.js';
+import { SourceRepository, type CreateSourceInput } from '../../src/replication/store/sources.js';
 import type { SourceWithRegistry } from '../../src/store/types.js';
 import type { StoreBackend, StoreTarget } from './backends.js';
 import { describeAttempts } from './suite/attempts.js';

@@ -10,7 +10,7 @@ import {
   InvalidDatabaseOptionError,
   UnsupportedDatabaseUrlError,
 } from '../../src/store/errors.js';
-import { SourceRepository } from '../../src/store/sources.js';
+import { SourceRepository } from '../../src/replication/store/sources.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forgesync-db-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

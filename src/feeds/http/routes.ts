@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RouteContext } from '../../kernel/module.js';
+import type { RouteContext } from '../../server/module-routes.js';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
 import type { Feeds } from '../module.js';
 import { feedStatusAnswer, type FeedStatus } from '../status.js';

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Schema } from '../../store/types.js';
 import { urlKey } from '../attachments/url-key.js';
 import type { RecordFiles } from './archive.js';
-import { downloadedAttachments, type DbId, type StoredAttachment } from './rows.js';
+import { downloadedAttachments, type DbId, type StoredAttachment } from '../store/export-rows.js';
 
 /** How archive records name a file inside the archive: `tarball://root/<path>`, as GitHub's exporter writes them. */
 export const ARCHIVE_ROOT = 'tarball://root/';

@@ -8,7 +8,7 @@ import { ARCHIVE_ROOT, AttachmentLinker, type AttachmentOwner } from './attachme
 import { userUrl, type MappingContext } from './map-common.js';
 import { issueCommentRecord, issueEventRecord, issueRecord, parentOf, pullRequestRecord, releaseAsset, releaseRecord, reviewCommentRecord, reviewRecord, reviewRequest, reviewThreadRecord } from './map-conversation.js';
 import { embeddedCollaborator, embeddedLabel, labelRecord, milestoneRecord, organizationRecord, protectedBranchRecord, protectionTeams, repositoryRecord, teamRecord, userRecord } from './map-repository.js';
-import { objectBatches, objectsWithNumbers, pullRequestNumbers, userBatches, type DbId, type ImportRecord, type StoredObject } from './rows.js';
+import { objectBatches, objectsWithNumbers, pullRequestNumbers, userBatches, type DbId, type ImportRecord, type StoredObject } from '../store/export-rows.js';
 import type { ExportOptions, ExportSummary } from './index.js';
 
 /** The archive format version written to `schema.json` (what a Migrations API archive of 2024 says). */

@@ -4,7 +4,7 @@ import type { Database } from '../../store/database.js';
 import { RECORDS_PER_FILE } from './archive.js';
 import { ExportTargetNotDirectoryError, ExportTargetNotEmptyError, ImportNotFetchedError, ImportNotFoundError, InvalidExportOptionError, UnsafeArchivePathError } from './errors.js';
 import { ArchiveExporter } from './exporter.js';
-import { findImport, findObject } from './rows.js';
+import { findImport, findObject } from '../store/export-rows.js';
 import { ArchiveUrls, webRoot } from './urls.js';
 
 export { RECORDS_PER_FILE } from './archive.js';

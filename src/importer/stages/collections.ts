@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { releaseAssetEndpoint } from '../attachments/scan.js';
 import { planWalksAgainStep, planWalksStep } from '../store/cursors.js';
 import { objectsByNumber } from '../store/objects.js';
+import { deleteReviewRequestsStep, newestCreatedAt, storePullWithMergedByStep } from '../store/stage-objects.js';
 import { PageBatch, labelNames, numberFromUrl } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
 import type { Collection } from '../run/walk.js';
@@ -21,15 +21,7 @@ const relist = (query: Record<string, string>) => ({ query, field: 'lastId' as c
 
 /** The newest `created_at` stored of a type: where a `since` walk past the page cap picks up. */
 function newestCreated(ctx: RunContext, type: string) {
-  return async () => {
-    const row = await ctx.db
-      .selectFrom('import_objects')
-      .select(sql<string | null>`max(created_at)`.as('newest'))
-      .where('import_id', '=', ctx.importId)
-      .where('type', '=', type)
-      .executeTakeFirst();
-    return row?.newest ?? null;
-  };
+  return () => newestCreatedAt(ctx.db, ctx.importId, type);
 }
 
 export function labelsCollection(ctx: RunContext): Collection {
@@ -125,7 +117,7 @@ export function pullsCollection(ctx: RunContext): Collection {
       const mergedBy = new Map((await objectsByNumber(ctx.db, ctx.importId, 'pull_request_merged_by', numbers)).map((row) => [row.number, JSON.parse(row.data)]));
       if (numbers.length > 0) {
         // The requests as they are now replace the ones stored (a review given removes its request).
-        batch.extra.push(ctx.db.deleteFrom('import_objects').where('import_id', '=', ctx.importId).where('type', '=', 'pull_request_review_request').where('number', 'in', numbers));
+        batch.extra.push(deleteReviewRequestsStep(ctx.db, ctx.importId, numbers));
       }
       for (const pull of items) {
         const merged = mergedBy.get(Number(pull.number));
@@ -227,14 +219,7 @@ export async function eventSteps(ctx: RunContext, items: any[], number?: number)
   for (const pull of pulls) {
     const data = JSON.parse(pull.data) as Record<string, unknown>;
     if (data.merged_by) continue;
-    batch.extra.push(
-      ctx.db
-        .updateTable('import_objects')
-        .set({ data: JSON.stringify({ ...data, merged_by: merged.get(pull.number) }) })
-        .where('import_id', '=', ctx.importId)
-        .where('type', '=', 'pull_request')
-        .where('key', '=', pull.key),
-    );
+    batch.extra.push(storePullWithMergedByStep(ctx.db, ctx.importId, pull.key, { ...data, merged_by: merged.get(pull.number) }));
   }
   return batch.steps();
 }

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { GithubProjectNotFoundError, GithubRequestError } from '../errors.js';
 import { PageBatch } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
@@ -7,7 +6,8 @@ import { filesToDownload } from '../store/attachments.js';
 import { deleteCursorsStep, findCursor, listCursors, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep } from '../store/failures.js';
 import { numbersWritten, storedRepository } from '../store/objects.js';
-import { loginsToFetch, USER_TTL_MS } from '../store/users.js';
+import { deleteProtectedBranchesStep, issueNumbersCreatedBy, oldestEventCreatedAt, protectedBranchNames } from '../store/stage-objects.js';
+import { extendFreshProfilesStep, loginsToFetch } from '../store/users.js';
 import type { Stage } from '../types.js';
 import {
   collaboratorsCollection,
@@ -101,23 +101,10 @@ const events: StageRunner = async (ctx) => {
   const perIssue = async () => {
     let stop = startCursor(EVENTS_BY_ISSUE, ctx.run, await findCursor(ctx.db, ctx.importId, EVENTS_BY_ISSUE));
     if (!stop.done) {
-      const oldest = await ctx.db
-        .selectFrom('import_objects')
-        .select(sql<string | null>`min(created_at)`.as('oldest'))
-        .where('import_id', '=', ctx.importId)
-        .where('type', '=', 'issue_event')
-        .executeTakeFirst();
-      stop = { ...stop, done: true, since: oldest?.oldest ?? null };
+      stop = { ...stop, done: true, since: await oldestEventCreatedAt(ctx.db, ctx.importId) };
       await ctx.commit([writeCursorStep(ctx.db, ctx.importId, stop, Date.now())]);
     }
-    const numbers = await ctx.db
-      .selectFrom('import_objects')
-      .select('number')
-      .where('import_id', '=', ctx.importId)
-      .where('type', 'in', ['issue', 'pull_request_issue'])
-      .$if(stop.since !== null, (query) => query.where('created_at', '<=', stop.since!))
-      .orderBy('number')
-      .execute();
+    const numbers = await issueNumbersCreatedBy(ctx.db, ctx.importId, stop.since);
     await inParallel(ctx.concurrency, numbers, (row) => walk(ctx, issueEventsCollection(ctx, Number(row.number))));
   };
   await walk(ctx, eventsCollection(ctx, perIssue));
@@ -159,11 +146,10 @@ const protectedBranches: StageRunner = async (ctx) => {
   const planned = cursors.filter((cursor) => cursor.run === ctx.run);
   const names = new Set(planned.map((cursor) => cursor.collection.slice(PROTECTION_PREFIX.length)));
   const stale = cursors.filter((cursor) => cursor.run !== ctx.run).map((cursor) => cursor.collection);
-  const stored = await ctx.db.selectFrom('import_objects').select('key').where('import_id', '=', ctx.importId).where('type', '=', 'protected_branch').execute();
-  const gone = stored.map((row) => row.key).filter((name) => !names.has(name));
+  const gone = (await protectedBranchNames(ctx.db, ctx.importId)).filter((name) => !names.has(name));
   if (gone.length > 0 || stale.length > 0) {
     await ctx.commit([
-      gone.length > 0 ? ctx.db.deleteFrom('import_objects').where('import_id', '=', ctx.importId).where('type', '=', 'protected_branch').where('key', 'in', gone) : null,
+      gone.length > 0 ? deleteProtectedBranchesStep(ctx.db, ctx.importId, gone) : null,
       deleteCursorsStep(ctx.db, ctx.importId, stale),
     ]);
   }
@@ -186,15 +172,7 @@ const protectedBranches: StageRunner = async (ctx) => {
 const finish: StageRunner = async (ctx, env) => {
   const now = Date.now();
   // Profiles cached and fresh are trusted (and their 24 h start again: refreshed on read).
-  await ctx.commit([
-    ctx.db
-      .updateTable('github_users')
-      .set({ expires_at: now + USER_TTL_MS })
-      .where('api_host', '=', ctx.record.apiUrl)
-      .where('state', '=', 'found')
-      .where('expires_at', '>', now)
-      .where('login_key', 'in', ctx.db.selectFrom('import_users').select('login_key').where('import_id', '=', ctx.importId)),
-  ]);
+  await ctx.commit([extendFreshProfilesStep(ctx.db, ctx.importId, ctx.record.apiUrl, now)]);
   const logins = await loginsToFetch(ctx.db, ctx.importId, ctx.record.apiUrl, now);
   await env.fanOut(ctx, 'finish', logins.map((login) => `user:${login}`));
   await env.waitSources(ctx);

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { RunContext } from '../run/context.js';
 import { recordFailureStep } from '../store/failures.js';
+import { clearCountFailuresStep, diffNoteCounts, pullsStatingReviewComments, statedCommentCounts } from '../store/reconcile.js';
 
 /**
  * Checks the counts GitHub states against what was imported: every issue's
@@ -12,23 +12,16 @@ import { recordFailureStep } from '../store/failures.js';
  */
 export async function reconcile(ctx: RunContext): Promise<number> {
   const { db, importId } = ctx;
-  const rows = await db
-    .selectFrom('import_objects as o')
-    .select(['o.number', 'o.comments', (eb) => eb.selectFrom('import_objects as n').select(sql<number>`count(*)`.as('c')).where('n.import_id', '=', importId).where('n.type', '=', 'note').whereRef('n.number', '=', 'o.number').as('imported')])
-    .where('o.import_id', '=', importId)
-    .where('o.type', 'in', ['issue', 'pull_request_issue'])
-    .where('o.comments', 'is not', null)
-    .execute();
+  const rows = await statedCommentCounts(db, importId);
   const differences: { type: string; id: string; error: string }[] = [];
   for (const row of rows) {
     const stated = Number(row.comments);
     const imported = Number(row.imported);
     if (stated !== imported) differences.push({ type: 'note', id: `#${row.number}`, error: `GitHub states ${stated} comments, ${imported} imported` });
   }
-  const pulls = await db.selectFrom('import_objects').select(['number', 'data']).where('import_id', '=', importId).where('type', '=', 'pull_request').where('data', 'like', '%"review_comments":%').execute();
+  const pulls = await pullsStatingReviewComments(db, importId);
   if (pulls.length > 0) {
-    const counted = await db.selectFrom('import_objects').select(['number', sql<number>`count(*)`.as('c')]).where('import_id', '=', importId).where('type', '=', 'diff_note').groupBy('number').execute();
-    const byNumber = new Map(counted.map((row) => [Number(row.number), Number(row.c)]));
+    const byNumber = await diffNoteCounts(db, importId);
     for (const pull of pulls) {
       const stated = (JSON.parse(pull.data) as { review_comments?: unknown }).review_comments;
       const imported = byNumber.get(Number(pull.number)) ?? 0;
@@ -37,7 +30,7 @@ export async function reconcile(ctx: RunContext): Promise<number> {
   }
   const now = Date.now();
   await ctx.commit([
-    db.deleteFrom('import_failures').where('import_id', '=', importId).where('type', 'in', ['note', 'diff_note']).where('key', 'like', '#%'),
+    clearCountFailuresStep(db, importId),
     ...differences.map((difference) => recordFailureStep(db, importId, ctx.run, difference, now)),
   ]);
   return differences.length;

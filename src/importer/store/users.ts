@@ -40,6 +40,23 @@ export async function loginsToFetch(db: Kysely<Schema>, importId: number, apiUrl
   return rows.map((row) => row.login);
 }
 
+/**
+ * The statement that trusts again the fresh profiles of an import's users.
+ * Inputs: the import, its API host, now. Stores expires_at = now + 24 h on
+ * the found, unexpired github_users rows of the logins in import_users: a
+ * fresh cached profile is not fetched again, and its 24 h start again as on
+ * any read (see readUser), so the finish stage fetches only the rest.
+ */
+export function extendFreshProfilesStep(db: Kysely<Schema>, importId: number, apiUrl: string, now: number): Compilable {
+  return db
+    .updateTable('github_users')
+    .set({ expires_at: now + USER_TTL_MS })
+    .where('api_host', '=', apiUrl)
+    .where('state', '=', 'found')
+    .where('expires_at', '>', now)
+    .where('login_key', 'in', db.selectFrom('import_users').select('login_key').where('import_id', '=', importId));
+}
+
 /** The cached profile of `login` on `apiUrl`, found ones refreshed (their expiry moves to now + 24 h). */
 export async function readUser(db: Kysely<Schema>, apiUrl: string, login: string, now: number): Promise<CachedUser | undefined> {
   const row = await db.selectFrom('github_users').selectAll().where('api_host', '=', apiUrl).where('login_key', '=', login.toLowerCase()).executeTakeFirst();

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
 import type { AuthTokens } from '../../server/auth.js';
-import type { RegistryCounts } from '../../store/registry.js';
+import type { RegistryCounts } from '../store/registry.js';
 import type { Replication, ResyncTarget } from '../module.js';
 import { BulkResyncBodySchema, BulkResyncResultSchema, OverviewSchema, SourceParamsSchema, SyncRequestedSchema } from './schemas.js';
 

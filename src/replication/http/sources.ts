@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { leaseHolderJson } from '../../leases/json.js';
-import type { RouteContext } from '../../kernel/module.js';
+import type { RouteContext } from '../../server/module-routes.js';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
 import type { SourceWithRegistry } from '../../store/types.js';
 import type { Replication } from '../module.js';

@@ -5,7 +5,7 @@ import type { DeliveryIntent, DeliveryOutcome } from './delivery.js';
 
 /**
  * Records a webhook sync request for every enabled source whose match key
- * is among `keys` (one indexed UPDATE, see store/match-requests.ts), and
+ * is among `keys` (one indexed UPDATE, see replication/store/match-requests.ts), and
  * says how the delivery is answered: 202 accepted with the source names,
  * 202 ignored when only disabled sources match, 202 unknown_repository when
  * none does (nothing recorded).

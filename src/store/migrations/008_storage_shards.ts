@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 import type { StoreDialect } from '../database.js';
 
 /**
- * Storage shards and where each source's mirror lives (cluster/shards.ts
+ * Storage shards and where each source's mirror lives (cluster/store/shards.ts
  * writes them).
  *
  * - `shards`: one row per storage root a worker owns (`FORGESYNC_SHARD`):

@@ -7,7 +7,7 @@ const DEFAULT_INTERVAL_MS = 3_600_000;
  * `registry.next_run_at`: when the scheduler is next to look at the row (ms;
  * null: never on its own, e.g. a disabled source or a failure that waits
  * for a request). Every write that changes what is due sets it (see
- * store/registry.ts), and the scheduler claims due rows by it through its
+ * replication/store/registry.ts), and the scheduler claims due rows by it through its
  * index, so a tick costs the rows due, not the fleet. Existing rows get the
  * time their old conditions implied (a synced row its last sync plus its
  * interval, the default one taken as 1 hour).

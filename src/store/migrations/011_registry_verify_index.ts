@@ -3,7 +3,7 @@ import type { Kysely, Migration } from 'kysely';
 /**
  * An index on `registry (state, verified_at)`: the scheduler's pick of
  * synced mirrors due for re-verification (oldest first, see
- * store/registry-queries.ts dueForVerification) reads the rows it takes
+ * replication/store/registry-queries.ts dueForVerification) reads the rows it takes
  * off the index instead of sorting every synced row, so it costs the rows
  * picked, not the fleet.
  */

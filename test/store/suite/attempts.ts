@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ATTEMPTS_KEPT_PER_SOURCE } from '../../../src/store/attempts.js';
+import { ATTEMPTS_KEPT_PER_SOURCE } from '../../../src/replication/store/attempts.js';
 import type { StoreContext } from '../conformance.js';
 
 const at = (ms: number) => new Date(Date.UTC(2025, 0, 1) + ms);

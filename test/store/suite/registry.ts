@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SourceNotFoundError } from '../../../src/store/errors.js';
-import { RegistryRepository } from '../../../src/store/registry.js';
+import { RegistryRepository } from '../../../src/replication/store/registry.js';
 import type { StoreContext } from '../conformance.js';
 
 const at = (ms: number) => new Date(Date.UTC(2025, 0, 1) + ms);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RegistryRepository } from '../../../src/store/registry.js';
+import { RegistryRepository } from '../../../src/replication/store/registry.js';
 import type { StoreContext } from '../conformance.js';
 
 const T0 = Date.UTC(2025, 0, 1);

@@ -2,7 +2,7 @@ import { Migrator, sql } from 'kysely';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/store/database.js';
 import { migrationProvider } from '../../../src/store/migrations/index.js';
-import { DELIVERY_PRUNE_EVERY_MS, DELIVERY_PRUNE_MARGIN_MS, WebhookDeliveryRepository } from '../../../src/store/webhook-deliveries.js';
+import { DELIVERY_PRUNE_EVERY_MS, DELIVERY_PRUNE_MARGIN_MS, WebhookDeliveryRepository } from '../../../src/replication/store/webhook-deliveries.js';
 import type { StoreContext } from '../conformance.js';
 
 const T0 = Date.UTC(2025, 0, 1);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { routeOptions, type ApiServer, type RouteDeps } from './context.js';
 import { safeContentType } from '../../attachments/names.js';
 import { notFound } from './errors.js';
-import { attachmentFile } from './lookup.js';
+import { attachmentFile } from '../../store/read-api.js';
 import { matchesEtag } from './respond.js';
 import { FALLBACK_FILENAME } from './rewrite.js';
 import { AttachmentParams } from './schemas.js';

@@ -1,9 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { notFound } from './errors.js';
-import { findImport, type ApiDatabase, type ImportRef } from './lookup.js';
+import { findImport, type ApiDatabase, type ImportRef, type ListResult } from '../../store/read-api.js';
 import { linkHeader, originOf, type Page } from './pagination.js';
-import type { ListResult } from './query.js';
 import { sendJson } from './respond.js';
 import type { AttachmentLinks, AttachmentRewriter } from './rewrite.js';
 

@@ -4,7 +4,7 @@ import { authenticate, type AuthTokens } from '../../../server/auth.js';
 import { attachmentRoutes } from './attachment-routes.js';
 import { githubErrorHandler, sendError } from './errors.js';
 import { issueRoutes } from './issue-routes.js';
-import type { ApiDatabase } from './lookup.js';
+import type { ApiDatabase } from '../../store/read-api.js';
 import { pullRoutes } from './pull-routes.js';
 import { repoRoutes } from './repo-routes.js';
 import { AttachmentLinks } from './rewrite.js';

@@ -2,7 +2,7 @@ import type { StoredType } from '../../types.js';
 import { repoContext, routeOptions, sendPage, type ApiServer, type RepoContext, type RouteDeps } from './context.js';
 import { notFound } from './errors.js';
 import { pageOf } from './pagination.js';
-import { countObjects, issuesByNumber, listObjects, objectByNumber, type SortKey } from './query.js';
+import { countObjects, issuesByNumber, listObjects, objectByNumber, type SortKey } from '../../store/read-api.js';
 import { sendJson } from './respond.js';
 import { CommentsQuery, IssueParams, IssuesQuery, PagingQuery, RepoCommentsQuery, RepoParams, labelNames, normaliseSince } from './schemas.js';
 

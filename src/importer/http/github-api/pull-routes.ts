@@ -2,7 +2,7 @@ import type { StoredType } from '../../types.js';
 import { repoContext, routeOptions, sendPage, type ApiServer, type RouteDeps } from './context.js';
 import { notFound } from './errors.js';
 import { pageOf } from './pagination.js';
-import { countObjects, listObjects, objectByNumber, type ListRequest } from './query.js';
+import { countObjects, listObjects, objectByNumber, type ListRequest } from '../../store/read-api.js';
 import { sendJson } from './respond.js';
 import { PagingQuery, PullParams, PullsQuery, RepoParams, ReviewCommentsQuery, normaliseSince } from './schemas.js';
 

@@ -1,9 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { repoContext, routeOptions, sendItems, sendPage, type ApiServer, type RouteDeps } from './context.js';
 import { notFound } from './errors.js';
-import { repositoryData, userData } from './lookup.js';
 import { offsetOf, pageOf } from './pagination.js';
-import { allObjects, listObjects, objectByKey } from './query.js';
+import { allObjects, listObjects, objectByKey, repositoryData, userData } from '../../store/read-api.js';
 import { sendJson } from './respond.js';
 import { BranchProtectionParams, BranchProtectionWildcardParams, MilestonesQuery, PagingQuery, RepoParams, UserParams } from './schemas.js';
 

@@ -1,4 +1,4 @@
-import { doneAttachments, type ApiDatabase, type AttachmentLink } from './lookup.js';
+import { doneAttachments, type ApiDatabase, type AttachmentLink } from '../../store/read-api.js';
 
 /** The string fields whose attachment URLs are rewritten, wherever they appear in an answer. */
 const REWRITTEN_FIELDS = new Set(['body', 'body_html', 'body_text', 'browser_download_url']);

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import { prepared, requestedChanges } from './sql.js';
-import type { StoreDialect } from './database.js';
-import type { Schema } from './types.js';
+import { prepared, requestedChanges } from '../../store/sql.js';
+import type { StoreDialect } from '../../store/database.js';
+import type { Schema } from '../../store/types.js';
 
 /** A source a request was recorded for by requestByMatchKeys(). */
 export interface MatchedRequest {

@@ -1,16 +1,16 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '../../errors.js';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
-import { appendChanges, appendChangeSteps, type ChangeInput } from './change-log.js';
-import { runGuarded } from './guarded.js';
+import { appendChanges, appendChangeSteps, type ChangeInput } from '../../store/change-log.js';
+import { runGuarded } from '../../store/guarded.js';
 import { claimDue, dueForVerification, registryCounts, type RegistryCounts } from './registry-queries.js';
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
-import type { Database } from './database.js';
-import { SourceNotFoundError } from './errors.js';
+import type { Database } from '../../store/database.js';
+import { SourceNotFoundError } from '../../store/errors.js';
 import { toRegistryRow, truncateFailure } from './rows.js';
 import { epochGuard, finishSyncedArgs, ms, registryStatements, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
 import { matchRequests, type MatchRequests, type MatchedRequest } from './match-requests.js';
-import { fenceGuard, requestedChanges, run, runBatch } from './sql.js';
-import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from './types.js';
+import { fenceGuard, requestedChanges, run, runBatch } from '../../store/sql.js';
+import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from '../../store/types.js';
 
 /** Which rows requestMany() records a request on. */
 export type RequestManyFilter = { state?: RegistryState } | 'all' | 'failed';

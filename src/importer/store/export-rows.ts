@@ -21,7 +21,17 @@ export interface ImportRecord {
   apiUrl: string;
 }
 
-/** The import named `name` (compared case-insensitively, as names are unique), or undefined. */
+/**
+ * The reads an export makes: the import, its stored objects (keyset-paged,
+ * so any size is read in constant memory), the profiles of its users and
+ * its downloaded attachments. All read-only; nothing here writes.
+ */
+
+/**
+ * The import named `name`. Inputs: the name. Returns its id, owner, repo and
+ * API URL, or undefined. Compared case-insensitively because import names are
+ * unique regardless of case.
+ */
 export async function findImport(db: Kysely<Schema>, name: string): Promise<ImportRecord | undefined> {
   const row = await db
     .selectFrom('imports')
@@ -31,7 +41,10 @@ export async function findImport(db: Kysely<Schema>, name: string): Promise<Impo
   return row && { id: row.id, name: row.name, owner: row.owner, repo: row.repo, apiUrl: row.api_url };
 }
 
-/** One stored object by type and key, or undefined. */
+/**
+ * One stored object. Inputs: import, type and key (the primary key, so one
+ * indexed lookup). Returns its key, number and parsed JSON, or undefined.
+ */
 export async function findObject(db: Kysely<Schema>, importId: DbId, type: StoredType, key: string): Promise<StoredObject | undefined> {
   const row = await db
     .selectFrom('import_objects')
@@ -44,6 +57,7 @@ export async function findObject(db: Kysely<Schema>, importId: DbId, type: Store
 }
 
 /**
+ * Inputs: import, type, batch size. Returns (yields) the stored objects.
  * Every object of one type, in batches of at most `size`, keyset-paginated
  * on the primary key `(import_id, type, key)`: each batch is one indexed
  * range read after the last key seen, so a project of any size is read in
@@ -66,7 +80,11 @@ export async function* objectBatches(db: Kysely<Schema>, importId: DbId, type: S
   }
 }
 
-/** The objects of one type whose `number` is one of `numbers` (a batch's issues or pull requests), by key. */
+/**
+ * Inputs: import, type and a batch's issue / pull request numbers. Returns
+ * the objects of that type with one of those numbers, in key order; the
+ * export reads a batch's comments, events and reviews together this way.
+ */
 export async function objectsWithNumbers(db: Kysely<Schema>, importId: DbId, type: StoredType, numbers: number[]): Promise<StoredObject[]> {
   if (numbers.length === 0) return [];
   const rows = await db
@@ -80,7 +98,11 @@ export async function objectsWithNumbers(db: Kysely<Schema>, importId: DbId, typ
   return rows.map(toObject);
 }
 
-/** Which of `numbers` are pull requests of the import (issue comments and events name either). */
+/**
+ * Inputs: import and numbers. Returns which of `numbers` are pull requests
+ * of the import: issue comments and events name either, and the export files
+ * them differently.
+ */
 export async function pullRequestNumbers(db: Kysely<Schema>, importId: DbId, numbers: number[]): Promise<Set<number>> {
   if (numbers.length === 0) return new Set();
   const rows = await db
@@ -96,7 +118,9 @@ export async function pullRequestNumbers(db: Kysely<Schema>, importId: DbId, num
 /**
  * The GitHub profiles (`github_users`, found) of the logins that appear in
  * the import, in batches by login key. Profiles are per API host; the
- * import's host is its `api_url`.
+ * import's host is its `api_url`. Inputs: import, its API host, batch
+ * size. Returns (yields) the parsed profiles, keyset-paged on the login key
+ * like `objectBatches`.
  */
 export async function* userBatches(db: Kysely<Schema>, importId: DbId, apiHost: string, size: number): AsyncGenerator<Record<string, unknown>[]> {
   let after: string | undefined;
@@ -129,7 +153,11 @@ export interface StoredAttachment {
   filename: string | null;
 }
 
-/** The downloaded (`done`) attachments among the URL keys given, by URL key. */
+/**
+ * Inputs: import and URL keys. Returns the downloaded (`done`, with a
+ * sha256) attachments among them, by URL key: the export copies these files
+ * and leaves every other link as it is.
+ */
 export async function downloadedAttachments(db: Kysely<Schema>, importId: DbId, urlKeys: string[]): Promise<Map<string, StoredAttachment>> {
   const found = new Map<string, StoredAttachment>();
   // Bounded IN lists: well within SQLite's and PostgreSQL's parameter limits.

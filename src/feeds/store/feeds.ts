@@ -1,11 +1,20 @@
+/**
+ * The `feeds` table: a feed's row as stored (FeedRecord), and the
+ * FeedRepository that reads and writes it. Inputs: a feed's name or id,
+ * what a user asked for, a run's lease fence. Stores the feed's settings,
+ * cursor, requests and run bookkeeping; returns FeedRecords. Held-back
+ * changes and dead letters live in store/pending.ts, the statements a run
+ * writes behind its fence in store/run-steps.ts.
+ */
 import { sql, type Compilable, type Kysely, type Selectable } from 'kysely';
-import { runAtomically } from '../store/atomic.js';
-import { runGuarded } from '../store/guarded.js';
-import type { FeedsTable } from '../store/feed-tables.js';
-import { fenceGuard } from '../store/sql.js';
-import type { Schema } from '../store/types.js';
-import { FeedNameTakenError, FeedNotFoundError } from './errors.js';
-import type { FeedScope } from './scope.js';
+import { runAtomically } from '../../store/atomic.js';
+import { runGuarded } from '../../store/guarded.js';
+import type { FeedsTable } from '../../store/feed-tables.js';
+import { fenceGuard } from '../../store/sql.js';
+import type { Schema } from '../../store/types.js';
+import { FeedNameTakenError, FeedNotFoundError } from '../errors.js';
+import type { FeedScope } from '../scope.js';
+import { deadLetterRows, heldBackCounts, requeueDeadLetters, type DeadLetterRow, type HeldBackCounts } from './pending.js';
 
 /** How a feed's last run ended (see runner.ts). */
 export interface FeedRun {
@@ -177,24 +186,12 @@ export class FeedRepository {
 
   /** Moves the feed's dead letters back to be delivered again (first try at once); returns how many. */
   async retryDeadLetters(feedId: number, now: Date): Promise<number> {
-    const [moved] = await runAtomically(this.db, [
-      () =>
-        this.db
-          .insertInto('feed_pending')
-          .columns(['feed_id', 'seq', 'change_key', 'attempts', 'next_at', 'last_error'])
-          .expression((eb) => eb.selectFrom('feed_dead_letters').select(['feed_id', 'seq', 'change_key', sql.lit(0).as('attempts'), sql.lit(0).as('next_at'), 'last_error']).where('feed_id', '=', feedId))
-          .onConflict((oc) => oc.columns(['feed_id', 'seq']).doNothing())
-          .returning('seq'),
-      () => this.db.deleteFrom('feed_dead_letters').where('feed_id', '=', feedId),
-      () => this.db.updateTable('feeds').set({ partial_requested: 1, pending_at: 0, updated_at: now.getTime() }).where('id', '=', feedId),
-    ]);
-    return moved!.length;
+    return requeueDeadLetters(this.db, feedId, now);
   }
 
   /** The feed's dead letters, in order. */
-  async deadLetters(feedId: number): Promise<{ seq: number; key: string; attempts: number; lastError: string | null }[]> {
-    const rows = await this.db.selectFrom('feed_dead_letters').selectAll().where('feed_id', '=', feedId).orderBy('seq').execute();
-    return rows.map((row) => ({ seq: Number(row.seq), key: row.change_key, attempts: row.attempts, lastError: row.last_error }));
+  async deadLetters(feedId: number): Promise<DeadLetterRow[]> {
+    return deadLetterRows(this.db, feedId);
   }
 
   /** The guard of a run's write: the row takes the lease's fence unless a newer holder wrote it. Returns the id when it may apply. */
@@ -217,18 +214,28 @@ export class FeedRepository {
     return row?.fence ? BigInt(row.fence) : null;
   }
 
-  /** Changes held back (`feed_pending`) and dead, and the oldest time among those. */
-  async heldCounts(feedId: number): Promise<{ pending: number; retrying: number; dead: number; oldestSeq: number | null }> {
-    const [pending, dead] = await Promise.all(
-      (['feed_pending', 'feed_dead_letters'] as const).map((table) =>
-        this.db
-          .selectFrom(table)
-          .select([sql<number>`count(*)`.as('n'), sql<number>`sum(case when attempts > 0 then 1 else 0 end)`.as('failed'), sql<number | null>`min(seq)`.as('oldest')])
-          .where('feed_id', '=', feedId)
-          .executeTakeFirstOrThrow(),
-      ),
-    );
-    const oldest = [pending!.oldest, dead!.oldest].filter((value) => value !== null).map(Number);
-    return { pending: Number(pending!.n), retrying: Number(pending!.failed ?? 0), dead: Number(dead!.n), oldestSeq: oldest.length > 0 ? Math.min(...oldest) : null };
+  /** Changes held back (`feed_pending`) and dead, and the lowest number among those. */
+  async heldCounts(feedId: number): Promise<HeldBackCounts> {
+    return heldBackCounts(this.db, feedId);
+  }
+
+  /**
+   * Names of the feeds that are neither paused nor disabled (a nudge runs
+   * each of them). Read straight from the table, not as whole records:
+   * a nudge comes with every recorded batch of changes.
+   */
+  async activeFeedNames(): Promise<string[]> {
+    const rows = await this.db.selectFrom('feeds').select('name').where('paused', '=', 0).where('disabled', 'is', null).execute();
+    return rows.map((row) => row.name);
+  }
+
+  /**
+   * Records `message` as the feed's last error, outside any run's fence: a
+   * run that threw never reached its own fenced bookkeeping, and the error
+   * is shown by `feed status`. Unfenced on purpose (nothing else the row
+   * holds is touched).
+   */
+  async recordRunError(name: string, message: string, now: Date): Promise<void> {
+    await this.db.updateTable('feeds').set({ last_error: message, updated_at: now.getTime() }).where('name', '=', name).execute();
   }
 }

@@ -1,7 +1,19 @@
-import { sql, type Kysely } from 'kysely';
-import type { Schema } from '../store/types.js';
-import { NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from './errors.js';
-import { rendezvousShard, type Candidate } from './placement.js';
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../store/types.js';
+import { NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from '../errors.js';
+import { rendezvousShard, type Candidate } from '../placement.js';
+import {
+  activeShardRows,
+  beatShard,
+  markShardDraining,
+  registerShard,
+  shardEndpointRows,
+  shardExists,
+  shardIdsSeenSince,
+  shardRowsWithSourceCounts,
+  shardStateRow,
+} from './shard-rows.js';
+import { askMove, askMoveOff, callOffMove, countSourcesOn, placeIfUnplaced, sourcesPlacedOn, unplacedSources } from './source-placement.js';
 
 /** `active` and `draining` are set; `down` is a shard whose worker has not been seen for a while. */
 export type ShardState = 'active' | 'draining' | 'down';
@@ -32,6 +44,13 @@ export interface ShardRegistration {
 /** The worker behind a heartbeat, as it registered. */
 export type ShardWorker = Pick<ShardRegistration, 'node' | 'endpoint'>;
 
+/** A heartbeat: shard `id` is alive, its mirrors take `bytes`, and `worker` is the one beating. */
+export interface ShardHeartbeat {
+  id: string;
+  bytes: number;
+  worker: ShardWorker;
+}
+
 /** Where to reach a shard's worker for reads, and whether it is up. */
 export interface ShardEndpoint {
   id: string;
@@ -47,12 +66,21 @@ const PLACE_BATCH = 500;
  * The storage shards (migration 008) and where sources live: workers
  * register and heartbeat their shard; a source is placed on an active shard
  * when it is added, by weighted rendezvous hashing, and stays there until it
- * is moved on purpose.
+ * is moved on purpose. The statements are in shard-rows.ts (the `shards`
+ * table) and source-placement.ts (the sources' placement columns).
  */
 export class ShardRepository {
   constructor(
     readonly db: Kysely<Schema>,
-    /** A shard whose worker was not seen for this long is down (it gets no new sources). */
+    /**
+     * A shard whose worker was not seen for this long is down (it gets no new
+     * sources, reads are not forwarded to it). The app passes 2 × the lease
+     * ttl: workers beat every ttl/3, so a live worker is called down only
+     * after missing about six beats in a row (a slow database, a long
+     * pause), never for one late beat; and a worker that really stopped is
+     * called down only after the leases it held have expired (a lease lives
+     * one ttl past its last renewal).
+     */
     private readonly downAfterMs: number,
   ) {}
 
@@ -61,35 +89,26 @@ export class ShardRepository {
    * draining shard stays draining when its worker restarts).
    */
   async register(shard: ShardRegistration, now = Date.now()): Promise<void> {
-    await this.db
-      .insertInto('shards')
-      .values({ id: shard.id, state: 'active', node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, bytes: 0, registered_at: now, last_seen_at: now, endpoint: shard.endpoint ?? null })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ node: shard.node, data_dir: shard.dataDir, weight: shard.weight ?? 1, last_seen_at: now, endpoint: shard.endpoint ?? null }))
-      .execute();
+    await registerShard(this.db, { id: shard.id, node: shard.node, dataDir: shard.dataDir, weight: shard.weight ?? 1, endpoint: shard.endpoint ?? null }, now);
   }
 
   /**
-   * The worker of shard `id` is alive; `bytes` is what its mirrors take now.
-   * The beating worker's `node` and `endpoint` are written too, not only at
-   * register: several workers may serve one shard (same shard id, same data
-   * dir), and when the one that registered last stops, the row would name it,
-   * and api processes forward reads to its dead endpoint, for good. With
-   * each beat naming its worker, a survivor's next beat (every ttl/3) puts
-   * itself back. Live workers take turns in the row; any of them can answer.
+   * The worker of shard `beat.id` is alive; `beat.bytes` is what its mirrors
+   * take now. The beating worker's `node` and `endpoint` are written too,
+   * not only at register: several workers may serve one shard (same shard
+   * id, same data dir), and when the one that registered last stops, the row
+   * would name it, and api processes forward reads to its dead endpoint, for
+   * good. With each beat naming its worker, a survivor's next beat (every
+   * ttl/3) puts itself back. Live workers take turns in the row; any of them
+   * can answer.
    */
-  async heartbeat(id: string, bytes: number, worker: ShardWorker, now = Date.now()): Promise<void> {
-    await this.db.updateTable('shards').set({ last_seen_at: now, bytes, node: worker.node, endpoint: worker.endpoint ?? null }).where('id', '=', id).execute();
+  async heartbeat(beat: ShardHeartbeat, now = Date.now()): Promise<void> {
+    await beatShard(this.db, { id: beat.id, bytes: beat.bytes, node: beat.worker.node, endpoint: beat.worker.endpoint ?? null }, now);
   }
 
   /** Every shard with its sources counted, by id. */
   async list(now = Date.now()): Promise<ShardInfo[]> {
-    const rows = await this.db
-      .selectFrom('shards as h')
-      .leftJoin('sources as s', 's.shard_id', 'h.id')
-      .select(['h.id', 'h.state', 'h.node', 'h.bytes', 'h.last_seen_at', sql<number | string>`count(s.id)`.as('sources')])
-      .groupBy(['h.id', 'h.state', 'h.node', 'h.bytes', 'h.last_seen_at'])
-      .orderBy('h.id')
-      .execute();
+    const rows = await shardRowsWithSourceCounts(this.db);
     return rows.map((row) => ({
       id: row.id,
       state: this.#state(row.state, Number(row.last_seen_at), now),
@@ -102,21 +121,18 @@ export class ShardRepository {
 
   /** Every shard's endpoint and state, by id (`id` alone: that shard, or nothing when unknown). */
   async endpoints(id?: string, now = Date.now()): Promise<ShardEndpoint[]> {
-    let query = this.db.selectFrom('shards').select(['id', 'state', 'endpoint', 'last_seen_at']).orderBy('id');
-    if (id !== undefined) query = query.where('id', '=', id);
-    const rows = await query.execute();
+    const rows = await shardEndpointRows(this.db, id);
     return rows.map((row) => ({ id: row.id, state: this.#state(row.state, Number(row.last_seen_at), now), endpoint: row.endpoint }));
   }
 
   /** The ids of the shards whose workers are alive (active or draining, seen lately). */
   async live(now = Date.now()): Promise<string[]> {
-    const rows = await this.db.selectFrom('shards').select('id').where('last_seen_at', '>=', now - this.downAfterMs).orderBy('id').execute();
-    return rows.map((row) => row.id);
+    return shardIdsSeenSince(this.db, now - this.downAfterMs);
   }
 
   /** The shards new sources may go to: active, and seen lately. */
   async candidates(now = Date.now()): Promise<Candidate[]> {
-    const rows = await this.db.selectFrom('shards').select(['id', 'weight']).where('state', '=', 'active').where('weight', '>', 0).where('last_seen_at', '>=', now - this.downAfterMs).execute();
+    const rows = await activeShardRows(this.db, now - this.downAfterMs);
     return rows.map((row) => ({ id: row.id, weight: Number(row.weight) }));
   }
 
@@ -135,11 +151,10 @@ export class ShardRepository {
     const placed: number[] = [];
     if (candidates.length === 0) return placed;
     for (;;) {
-      const rows = await this.db.selectFrom('sources').select(['id', 'name']).where('shard_id', 'is', null).orderBy('id').limit(PLACE_BATCH).execute();
+      const rows = await unplacedSources(this.db, PLACE_BATCH);
       if (rows.length === 0) return placed;
       for (const row of rows) {
-        const result = await this.db.updateTable('sources').set({ shard_id: rendezvousShard(row.name, candidates) }).where('id', '=', row.id).where('shard_id', 'is', null).executeTakeFirst();
-        if (Number(result.numUpdatedRows) > 0) placed.push(Number(row.id));
+        if (await placeIfUnplaced(this.db, Number(row.id), rendezvousShard(row.name, candidates))) placed.push(Number(row.id));
       }
     }
   }
@@ -151,13 +166,10 @@ export class ShardRepository {
    */
   async requestMove(id: number, target: string, now = Date.now()): Promise<boolean> {
     await this.#takingSources(target, now);
-    const result = await this.db.updateTable('sources').set({ move_to: target }).where('id', '=', id).where((eb) => eb.or([eb('shard_id', 'is', null), eb('shard_id', '<>', target)])).executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) {
-      // Already there: a move to it asked before is called off.
-      await this.db.updateTable('sources').set({ move_to: null }).where('id', '=', id).execute();
-      return false;
-    }
-    return true;
+    if (await askMove(this.db, id, target)) return true;
+    // Already there: a move to it asked before is called off.
+    await callOffMove(this.db, id);
+    return false;
   }
 
   /**
@@ -167,15 +179,14 @@ export class ShardRepository {
    * @throws ShardNotFoundError, NoOtherShardError
    */
   async drain(id: string, now = Date.now()): Promise<number[]> {
-    const shard = await this.db.selectFrom('shards').select('id').where('id', '=', id).executeTakeFirst();
-    if (!shard) throw new ShardNotFoundError(id);
+    if (!(await shardExists(this.db, id))) throw new ShardNotFoundError(id);
     const others = (await this.candidates(now)).filter((candidate) => candidate.id !== id);
     if (others.length === 0) throw new NoOtherShardError(id);
-    await this.db.updateTable('shards').set({ state: 'draining' }).where('id', '=', id).execute();
-    const rows = await this.db.selectFrom('sources').select(['id', 'name']).where('shard_id', '=', id).execute();
+    await markShardDraining(this.db, id);
+    const rows = await sourcesPlacedOn(this.db, id);
     const moving: number[] = [];
     for (const row of rows) {
-      await this.db.updateTable('sources').set({ move_to: rendezvousShard(row.name, others) }).where('id', '=', row.id).where('shard_id', '=', id).execute();
+      await askMoveOff(this.db, { sourceId: Number(row.id), from: id, to: rendezvousShard(row.name, others) });
       moving.push(Number(row.id));
     }
     return moving;
@@ -183,18 +194,18 @@ export class ShardRepository {
 
   /** Sources still placed on shard `id`. */
   async sourcesOn(id: string): Promise<number> {
-    const row = await this.db.selectFrom('sources').select(sql<number | string>`count(*)`.as('n')).where('shard_id', '=', id).executeTakeFirst();
-    return Number(row?.n ?? 0);
+    return countSourcesOn(this.db, id);
   }
 
   /** @throws ShardNotFoundError, ShardUnavailableError unless shard `id` is active and seen. */
   async #takingSources(id: string, now: number): Promise<void> {
-    const row = await this.db.selectFrom('shards').select(['state', 'last_seen_at']).where('id', '=', id).executeTakeFirst();
+    const row = await shardStateRow(this.db, id);
     if (!row) throw new ShardNotFoundError(id);
     const state = this.#state(row.state, Number(row.last_seen_at), now);
     if (state !== 'active') throw new ShardUnavailableError(id, state);
   }
 
+  /** The state a shard is in at `now`: as stored when draining, else down once its worker has been silent for longer than downAfterMs. */
   #state(stored: string, lastSeenAt: number, now: number): ShardState {
     if (stored === 'draining') return 'draining';
     return now - lastSeenAt > this.downAfterMs ? 'down' : 'active';

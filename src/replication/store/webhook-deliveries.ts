@@ -1,5 +1,5 @@
-import type { Database } from './database.js';
-import { prepared, type PreparedQuery } from './sql.js';
+import type { Database } from '../../store/database.js';
+import { prepared, type PreparedQuery } from '../../store/sql.js';
 
 /**
  * How long after it expired a claim is kept before prune() deletes it. A

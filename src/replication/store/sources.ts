@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Database, StoreDialect } from './database.js';
-import { SourceExistsError, SourceNotFoundError } from './errors.js';
-import { runAtomically } from './atomic.js';
+import type { Database, StoreDialect } from '../../store/database.js';
+import { SourceExistsError, SourceNotFoundError } from '../../store/errors.js';
+import { runAtomically } from '../../store/atomic.js';
 import { matchKey } from './match-key.js';
 import {
   fenceText,
@@ -14,8 +14,8 @@ import {
   type RegistryRecord,
   type SourceRecord,
 } from './rows.js';
-import { prepared, requestedChanges, type PreparedQuery } from './sql.js';
-import type { RegistryState, Schema, Source, SourceWithRegistry } from './types.js';
+import { prepared, requestedChanges, type PreparedQuery } from '../../store/sql.js';
+import type { RegistryState, Schema, Source, SourceWithRegistry } from '../../store/types.js';
 
 /** Ids in one `IN (…)` of findByIds (well under SQLite's and PostgreSQL's parameter limits). */
 const IDS_PER_STATEMENT = 500;

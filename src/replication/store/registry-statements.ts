@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { fenceText, registryColumns, type RegistryRecord } from './rows.js';
-import { fenceGuard, prepared, requestedChanges } from './sql.js';
-import type { RegistryState, Schema } from './types.js';
+import { fenceGuard, prepared, requestedChanges } from '../../store/sql.js';
+import type { RegistryState, Schema } from '../../store/types.js';
 
 /*
  * The statements every sync runs on the registry, compiled once (see

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AttemptResult, RegistryRow, RegistryState, Schema, Source, SyncAttempt, SyncTrigger, VerificationState } from './types.js';
+import type { AttemptResult, RegistryRow, RegistryState, Schema, Source, SyncAttempt, SyncTrigger, VerificationState } from '../../store/types.js';
 
 /*
  * Row ↔ domain mapping shared by the repositories. Drivers disagree on

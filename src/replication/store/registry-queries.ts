@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import { runAtomically, type Row } from './atomic.js';
-import type { Database } from './database.js';
+import { runAtomically, type Row } from '../../store/atomic.js';
+import type { Database } from '../../store/database.js';
 import { ms } from './registry-statements.js';
 import { inIdOrder, selectSourcesByIds, toSourceWithRegistry } from './rows.js';
-import type { RegistryState, Schema, SourceWithRegistry } from './types.js';
+import type { RegistryState, Schema, SourceWithRegistry } from '../../store/types.js';
 
 /*
  * The registry's read-only queries for the scheduler and the overview: what

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { fenceText, toAttempt, truncateFailure } from './rows.js';
-import { prepared, run, type Batch, type PreparedQuery } from './sql.js';
-import type { AttemptResult, Schema, SyncAttempt, SyncTrigger } from './types.js';
+import { prepared, run, type Batch, type PreparedQuery } from '../../store/sql.js';
+import type { AttemptResult, Schema, SyncAttempt, SyncTrigger } from '../../store/types.js';
 
 /** How many attempts are kept per source; older ones are pruned on insert. */
 export const ATTEMPTS_KEPT_PER_SOURCE = 100;
