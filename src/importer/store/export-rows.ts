@@ -41,16 +41,17 @@ export async function findImport(db: Kysely<Schema>, name: string): Promise<Impo
   return row && { id: row.id, name: row.name, owner: row.owner, repo: row.repo, apiUrl: row.api_url };
 }
 
+/** The stored objects of one type of an import (key, number, JSON): what the reads below narrow down. */
+function objectsOf(db: Kysely<Schema>, importId: DbId, type: StoredType) {
+  return db.selectFrom('import_objects').select(['key', 'number', 'data']).where('import_id', '=', importId as number).where('type', '=', type);
+}
+
 /**
  * One stored object. Inputs: import, type and key (the primary key, so one
  * indexed lookup). Returns its key, number and parsed JSON, or undefined.
  */
 export async function findObject(db: Kysely<Schema>, importId: DbId, type: StoredType, key: string): Promise<StoredObject | undefined> {
-  const row = await db
-    .selectFrom('import_objects')
-    .select(['key', 'number', 'data'])
-    .where('import_id', '=', importId as number)
-    .where('type', '=', type)
+  const row = await objectsOf(db, importId, type)
     .where('key', '=', key)
     .executeTakeFirst();
   return row && toObject(row);
@@ -66,11 +67,7 @@ export async function findObject(db: Kysely<Schema>, importId: DbId, type: Store
 export async function* objectBatches(db: Kysely<Schema>, importId: DbId, type: StoredType, size: number): AsyncGenerator<StoredObject[]> {
   let after: string | undefined;
   for (;;) {
-    let query = db
-      .selectFrom('import_objects')
-      .select(['key', 'number', 'data'])
-      .where('import_id', '=', importId as number)
-      .where('type', '=', type);
+    let query = objectsOf(db, importId, type);
     if (after !== undefined) query = query.where('key', '>', after);
     const rows = await query.orderBy('key').limit(size).execute();
     if (rows.length === 0) return;
@@ -87,11 +84,7 @@ export async function* objectBatches(db: Kysely<Schema>, importId: DbId, type: S
  */
 export async function objectsWithNumbers(db: Kysely<Schema>, importId: DbId, type: StoredType, numbers: number[]): Promise<StoredObject[]> {
   if (numbers.length === 0) return [];
-  const rows = await db
-    .selectFrom('import_objects')
-    .select(['key', 'number', 'data'])
-    .where('import_id', '=', importId as number)
-    .where('type', '=', type)
+  const rows = await objectsOf(db, importId, type)
     .where('number', 'in', numbers)
     .orderBy('key')
     .execute();
