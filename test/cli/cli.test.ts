@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { dirname } from 'node:path';
-import { refsOf } from '../replication/harness.js';
+import { refsOf } from '../support/harness.js';
 import { LOOPBACK_NETWORKS } from '../support/egress.js';
 import { git } from '../support/git-fixtures.js';
 import { GitHttpServer } from '../support/git-http-server.js';

@@ -9,7 +9,7 @@ import { parseRoles } from '../../src/cluster/roles.js';
 import { BIN, forgesyncCli } from '../support/cluster/processes.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type CapturedLogs, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type CapturedLogs, type TestDatabase } from '../support/harness.js';
 
 const ADMIN = testSecret('ADMIN_TOKEN');
 const READ = testSecret('READ_TOKEN');

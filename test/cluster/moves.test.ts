@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MovesNeedRoutedJobsError, NoOtherShardError, ShardNotFoundError, ShardUnavailableError } from '../../src/cluster/errors.js';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, testJobsUrl } from '../replication/harness.js';
+import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, testJobsUrl } from '../support/harness.js';
 
 /**
  * Two workers on one registry and one BullMQ, each owning a storage shard

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refsOf } from '../replication/harness.js';
+import { refsOf } from '../support/harness.js';
 import { eventually as until } from '../support/eventually.js';
 import { LOOPBACK_NETWORKS } from '../support/egress.js';
 import { testSecret } from '../support/secrets.js';

@@ -6,7 +6,7 @@ import { CredentialUnavailableError, FeedSecretUnavailableError } from '../../sr
 import { CredentialStore } from '../../src/credentials/store.js';
 import { secretTargetOf } from '../../src/feeds/sinks/url.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { CapturedLogs } from '../replication/harness.js';
+import { CapturedLogs } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 
 const SECRET = testSecret('FEED_STORE_SECRET', 'whsec_');

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CredentialUnavailableError, InvalidCredentialRefError } from '../../src/credentials/errors.js';
 import { CredentialStore, validateCredentialName } from '../../src/credentials/store.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { CapturedLogs } from '../replication/harness.js';
+import { CapturedLogs } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 
 const TOKEN = testSecret('STORE_TOKEN', 'ghp_');

@@ -8,7 +8,7 @@ import { InvalidInputError } from '../../src/errors.js';
 import { openLeaseManager } from '../../src/leases/open.js';
 import { SourceNotFoundError } from '../../src/store/errors.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
-import { createTestDatabase, openTestForgesync, refsOf, testConfig, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, refsOf, testConfig, type TestDatabase } from '../support/harness.js';
 import { GitHttpServer } from '../support/git-http-server.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';

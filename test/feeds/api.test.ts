@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
-import { eventually } from '../replication/harness.js';
-import { startTestServer, type TestServer } from '../server/support.js';
+import { eventually } from '../support/harness.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WebhookReceiver } from './sinks/http-receiver.js';
 
 describe('/api/feeds and the feed metrics', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudEvent } from '../../src/feeds/events.js';
 import { credentialNames, startImportHarness, type ImportHarness } from '../importer/harness.js';
-import { eventually } from '../replication/harness.js';
+import { eventually } from '../support/harness.js';
 
 /** The change log rows of imported objects, in order. */
 async function importChanges(h: ImportHarness, afterSeq = 0) {

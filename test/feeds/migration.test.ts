@@ -4,7 +4,7 @@ import { FeedSecretUnavailableError } from '../../src/credentials/errors.js';
 import { connectPostgres, connectSqlite, type Connection } from '../../src/store/connect.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
-import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
 import { NatsListener } from './sinks/nats-listener.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FeedSecretUnavailableError } from '../../src/credentials/errors.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
-import { startTestServer, type TestServer } from '../server/support.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 import { NatsListener } from './sinks/nats-listener.js';
 
 /*

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { FeedRepository } from '../../src/feeds/store/feeds.js';
 import { FeedNameTakenError, FeedNotFoundError } from '../../src/feeds/errors.js';
-import { createTestDatabase, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/harness.js';
 
 describe.each(['sqlite', 'postgres'] as const)('feed rows on %s', (kind) => {
   let target: TestDatabase;

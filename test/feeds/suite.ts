@@ -12,7 +12,7 @@ import type { Forgesync } from '../../src/app/forgesync.js';
 import type { CloudEvent } from '../../src/feeds/events.js';
 import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
-import { createTestDatabase, eventually, openTestForgesync, testConfig, type CapturedLogs, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, eventually, openTestForgesync, testConfig, type CapturedLogs, type TestDatabase } from '../support/harness.js';
 import { WebhookReceiver } from './sinks/http-receiver.js';
 
 const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));

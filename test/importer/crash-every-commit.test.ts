@@ -9,7 +9,7 @@ import type { Forgesync } from '../../src/app/forgesync.js';
 import type { ImportCounts } from '../../src/importer/status.js';
 import type { ImportFailure } from '../../src/importer/store/failures.js';
 import { startFakeGitHub, type FakeGitHub } from '../fake-github/index.js';
-import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../support/harness.js';
 import { LOOPBACK_NETWORKS } from '../support/egress.js';
 import { testSecret } from '../support/secrets.js';
 

@@ -18,7 +18,7 @@ import {
   type ExportSummary,
 } from '../../src/importer/export/index.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
-import { createTestDatabase, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/harness.js';
 
 const run = promisify(execFile);
 

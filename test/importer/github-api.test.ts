@@ -16,7 +16,7 @@ import { ServerPaths } from '../../src/util/server-paths.js';
 import { guardRequests } from '../../src/server/request-guards.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { FakeProject, startFakeGitHub } from '../fake-github/index.js';
-import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 import {
   ASSET_BYTES,

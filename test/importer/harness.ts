@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { startFakeGitHub, type FakeGitHub, type FakeGitHubOptions } from '../fake-github/index.js';
-import { createTestDatabase, openTestForgesync, testConfig, type CapturedLogs } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig, type CapturedLogs } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 
 /** A fake GitHub and a forgesync with a credential bound to its API host. */

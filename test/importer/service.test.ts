@@ -2,7 +2,7 @@ import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { generateProject } from '../fake-github/index.js';
-import { eventually, testJobsUrl } from '../replication/harness.js';
+import { eventually, testJobsUrl } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 import { credentialNames, expectedCounts, startImportHarness, type ImportHarness } from './harness.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CredentialUnavailableError } from '../../src/credentials/errors.js';
 import { startFakeGitHub, type FakeGitHub } from '../fake-github/index.js';
-import { createTestDatabase, openTestForgesync, testConfig } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 import { credentialEnv } from './harness.js';
 

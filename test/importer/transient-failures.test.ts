@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateProject } from '../fake-github/index.js';
-import { eventually } from '../replication/harness.js';
+import { eventually } from '../support/harness.js';
 import { credentialNames, expectedCounts, importedCounts, startImportHarness, type ImportHarness } from './harness.js';
 
 /*

@@ -7,8 +7,8 @@ import { validateRemoteUrl } from '../../src/git/url.js';
 import { validateSourceName } from '../../src/replication/names.js';
 import { signBody } from '../../src/replication/webhooks/signature.js';
 import { validateRevision } from '../../src/snapshots/revision.js';
-import { startTestServer, type TestServer } from '../server/support.js';
-import { SECRETS, WEBHOOK_ENV } from '../server/webhooks-fixtures.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { SECRETS, WEBHOOK_ENV } from '../replication/webhooks/fixtures.js';
 import { checkAsync, hostileString, piece, unknownValue } from './arbitraries.js';
 import { testSecret } from '../support/secrets.js';
 

@@ -9,7 +9,7 @@ import type { Job } from '../../src/jobs/types.js';
 import { validateJob } from '../../src/jobs/validate.js';
 import { MAX_TTL_MS, validateDuration, validateFence, validateFloor, validateKey, validateTtl } from '../../src/leases/validate.js';
 import { resolveInside } from '../../src/snapshots/paths.js';
-import { startTestServer, type TestServer } from '../server/support.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 import { attempt, check, checkAsync } from './arbitraries.js';
 
 /*

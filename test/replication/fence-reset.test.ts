@@ -7,7 +7,7 @@ import { LeaseLostError, openLeaseManager } from '../../src/index.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
 import { MYSQL_URL, REDIS_URL } from '../leases/backends.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type TestDatabase } from './harness.js';
+import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type TestDatabase } from '../support/harness.js';
 
 /**
  * A lease store that loses its counters (Redis restarted without

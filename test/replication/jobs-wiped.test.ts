@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, testJobsUrl } from './harness.js';
+import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, testJobsUrl } from '../support/harness.js';
 
 /**
  * Jobs are nudges: the registry holds every request. When the job queue's

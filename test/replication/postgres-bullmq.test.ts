@@ -1,4 +1,4 @@
-import { testJobsUrl } from './harness.js';
+import { testJobsUrl } from '../support/harness.js';
 import { describeReplication } from './suite.js';
 
 describeReplication('postgres', testJobsUrl(4));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { STALE_LOCK_AGE_MS } from '../../src/git/locks.js';
 import { plantLock } from '../support/git-fixtures.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, openTestForgesync, refsOf, testConfig } from './harness.js';
+import { createTestDatabase, openTestForgesync, refsOf, testConfig } from '../support/harness.js';
 
 /**
  * A worker killed while git updated a mirror's refs leaves lock files under `refs/`

@@ -13,7 +13,7 @@ import { syncLeaseKey } from '../../src/replication/sync.js';
 import { GitHttpServer } from '../support/git-http-server.js';
 import { anyFileContains } from '../support/git-fixtures.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type CapturedLogs, type TestDatabase } from './harness.js';
+import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type CapturedLogs, type TestDatabase } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
 
 const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/leases/lease.js';
 import type { RegistryState } from '../../src/store/types.js';
-import { startTestServer, type TestServer } from './support.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 
 type Method = 'GET' | 'POST';
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testSecret } from '../support/secrets.js';
-import { startTestServer, type TestServer } from './support.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const ADMIN = testSecret('PATHS_ADMIN_TOKEN');
 const READ = testSecret('PATHS_READ_TOKEN');

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourceStatusJson } from '../../src/replication/commands.js';
 import { syncLeaseKey } from '../../src/replication/sync.js';
 import type { SourceDetailJson } from '../../src/replication/http/schemas.js';
-import { eventually } from '../replication/harness.js';
+import { eventually } from '../support/harness.js';
 import { Upstream } from '../support/upstream.js';
-import { startTestServer, type TestServer } from './support.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 import { testSecret } from '../support/secrets.js';
 
 const ADMIN = testSecret('ADMIN_TOKEN');

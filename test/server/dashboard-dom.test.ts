@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardRoutes } from '../../src/server/routes/dashboard.js';
-import { openBrowserPage } from './browser.js';
+import { openBrowserPage } from '../support/browser.js';
 
 /*
  * The dashboard's keyed update (src/server/dashboard/dom.js `patch`) in Debian's

@@ -4,10 +4,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
-import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig } from '../replication/harness.js';
+import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig } from '../support/harness.js';
 import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
-import { openBrowserPage } from './browser.js';
+import { openBrowserPage } from '../support/browser.js';
 
 /*
  * End to end: a real `forgesync serve` (API, scheduler, workers) on a random

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.js';
 import { buildServer } from '../../src/server/app.js';
 import { testSecret } from '../support/secrets.js';
-import { startTestServer, type TestServer } from './support.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const ADMIN = testSecret('GUARD_ADMIN_TOKEN');
 const READ = testSecret('GUARD_READ_TOKEN');

@@ -19,7 +19,7 @@ import { exportCommit, removeTree } from '../../src/snapshots/export.js';
 import { git, listFiles, removeTempDirs } from '../support/git-fixtures.js';
 import { describeTree } from '../support/trees.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../support/harness.js';
 
 /** Every file (relative path) under a snapshot directory, sorted. */
 const filesOf = (dir: string) => listFiles(dir).map((file) => relative(dir, file)).sort();

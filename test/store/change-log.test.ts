@@ -11,7 +11,7 @@ import { sqliteHandle } from '../../src/store/connect.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { runBatch } from '../../src/store/sql.js';
 import type { Schema } from '../../src/store/types.js';
-import { createTestDatabase, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/harness.js';
 
 /** What a reader sees of a change, as a plain object. */
 const plain = (row: ChangeRow) => ({

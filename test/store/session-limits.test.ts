@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/app/config.js';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { openLeaseManager } from '../../src/leases/open.js';
 import { openDatabase } from '../../src/store/database.js';
-import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../replication/harness.js';
+import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../support/harness.js';
 
 /*
  * A session paused inside a transaction keeps its locks until the server

@@ -7,8 +7,8 @@ import { Forgesync } from '../../src/app/forgesync.js';
 import { loadConfig, type ForgesyncConfig } from '../../src/app/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { POSTGRES_URL, REDIS_URL } from '../leases/backends.js';
-import { LOOPBACK_NETWORKS } from '../support/egress.js';
-import { refsOf as refMap } from '../support/git-fixtures.js';
+import { LOOPBACK_NETWORKS } from './egress.js';
+import { refsOf as refMap } from './git-fixtures.js';
 
 /** Log lines a test Forgesync wrote, parsed, plus the raw text. */
 export class CapturedLogs extends Writable {
@@ -88,7 +88,7 @@ export function refsOf(gitDir: string): string {
   return [...refMap(gitDir)].map(([ref, sha]) => `${sha} ${ref}`).sort().join('\n');
 }
 
-export { eventually } from '../support/eventually.js';
+export { eventually } from './eventually.js';
 
 /**
  * A BullMQ jobs URL of its own for one test file: Redis `db` (each file that

@@ -1,12 +1,12 @@
-import { testSecret } from '../support/secrets.js';
+import { testSecret } from '../../support/secrets.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { signBody } from '../../src/replication/webhooks/signature.js';
-import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
-import { createTestDatabase, openTestForgesync, testConfig } from '../replication/harness.js';
-import { startTestServer, type TestServer } from './support.js';
-import { deliveryId, genericDelivery, SECRETS, standardSecret, WEBHOOK_ENV } from './webhooks-fixtures.js';
+import { signBody } from '../../../src/replication/webhooks/signature.js';
+import { buildServer, type ForgesyncServer } from '../../../src/server/app.js';
+import { createTestDatabase, openTestForgesync, testConfig } from '../../support/harness.js';
+import { startTestServer, type TestServer } from '../../support/test-server.js';
+import { deliveryId, genericDelivery, SECRETS, standardSecret, WEBHOOK_ENV } from './fixtures.js';
 
 const MINUTE = 60_000;
 const ACCEPTED = '{"result":"accepted"}';

@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 import type { WebhookEventName } from '@octokit/webhooks-types';
 import type { InjectOptions } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { signBody } from '../../src/replication/webhooks/signature.js';
-import { testSecret } from '../support/secrets.js';
+import { signBody } from '../../../src/replication/webhooks/signature.js';
+import { testSecret } from '../../support/secrets.js';
 
 /**
  * A Standard Webhooks secret, `whsec_<base64 of 32 random bytes>`

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openReaders, ReaderThreadStoppedError, ThreadedReaders, type DeliveryReaders } from '../../src/replication/webhooks/readers.js';
-import type { DeliveryJob } from '../../src/replication/webhooks/read.js';
-import { signBody } from '../../src/replication/webhooks/signature.js';
-import { githubExample, SECRETS } from './webhooks-fixtures.js';
+import { openReaders, ReaderThreadStoppedError, ThreadedReaders, type DeliveryReaders } from '../../../src/replication/webhooks/readers.js';
+import type { DeliveryJob } from '../../../src/replication/webhooks/read.js';
+import { signBody } from '../../../src/replication/webhooks/signature.js';
+import { githubExample, SECRETS } from './fixtures.js';
 
 // The thread runs compiled code: the script npm test builds into dist/.
-const SCRIPT = new URL('../../dist/replication/webhooks/reader.worker.js', import.meta.url);
+const SCRIPT = new URL('../../../dist/replication/webhooks/reader.worker.js', import.meta.url);
 
 function githubJob(event: string, payload: unknown, options: { signature?: string; form?: boolean } = {}): DeliveryJob {
   const json = JSON.stringify(payload);
@@ -52,7 +52,7 @@ describe('webhook reader threads', () => {
   it('reads on threads when there are any, on the event loop otherwise, or without the compiled script', () => {
     expect(open(2)).toBeInstanceOf(ThreadedReaders);
     expect(open(0)).not.toBeInstanceOf(ThreadedReaders);
-    const missing = openReaders({ github: SECRETS.github }, 2, new URL('./no-such-reader.worker.js', import.meta.url));
+    const missing = openReaders({ github: SECRETS.github }, 2, new URL('../../server/no-such-reader.worker.js', import.meta.url));
     expect(missing).not.toBeInstanceOf(ThreadedReaders);
   });
 

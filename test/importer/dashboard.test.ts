@@ -4,10 +4,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImportStatusJson } from '../../src/importer/status.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
-import { credentialNames, startImportHarness, type ImportHarness } from '../importer/harness.js';
-import { eventually } from '../replication/harness.js';
+import { credentialNames, startImportHarness, type ImportHarness } from './harness.js';
+import { eventually } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
-import { openBrowserPage } from './browser.js';
+import { openBrowserPage } from '../support/browser.js';
 
 /*
  * The dashboard's Imports page in Debian's headless chromium, over a real

@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Upstream } from '../support/upstream.js';
-import { eventually } from '../replication/harness.js';
-import { signBody } from '../../src/replication/webhooks/signature.js';
-import { startTestServer, type TestServer } from './support.js';
-import { githubDelivery, githubExample, SECRETS, WEBHOOK_ENV } from './webhooks-fixtures.js';
+import { Upstream } from '../../support/upstream.js';
+import { eventually } from '../../support/harness.js';
+import { signBody } from '../../../src/replication/webhooks/signature.js';
+import { startTestServer, type TestServer } from '../../support/test-server.js';
+import { githubDelivery, githubExample, SECRETS, WEBHOOK_ENV } from './fixtures.js';
 
 /** requested_seq of every source, by name: the registry's record of requests. */
 async function requestCounts(t: TestServer): Promise<Record<string, number>> {

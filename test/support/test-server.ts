@@ -1,8 +1,8 @@
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer, type ServerOptions } from '../../src/server/app.js';
 import type { AuthTokens } from '../../src/server/auth.js';
-import { createTestDatabase, openTestForgesync, testConfig, type CapturedLogs } from '../replication/harness.js';
-import { testSecret } from '../support/secrets.js';
+import { createTestDatabase, openTestForgesync, testConfig, type CapturedLogs } from './harness.js';
+import { testSecret } from './secrets.js';
 
 /** A forgesync HTTP server over a fresh SQLite registry, for tests. */
 export interface TestServer {

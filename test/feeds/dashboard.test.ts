@@ -6,12 +6,12 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedStatus } from '../../src/feeds/status.js';
 import { feedLeaseKey } from '../../src/feeds/runner.js';
-import { WebhookReceiver } from '../feeds/sinks/http-receiver.js';
-import { eventually } from '../replication/harness.js';
+import { WebhookReceiver } from './sinks/http-receiver.js';
+import { eventually } from '../support/harness.js';
 import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
-import { openBrowserPage } from './browser.js';
-import { startTestServer, type TestServer } from './support.js';
+import { openBrowserPage } from '../support/browser.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 
 /*
  * The dashboard's Feeds pages in Debian's headless chromium, over a real

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './support.js';
+import { startTestServer, type TestServer } from '../../support/test-server.js';
 import {
   gitlabDelivery,
   gitlabPush,
   gitlabRepositoryUpdate,
   SECRETS,
   WEBHOOK_ENV,
-} from './webhooks-fixtures.js';
+} from './fixtures.js';
 
 async function requestCounts(t: TestServer): Promise<Record<string, number>> {
   const sources = await t.app.replication.sources.list();

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { decodeWebhookSecret, readStandardHeaders, verifyStandardSignature } from '../../src/replication/webhooks/standard.js';
-import { deliveryId, standardSecret } from './webhooks-fixtures.js';
+import { decodeWebhookSecret, readStandardHeaders, verifyStandardSignature } from '../../../src/replication/webhooks/standard.js';
+import { deliveryId, standardSecret } from './fixtures.js';
 
 const SECRET = standardSecret();
 const KEY = decodeWebhookSecret(SECRET);

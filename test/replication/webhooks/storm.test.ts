@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { eventually, refsOf } from '../replication/harness.js';
-import { Upstream } from '../support/upstream.js';
-import { startTestServer } from './support.js';
-import { githubDelivery, githubExample, WEBHOOK_ENV } from './webhooks-fixtures.js';
+import { eventually, refsOf } from '../../support/harness.js';
+import { Upstream } from '../../support/upstream.js';
+import { startTestServer } from '../../support/test-server.js';
+import { githubDelivery, githubExample, WEBHOOK_ENV } from './fixtures.js';
 
 const DELIVERIES = 300;
 /** Deliveries before which a new commit lands upstream (the last one just before the last delivery). */

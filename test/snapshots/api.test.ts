@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { formatBytes } from '../../src/snapshots/errors.js';
-import { openTestForgesync } from '../replication/harness.js';
+import { openTestForgesync } from '../support/harness.js';
 import { git } from '../support/git-fixtures.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
-import { startTestServer, type TestServer } from './support.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const ADMIN = testSecret('ADMIN_TOKEN');
 const READ = testSecret('READ_TOKEN');
