@@ -126,7 +126,7 @@ export class SyncService {
           // The first round may use the source read above; later rounds read it again.
           let known: SourceWithRegistry | undefined = source;
           for (let round = 0; round < MAX_ROUNDS; round++) {
-            const result = await this.#round(source.id, trigger, lease, signal, known, placement);
+            const result = await this.#round({ sourceId: source.id, trigger, lease, signal, known, placement });
             known = undefined;
             outcome = result.outcome;
             if (!result.requestPending) break;
@@ -153,14 +153,15 @@ export class SyncService {
    * `requestPending`: the row was written synced and a request is still
    * unserved (it arrived during the pass), so another round is due.
    */
-  async #round(
-    sourceId: number,
-    trigger: SyncTrigger,
-    lease: Lease,
-    signal: AbortSignal,
-    known: SourceWithRegistry | undefined,
-    placement: Exclude<Placement, 'elsewhere'>,
-  ): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
+  async #round(round: {
+    sourceId: number;
+    trigger: SyncTrigger;
+    lease: Lease;
+    signal: AbortSignal;
+    known: SourceWithRegistry | undefined;
+    placement: Exclude<Placement, 'elsewhere'>;
+  }): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
+    const { sourceId, trigger, lease, signal, known, placement } = round;
     const { registry, logger } = this.options;
     const startedAt = performance.now();
     // Marks the row started and records the attempt (one transaction on SQLite). Refused

@@ -119,7 +119,7 @@ function jobBatch(record: ImportRecord, key: string, total: number): { guards: C
 
 /** A coordinator's page batch under fence `fence`, as RunContext writes it once its fence is stored. */
 function pageBatch(record: ImportRecord, fence: bigint, total: number): { guards: Compilable[]; steps: Compilable[] } {
-  return { guards: [imports.guardStep(record.id, record.run, fence, 'share')], steps: [imports.progressStep(record.id, Date.now(), counts(total), [])] };
+  return { guards: [imports.guardStep({ importId: record.id, run: record.run, fence, hold: 'share' })], steps: [imports.progressStep(record.id, Date.now(), counts(total), [])] };
 }
 
 let record: ImportRecord;
@@ -243,7 +243,7 @@ describe('progress rows on SQLite', () => {
       const claimed = (await repository.claim(created.id, 5n))!;
       await jobs.add(claimed.id, STAGE, claimed.run, ['r1']);
       const budget = [{ credential: 'GH', limit: 5000, remaining: 4990, resetAt: null }];
-      expect(await runGuarded(sqlite.db, [repository.guardStep(claimed.id, claimed.run, 5n, 'share')], [repository.progressStep(claimed.id, Date.now(), counts(3), budget)])).toBe(true);
+      expect(await runGuarded(sqlite.db, [repository.guardStep({ importId: claimed.id, run: claimed.run, fence: 5n, hold: 'share' })], [repository.progressStep(claimed.id, Date.now(), counts(3), budget)])).toBe(true);
       expect(
         await runGuarded(
           sqlite.db,
@@ -252,7 +252,7 @@ describe('progress rows on SQLite', () => {
         ),
       ).toBe(true);
       // A stale fence is refused, on SQLite as on PostgreSQL.
-      expect(await runGuarded(sqlite.db, [repository.guardStep(claimed.id, claimed.run, 4n, 'share')], [])).toBeNull();
+      expect(await runGuarded(sqlite.db, [repository.guardStep({ importId: claimed.id, run: claimed.run, fence: 4n, hold: 'share' })], [])).toBeNull();
       const before = await repository.findById(claimed.id);
       expect(before?.requests.total).toBe(5);
       expect(before?.rate).toEqual(budget);

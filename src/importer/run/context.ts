@@ -162,7 +162,7 @@ export class RunContext {
   async #write(fence: bigint, steps: readonly (Compilable | null)[], counts: RequestCounts, rate: RateBudget[]): Promise<true | null> {
     const now = Date.now();
     const hold = fence !== this.#fenceTaken || steps.some((step) => step !== null && this.imports.updatesImportRow(step)) ? 'take' : 'share';
-    const written = await runGuarded(this.db, [this.imports.guardStep(this.importId, this.run, fence, hold, now)], [this.imports.progressStep(this.importId, now, counts, rate), ...steps]);
+    const written = await runGuarded(this.db, [this.imports.guardStep({ importId: this.importId, run: this.run, fence, hold, now })], [this.imports.progressStep(this.importId, now, counts, rate), ...steps]);
     if (written && hold === 'take') this.#fenceTaken = fence;
     return written;
   }

@@ -2,6 +2,15 @@ import { PostgresAdapter, sql, type Compilable, type Kysely } from 'kysely';
 import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 
+/** Which coordinator batch a guard admits: import, run, the holder's fence and how it holds the row (see ImportGuards.coordinator). */
+export interface CoordinatorGuard {
+  importId: number;
+  run: number;
+  fence: bigint;
+  hold: 'share' | 'take';
+  now?: number;
+}
+
 /**
  * The guards an import's batches write behind (see ImportRepository): a
  * batch's first step, refused (no row) unless the import still runs the
@@ -72,8 +81,9 @@ export class ImportGuards {
    * upgrading a share lock two batches could both hold, which deadlocks).
    * Returns the id when it applied (no row: refused, and the batch must roll back).
    */
-  coordinator(id: number, run: number, fence: bigint, hold: 'share' | 'take', now = Date.now()): Compilable {
-    return hold === 'take' ? this.#takeFence.bind(fence, now, id, run) : this.#guard.bind(id, run, fence);
+  coordinator(guard: CoordinatorGuard): Compilable {
+    const { importId, run, fence, hold, now = Date.now() } = guard;
+    return hold === 'take' ? this.#takeFence.bind(fence, now, importId, run) : this.#guard.bind(importId, run, fence);
   }
 
   /**

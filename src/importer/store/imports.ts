@@ -7,7 +7,7 @@ import { ImportNameTakenError, ImportNotFoundError, ImportStateError } from '../
 import type { RequestCounts } from '../github/client.js';
 import type { RateBudget } from '../github/pacer.js';
 import { STAGES, type Stage } from '../types.js';
-import { ImportGuards } from './import-guards.js';
+import { ImportGuards, type CoordinatorGuard } from './import-guards.js';
 import { toRecord, type ImportRecord, type ImportRow, type NewImport } from './import-record.js';
 import { ImportProgress } from './progress.js';
 
@@ -206,8 +206,8 @@ export class ImportRepository {
   }
 
   /** The guard of a coordinator's batch (see ImportGuards.coordinator). */
-  guardStep(id: number, run: number, fence: bigint, hold: 'share' | 'take', now = Date.now()): Compilable {
-    return this.#guards.coordinator(id, run, fence, hold, now);
+  guardStep(guard: CoordinatorGuard): Compilable {
+    return this.#guards.coordinator(guard);
   }
 
   /** The guard of a per-object job's write (see ImportGuards.job). */

@@ -58,13 +58,8 @@ export function attemptQueries(db: Kysely<Schema>): AttemptQueries {
 }
 
 /** Records a running attempt and prunes the source's history; returns its id (run it with runBatch). */
-export function* insertAttempt(
-  queries: AttemptQueries,
-  sourceId: number,
-  trigger: SyncTrigger,
-  fence: bigint | null,
-  now: Date,
-): Batch<number> {
+export function* insertAttempt(queries: AttemptQueries, attempt: { sourceId: number; trigger: SyncTrigger; fence: bigint | null; now: Date }): Batch<number> {
+  const { sourceId, trigger, fence, now } = attempt;
   const row = (yield* run(queries.insert, sourceId, trigger, now.getTime(), fence)).rows[0];
   if (!row) throw new Error('inserting a sync attempt returned no id');
   yield* run(queries.prune, sourceId);

@@ -202,7 +202,7 @@ export class RegistryRepository {
     return runBatch(this.#db, function* () {
       const started = (yield* run(start, now.getTime(), fence, sourceId, epoch ?? null)).rows[0];
       if (!started) return null;
-      const attemptId = yield* insertAttempt(attempts, sourceId, trigger, fence, now);
+      const attemptId = yield* insertAttempt(attempts, { sourceId, trigger, fence, now });
       return { row: toRegistryRow(started), attemptId };
     });
   }
@@ -349,7 +349,7 @@ export class RegistryRepository {
 
   /** Records a running attempt (keeping the last 100 per source); returns its id. `now` defaults to the current time. */
   startAttempt(sourceId: number, { trigger, fence, now = new Date() }: { trigger: SyncTrigger; fence: bigint | null; now?: Date }): Promise<number> {
-    return runBatch(this.#db, () => insertAttempt(this.#attempts, sourceId, trigger, fence, now));
+    return runBatch(this.#db, () => insertAttempt(this.#attempts, { sourceId, trigger, fence, now }));
   }
 
   /** Completes an attempt with its result; false when it no longer exists. */
