@@ -10,7 +10,7 @@ import { WebhookReceiver } from './sinks/http-receiver.js';
 import { eventually } from '../support/harness.js';
 import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
-import { openBrowserPage } from '../support/browser.js';
+import { escapeRegExp as escape, exactly, openBrowserPage, textOf as textOfPage } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 /*
@@ -112,20 +112,8 @@ describe('dashboard feeds page in headless chromium', () => {
 
   const status = (name: string) => get<FeedStatus>(`/api/feeds/${encodeURIComponent(name)}`);
 
-  /** Polls the page until `selector`'s text matches. */
-  async function textOf(selector: string, expected: RegExp, timeoutMs = 30_000): Promise<string> {
-    return eventually(
-      `${selector} to match ${expected}`,
-      async () => {
-        const text = (await page.locator(selector).first().textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
-        return expected.test(text) ? text : null;
-      },
-      timeoutMs,
-    );
-  }
+  const textOf = (selector: string, expected: RegExp, timeoutMs?: number) => textOfPage(page, selector, expected, timeoutMs);
 
-  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const exactly = (value: string | number) => new RegExp(`^${escape(String(value))}$`);
   const row = (name: string) => `tr[data-feed="${name}"]`;
   const field = (name: string, key: string) => `${row(name)} [data-field="${key}"]`;
 

@@ -7,7 +7,7 @@ import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { credentialNames, startImportHarness, type ImportHarness } from './harness.js';
 import { eventually } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
-import { openBrowserPage } from '../support/browser.js';
+import { escapeRegExp as escape, openBrowserPage, textOf as textOfPage } from '../support/browser.js';
 
 /*
  * The dashboard's Imports page in Debian's headless chromium, over a real
@@ -71,19 +71,8 @@ describe('dashboard imports page in headless chromium', () => {
     return (await response.json()) as ImportStatusJson;
   }
 
-  /** Polls the page until `selector`'s text matches. */
-  async function textOf(selector: string, expected: RegExp, timeoutMs = 30_000): Promise<string> {
-    return eventually(
-      `${selector} to match ${expected}`,
-      async () => {
-        const text = (await page.locator(selector).first().textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
-        return expected.test(text) ? text : null;
-      },
-      timeoutMs,
-    );
-  }
+  const textOf = (selector: string, expected: RegExp, timeoutMs?: number) => textOfPage(page, selector, expected, timeoutMs);
 
-  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
   it('lists the imports and shows one in detail: stage, counts, requests, rate budget, sources, failures', async () => {
     const synced = await status(name);

@@ -7,7 +7,7 @@ import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig } from '../support/harness.js';
 import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
-import { openBrowserPage } from '../support/browser.js';
+import { openBrowserPage, textOf as textOfPage } from '../support/browser.js';
 
 /*
  * End to end: a real `forgesync serve` (API, scheduler, workers) on a random
@@ -51,17 +51,7 @@ describe('dashboard in headless chromium', () => {
     await app?.close();
   });
 
-  /** Polls the page until `locator`'s text matches. */
-  async function textOf(selector: string, expected: RegExp, timeoutMs = 30_000): Promise<string> {
-    return eventually(
-      `${selector} to match ${expected}`,
-      async () => {
-        const text = (await page.locator(selector).first().textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
-        return expected.test(text) ? text : null;
-      },
-      timeoutMs,
-    );
-  }
+  const textOf = (selector: string, expected: RegExp, timeoutMs?: number) => textOfPage(page, selector, expected, timeoutMs);
 
   it('serves the page with a strict content security policy', async () => {
     // The shell, its shared base, and each capability's page module (src/<capability>/dashboard/ as /dashboard/<capability>/).

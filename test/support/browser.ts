@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { eventually } from './eventually.js';
 
 /** Debian's chromium: never a browser download. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -31,3 +32,21 @@ export async function openBrowserPage(): Promise<{ browser: Browser; page: Page 
   page.setDefaultTimeout(20_000);
   return { browser, page };
 }
+
+/** Polls `page` until the text of the first element `selector` finds matches `expected`; returns that text. */
+export async function textOf(page: Page, selector: string, expected: RegExp, timeoutMs = 30_000): Promise<string> {
+  return eventually(
+    `${selector} to match ${expected}`,
+    async () => {
+      const text = (await page.locator(selector).first().textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
+      return expected.test(text) ? text : null;
+    },
+    timeoutMs,
+  );
+}
+
+/** `text` with the characters special in a regular expression escaped. */
+export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A pattern matching exactly `value`'s text. */
+export const exactly = (value: string | number) => new RegExp(`^${escapeRegExp(String(value))}$`);
