@@ -138,14 +138,19 @@ export class Feeds implements ForgesyncModule, ServesRoutes {
   }
 
   async list(): Promise<FeedStatus[]> {
-    return Promise.all((await this.repo.list()).map((feed) => this.status(feed)));
+    const [feeds, head] = await Promise.all([this.repo.list(), headSeq(this.options.database.db)]);
+    return Promise.all(feeds.map((feed) => this.#status(feed, head)));
   }
 
   /** @throws FeedNotFoundError */
   async status(feed: string | FeedRecord): Promise<FeedStatus> {
     const record = typeof feed === 'string' ? await this.repo.get(feed) : feed;
-    const holder = await this.options.leases.inspect(feedLeaseKey(record.name));
-    return feedStatus(this.options.database.db, this.repo, record, holder ? `${holder.owner.name}(${holder.owner.pid})` : null);
+    return this.#status(record, await headSeq(this.options.database.db));
+  }
+
+  async #status(feed: FeedRecord, head: number): Promise<FeedStatus> {
+    const holder = await this.options.leases.inspect(feedLeaseKey(feed.name));
+    return feedStatus(this.options.database.db, this.repo, { feed, holder: holder ? `${holder.owner.name}(${holder.owner.pid})` : null, head });
   }
 
   /** Requests a partial sync (the changes since the cursor); with `wait`, runs it here (or waits for the holder) and returns the status after it. */

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { headSeq } from '../store/change-log.js';
 import type { Schema } from '../store/types.js';
 import type { ServerPaths } from '../util/server-paths.js';
 import { redactSinkUrl } from './sinks/open.js';
@@ -39,9 +38,13 @@ export interface FeedStatus {
   retryAt: string | null;
 }
 
-/** A feed's status, from its row, the change log and the live holder of its lease. */
-export async function feedStatus(db: Kysely<Schema>, repo: FeedRepository, feed: FeedRecord, holder: string | null): Promise<FeedStatus> {
-  const head = await headSeq(db); // first: it numbers what is staged, which the count below must see
+/**
+ * A feed's status, from its row, the change log (`head`: headSeq, read
+ * before: it numbers what is staged, which the lag count must see; one read
+ * serves a list of feeds) and the live holder of its lease.
+ */
+export async function feedStatus(db: Kysely<Schema>, repo: FeedRepository, of: { feed: FeedRecord; holder: string | null; head: number }): Promise<FeedStatus> {
+  const { feed, holder, head } = of;
   const [held, after] = await Promise.all([
     repo.heldCounts(feed.id),
     changesInScopeAfter(db, feed, feed.cursor),

@@ -41,15 +41,8 @@ export interface ImportRecord {
   transientFailures: number;
 }
 
-export interface NewImport {
-  name: string;
-  owner: string;
-  repo: string;
-  apiUrl: string;
-  credentials: string[];
-  concurrency: number;
-  intervalMs: number | null;
-}
+/** What creating an import stores; the rest of its record starts from defaults. */
+export type NewImport = Pick<ImportRecord, 'name' | 'owner' | 'repo' | 'apiUrl' | 'credentials' | 'concurrency' | 'intervalMs'>;
 
 export type ImportRow = Schema['imports'] extends infer T ? { [K in keyof T]: unknown } : never;
 
