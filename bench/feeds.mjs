@@ -36,7 +36,7 @@
 //     set to the last number, the WAL checkpointed (truncated). A feed is then
 //     added (cursor = head) and its initial full sync run to the end
 //     (feeds.resync --wait). Each repetition appends BENCH_FEEDS_PARTIAL_CHANGES
-//     changes (appendChangeSteps in one transaction, untimed) and times
+//     changes (appendChanges in one transaction, untimed) and times
 //     feeds.sync(feed, { wait: true }) — it returns the status after the run,
 //     which must show lag 0. Warm-up first, then the two logs alternate (the
 //     order swapping per repetition); ratio = median(big) / median(small).
@@ -72,7 +72,7 @@
 //     One warm-up round, then BENCH_FEEDS_ROUNDS rounds in rotated order;
 //     ratio = median over rounds of feed events/s ÷ raw events/s.
 //  3. Latency: a bare upstream in the temp directory, pushed to with the git
-//     CLI from a clone; the source added with addSource, startService()
+//     CLI from a clone; the source added with replication.addSource, startService()
 //     running, an http feed to the receiver. Per push: commit, git push, then
 //     sync(source); the receiver timestamps each event's arrival. The
 //     latency is arrival − the event's `time` (when the sync recorded the
@@ -99,8 +99,8 @@ import { outgoing } from '../dist/feeds/events.js';
 import { openSink } from '../dist/feeds/sinks/open.js';
 import { PinnedAgent, pinnedRequest } from '../dist/egress/http.js';
 import { createLogger } from '../dist/logging/logger.js';
-import { runAtomically } from '../dist/store/atomic.js';
-import { appendChangeSteps, headSeq, refChange } from '../dist/store/change-log.js';
+import { run, runBatch } from '../dist/store/batch.js';
+import { appendChanges, headSeq, refChange } from '../dist/store/change-log.js';
 import { sqliteHandle } from '../dist/store/connect.js';
 import { git } from './lib/git-fleet.mjs';
 import { collectGarbage, median, rotate, spreadPct, withDeadline } from './lib/harness.mjs';
@@ -246,10 +246,9 @@ function changeInput(n) {
 async function appendGenerated(app, from, count) {
   const db = app.kernel.database.db;
   const changes = Array.from({ length: count }, (_, i) => changeInput(from + i));
-  await runAtomically(
-    db,
-    appendChangeSteps(db, changes, Date.now()).map((step) => () => step),
-  );
+  await runBatch(db, function* () {
+    for (const statement of appendChanges(db, changes, Date.now())) yield* run(statement.query, ...statement.args);
+  });
 }
 
 /** Fills an empty change log with `rows` generated changes by direct multi-row INSERTs; returns the ms taken. */
@@ -702,8 +701,8 @@ try {
     await inWork(['push', '--quiet', upstream, 'main']);
     const app = await openInstance('latency');
     await app.startService();
-    await app.addSource({ url: upstream, name: 'e2e' });
-    const first = await app.sync('e2e', { trigger: 'library', timeoutMs: 60_000 });
+    await app.replication.addSource({ url: upstream, name: 'e2e' });
+    const first = await app.replication.sync('e2e', { trigger: 'library', timeoutMs: 60_000 });
     if (!first.served) throw new Error(`latency: the first sync of the upstream failed: ${first.registry.lastFailure}`);
     await app.feeds.add({ name: 'e2e', sink: receiver.url('e2e') });
     for (const deadline = Date.now() + 60_000; ; ) {
@@ -730,7 +729,7 @@ try {
       const sha = (await inWork(['rev-parse', 'HEAD'])).trim();
       const arrived = arrivals.has(sha) ? Promise.resolve(arrivals.get(sha)) : new Promise((resolve) => waiters.set(sha, resolve));
       const t0 = performance.timeOrigin + performance.now();
-      const result = await app.sync('e2e', { trigger: 'library', timeoutMs: 60_000 });
+      const result = await app.replication.sync('e2e', { trigger: 'library', timeoutMs: 60_000 });
       const resolvedAt = performance.timeOrigin + performance.now();
       if (!result.served) throw new Error(`latency: sync ${i} failed: ${result.registry.lastFailure}`);
       const event = await withDeadline(arrived, 30_000, `the event of push ${i} (${sha.slice(0, 12)})`);

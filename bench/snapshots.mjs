@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Per-commit snapshots on a large repository: forgesync's openSnapshot (first,
+// Per-commit snapshots on a large repository: forgesync's snapshots.open (first,
 // repeat and nearby commit) against a raw `git worktree add` and a fresh
 // `git clone` of the same commit, in one run.
 //
@@ -23,7 +23,7 @@
 //    temp directory, FORGESYNC_GIT_PROTOCOLS=file, a snapshot budget of 1000
 //    (nothing is evicted behind the bench's back), logging at warn to a file;
 //    addSource + sync, so the mirror exists. Snapshots are opened by
-//    full sha with no sync: app.openSnapshot('big', sha).
+//    full sha with no sync: app.snapshots.open('big', sha).
 //  - raw git (not timed): a separate `git clone --bare --no-local` of the
 //    upstream; every raw command runs with system and global config disabled
 //    (PLAIN_GIT_ENV of bench/lib/git-fleet.mjs).
@@ -35,13 +35,13 @@
 //    materialised at setup (and checked there file by file count against
 //    ls-tree).
 //  - cases, timed each round in an order rotated per round:
-//      first    openSnapshot(F_r)                  a genuine first snapshot (derived from
+//      first    snapshots.open(F_r)                a genuine first snapshot (derived from
 //               the closest materialised commit of the source, as in use)
-//      cold     openSnapshot(F_r) of a second source on the same upstream that
+//      cold     snapshots.open(F_r) of a second source on the same upstream that
 //               has nothing on disk: a full export
-//      repeat   openSnapshot(main), BENCH_REPEATS times; each call timed alone,
+//      repeat   snapshots.open(main), BENCH_REPEATS times; each call timed alone,
 //               release() and the eviction pass it starts not timed
-//      nearby   openSnapshot(N_r)                  3 commits from a materialised one
+//      nearby   snapshots.open(N_r)                3 commits from a materialised one
 //      worktree git --git-dir=<plain> worktree add --quiet --detach <dir> F_r
 //      clone    git clone --no-checkout --quiet file://<upstream> <dir>, then
 //               git -C <dir> checkout --quiet --detach F_r (timed together:
@@ -188,19 +188,19 @@ const config = loadConfig({
   },
 });
 app = await Forgesync.open(config, { logger: createLogger({ level: 'warn', destination: pino.destination(join(root, 'forgesync.log')) }) });
-await app.addSource({ url: upstream, name: SOURCE });
+await app.replication.addSource({ url: upstream, name: SOURCE });
 // The same upstream under a second name: its own mirror and snapshot directory, never a base.
-await app.addSource({ url: upstream, name: COLD_SOURCE });
-await app.sync(COLD_SOURCE);
+await app.replication.addSource({ url: upstream, name: COLD_SOURCE });
+await app.replication.sync(COLD_SOURCE);
 const cloneStarted = performance.now();
-const synced = await app.sync(SOURCE);
+const synced = await app.replication.sync(SOURCE);
 const mirrorSeconds = (performance.now() - cloneStarted) / 1000;
 if (synced.registry.state !== 'synced') throw new Error(`the mirror did not sync: ${synced.registry.state} ${synced.registry.lastFailure ?? ''}`);
 const mirrorStats = await repositoryStats(synced.registry.mirrorPath);
 log(`forgesync mirror: cloned in ${mirrorSeconds.toFixed(1)} s, pack ${mib(mirrorStats.packBytes).toFixed(1)} MiB (${mirrorStats.packs} pack)`);
 
 const recorder = recordGitCommands(app.runner);
-const cache = app.snapshots.cache;
+const { snapshots } = app;
 
 /**
  * Releases a snapshot and deletes it from the cache as an eviction would (directory, record and
@@ -208,7 +208,7 @@ const cache = app.snapshots.cache;
  */
 async function dropSnapshot(snap) {
   await snap.release();
-  await cache.settled();
+  await snapshots.settled();
   await removeTree(snap.path);
   rmSync(`${snap.path}.json`, { force: true });
   rmSync(`${snap.path}.index`, { force: true });
@@ -216,8 +216,8 @@ async function dropSnapshot(snap) {
 
 /** Opens a snapshot of `sha`, checking what came back. */
 async function open(sha, source = SOURCE) {
-  const snap = await app.openSnapshot(source, sha);
-  if (snap.sha !== sha || snap.stale) throw new Error(`openSnapshot(${sha}) returned ${snap.sha}${snap.stale ? ' (stale)' : ''}`);
+  const snap = await app.snapshots.open(source, sha);
+  if (snap.sha !== sha || snap.stale) throw new Error(`snapshots.open(${sha}) returned ${snap.sha}${snap.stale ? ' (stale)' : ''}`);
   return snap;
 }
 
@@ -235,7 +235,7 @@ for (let r = 0; r < roundsTotal; r++) {
   await snap.release();
   bases.push(snap);
 }
-await cache.settled();
+await snapshots.settled();
 
 let scratch = 0;
 const scratchDir = (kind) => join(root, kind, String(scratch++));
@@ -263,7 +263,7 @@ const RUNNERS = {
       // Not part of the case: release() and the eviction pass it starts, timed for the record.
       const t0 = performance.now();
       await run.value.release();
-      await cache.settled();
+      await snapshots.settled();
       releases.push(performance.now() - t0);
     }
     return { ms: median(calls), cpuMs: cpuMs / cfg.repeats, extra: { calls, releases } };
@@ -436,9 +436,9 @@ const resultsFile = writeResults('snapshots', {
         nearby: Array.from({ length: roundsTotal }, (_, r) => ({ round: r, depth: nearbyDepth(r), sha: at(nearbyDepth(r)) })),
       },
       method: {
-        first: `app.openSnapshot('${SOURCE}', sha) of a commit never materialised (main~${firstDepth(0)}…); release + removal not timed`,
-        repeat: `app.openSnapshot('${SOURCE}', main sha), materialised at setup; each of ${cfg.repeats} calls per round timed alone`,
-        nearby: `app.openSnapshot('${SOURCE}', sha) of B~${cfg.nearbyDistance}, B materialised at setup`,
+        first: `app.snapshots.open('${SOURCE}', sha) of a commit never materialised (main~${firstDepth(0)}…); release + removal not timed`,
+        repeat: `app.snapshots.open('${SOURCE}', main sha), materialised at setup; each of ${cfg.repeats} calls per round timed alone`,
+        nearby: `app.snapshots.open('${SOURCE}', sha) of B~${cfg.nearbyDistance}, B materialised at setup`,
         worktree: 'git --git-dir=<plain bare clone> worktree add --quiet --detach <dir> <sha>',
         clone: 'git clone --no-checkout --quiet file://<upstream> <dir> && git -C <dir> checkout --quiet --detach <sha>',
         export: 'git --git-dir=<plain> --work-tree=<dir> -c checkout.workers=0 -c core.symlinks=true read-tree -m -u <sha> (own GIT_INDEX_FILE), then chmod -R a-w',

@@ -213,7 +213,7 @@ async function waitCaughtUp(instance, deadlineMs = 10 * 60_000) {
     // The registry is read once the transport is idle.
     const { running, queued } = await instance.kernel.jobs.load('sync');
     if (running === 0 && queued === 0) {
-      const rows = await instance.listSources();
+      const rows = await instance.replication.listSources();
       const failed = rows.filter((row) => row.registry.state === 'failed');
       if (failed.length) throw new Error(`${failed.length} source(s) failed, e.g. ${failed[0].name}: ${failed[0].registry.lastFailure}`);
       if (rows.every((row) => row.registry.state === 'synced' && row.registry.completedSeq >= row.registry.requestedSeq)) return rows;
@@ -224,12 +224,12 @@ async function waitCaughtUp(instance, deadlineMs = 10 * 60_000) {
 }
 
 progress(`forgesync: adding and cloning ${cfg.repos} sources`);
-for (let i = 0; i < upstreams.length; i++) await app.addSource({ url: upstreams[i], name: names[i] });
+for (let i = 0; i < upstreams.length; i++) await app.replication.addSource({ url: upstreams[i], name: names[i] });
 await waitCaughtUp(app);
 if (cfg.bullmqUrl) {
   progress(`forgesync on BullMQ: adding and cloning ${cfg.repos} sources`);
   bull = await openInstance('forgesync-bullmq', { FORGESYNC_JOBS_URL: cfg.bullmqUrl });
-  for (let i = 0; i < upstreams.length; i++) await bull.addSource({ url: upstreams[i], name: names[i] });
+  for (let i = 0; i < upstreams.length; i++) await bull.replication.addSource({ url: upstreams[i], name: names[i] });
   await waitCaughtUp(bull);
 }
 
@@ -241,7 +241,7 @@ async function runForgesync(instance) {
   sampler.active = true;
   let rows;
   const run = await measured(async () => {
-    for (const name of names) await instance.requestSync(name, { trigger: 'library' });
+    for (const name of names) await instance.replication.requestSync(name, { trigger: 'library' });
     rows = await waitCaughtUp(instance);
   });
   sampler.sample();
@@ -322,9 +322,9 @@ sampler.stop();
 const mismatched = [];
 await pool(upstreams, setupParallel, async (upstream, i) => {
   const expected = await refLines(upstream);
-  const row = await app.getSource(names[i]);
+  const row = await app.replication.getSource(names[i]);
   if ((await refLines(row.registry.mirrorPath)) !== expected) mismatched.push(`forgesync ${names[i]}`);
-  if (bull && (await refLines((await bull.getSource(names[i])).registry.mirrorPath)) !== expected) mismatched.push(`bullmq ${names[i]}`);
+  if (bull && (await refLines((await bull.replication.getSource(names[i])).registry.mirrorPath)) !== expected) mismatched.push(`bullmq ${names[i]}`);
   if ((await refLines(plainMirrors[i])) !== expected) mismatched.push(`plain ${names[i]}`);
   if ((await refLines(floorMirrors[i])) !== expected) mismatched.push(`floor ${names[i]}`);
 });

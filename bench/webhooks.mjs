@@ -13,7 +13,7 @@
 //
 // Method:
 //  - N small bare upstreams (bench/lib/git-fleet.mjs) in a temp directory;
-//    one source per upstream added through the library (Forgesync.addSource)
+//    one source per upstream added through the library (Forgesync's replication.addSource)
 //    on an embedded SQLite file; then `forgesync serve --port 0 --host
 //    127.0.0.1` is started as a child process on that data directory
 //    (FORGESYNC_GIT_PROTOCOLS=file, a GitHub webhook secret, log level info to
@@ -129,7 +129,7 @@ async function main() {
   const setupApp = await Forgesync.open(loadConfig({ cwd: root, env: serveEnv }), {
     logger: createLogger({ level: 'warn', destination: pino.destination(join(root, 'setup.log')) }),
   });
-  for (let i = 0; i < upstreams.length; i++) await setupApp.addSource({ url: upstreams[i], name: names[i] });
+  for (let i = 0; i < upstreams.length; i++) await setupApp.replication.addSource({ url: upstreams[i], name: names[i] });
   const capacity = setupApp.config.maxConcurrentSyncs;
   await setupApp.close();
 

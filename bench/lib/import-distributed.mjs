@@ -155,7 +155,7 @@ export async function measureChaos(services, { fake, cleanFake, githubToken, see
     try {
       const started = performance.now();
       const name = await cluster.startImport(fake, { credentials: ['GH'] });
-      const chaos = new ImportChaos({ cluster, fake, budget, importName: name, leases, random: prng(seed), stopMs: STOP_MS });
+      const chaos = new ImportChaos({ processes: cluster, fake, budget, importName: name, leases, random: prng(seed), stopMs: STOP_MS });
       const driver = Promise.all([chaos.killWorker(0.05, 0.15), chaos.stopCoordinator(0.15, 0.3), chaos.killWorker(0.45, 0.6), chaos.killWorker(0.6, 0.75)]);
       const expected = expectedCounts(fake);
       const final = await cluster.untilSyncedWith(name, expected, timeoutMs).catch(async (error) => {

@@ -158,7 +158,7 @@ export async function openCluster(options) {
       logger: createLogger({ level: 'warn', destination: pino.destination({ dest: join(root, 'library.log'), mkdir: true }) }),
     });
     // No shard is active yet: the sources stay unplaced until the first worker registers.
-    await pool(cluster.upstreams, 8, (url, i) => library.addSource({ url, name: cluster.names[i] }));
+    await pool(cluster.upstreams, 8, (url, i) => library.replication.addSource({ url, name: cluster.names[i] }));
     leases = await openLeaseManager(redisUrl);
   } catch (error) {
     await cluster.close();
@@ -169,5 +169,5 @@ export async function openCluster(options) {
 
 /** Requests a sync of every source through the library, `parallel` at a time (the API's and webhooks' path). */
 export function requestAll(cluster, parallel = 8) {
-  return pool(cluster.names, parallel, (name) => cluster.library().requestSync(name, { trigger: 'manual' }));
+  return pool(cluster.names, parallel, (name) => cluster.library().replication.requestSync(name, { trigger: 'manual' }));
 }

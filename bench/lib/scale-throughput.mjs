@@ -67,7 +67,7 @@ async function round(cluster, kind, label) {
 async function resyncWindow(cluster, seconds, label) {
   progress(`${label}: sync --all through the scheduler`);
   const t0 = performance.now();
-  await cluster.library().requestSyncMany('all', { trigger: 'manual' });
+  await cluster.library().replication.requestSyncMany('all', { trigger: 'manual' });
   let done = 0;
   let n = cluster.names.length;
   while (performance.now() - t0 < seconds * 1000) {

@@ -3,21 +3,20 @@ import { join } from 'node:path';
 import { loadSettings, type LoadSettingsOptions } from '../config/config.js';
 import type { SettingValues } from '../config/setting.js';
 import { kernelSettings } from '../kernel/settings.js';
-import { replicationSettings } from '../replication/settings.js';
 import { serverSettings } from '../server/settings.js';
-import { snapshotSettings } from '../snapshots/settings.js';
-import { importerSettings } from '../importer/settings.js';
-import { feedSettings } from '../feeds/settings.js';
-import { clusterSettings } from '../cluster/settings.js';
 import { ServerPaths } from '../util/server-paths.js';
+import { MODULES } from './modules.js';
+
+/** One type of the settings of every module together. */
+type ModulesSettings = UnionToIntersection<(typeof MODULES)[number]['settings']>;
+type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
 
 /**
  * Every setting forgesync reads, in the order they are parsed (a default may
  * depend on settings before it) and listed in the README: the kernel's, the
- * server's, then each module's. A new module adds its group here.
+ * server's, then each module's, as its definition declares them.
  */
-// (The settings files themselves, not the module definitions: those import the CLI, which imports this.)
-export const SETTINGS = { ...kernelSettings, ...serverSettings, ...replicationSettings, ...snapshotSettings, ...importerSettings, ...feedSettings, ...clusterSettings };
+export const SETTINGS = Object.assign({}, kernelSettings, serverSettings, ...MODULES.map((module) => module.settings)) as typeof kernelSettings & typeof serverSettings & ModulesSettings;
 
 /** The validated configuration, every default filled in. */
 export type ForgesyncConfig = SettingValues<typeof SETTINGS> & {

@@ -9,11 +9,14 @@ export interface GlobalOptions {
   databaseUrl?: string;
 }
 
-/** The configuration for a command, with global flags applied over file and environment. */
-export function commandConfig(command: Command): ForgesyncConfig {
+/**
+ * The configuration for a command: global flags and the command's own
+ * (`overrides`, by setting key) applied over file and environment.
+ */
+export function commandConfig(command: Command, overrides: Readonly<Record<string, string | undefined>> = {}): ForgesyncConfig {
   const options = command.optsWithGlobals<GlobalOptions>();
   return loadConfig({
     configFile: options.config,
-    overrides: { dataDir: options.dataDir, leaseUrl: options.leaseUrl, databaseUrl: options.databaseUrl },
+    overrides: { dataDir: options.dataDir, leaseUrl: options.leaseUrl, databaseUrl: options.databaseUrl, ...overrides },
   });
 }

@@ -2,8 +2,8 @@ import { Command } from 'commander';
 import { openLeaseManager } from '../leases/open.js';
 import type { LeaseManager } from '../leases/manager.js';
 import { commandConfig } from './context.js';
-import { option, wholeBigInt } from './options.js';
-import { holderJson, holderLine, printJson } from './output.js';
+import { option, wholeBigInt } from '../module/command-options.js';
+import { holderJson, holderLine, printJson } from '../module/command-output.js';
 
 async function withManager<T>(command: Command, run: (leases: LeaseManager) => Promise<T>): Promise<T> {
   const leases = await openLeaseManager(commandConfig(command).leaseUrl);

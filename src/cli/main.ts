@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { MODULES } from '../app/modules.js';
+import { withApiOf } from './app-context.js';
 import { leaseCommands } from './lease-commands.js';
 import { serveCommand } from './serve-command.js';
 
@@ -13,7 +14,11 @@ export function buildProgram(): Command {
     .option('--lease-url <url>', 'lease backend URL (default: $FORGESYNC_LEASE_URL, else the database)')
     .showHelpAfterError()
     .exitOverride();
-  for (const module of MODULES) for (const command of module.commands()) program.addCommand(command);
+  for (const module of MODULES) {
+    // Each module's commands get its API only (the generic hides which module a definition is).
+    const commands = (module.commands as (withApi: ReturnType<typeof withApiOf>) => Command[])(withApiOf(module.name));
+    for (const command of commands) program.addCommand(command);
+  }
   program.addCommand(serveCommand());
   program.addCommand(leaseCommands());
   overrideExits(program);

@@ -2,9 +2,9 @@ import { Command } from 'commander';
 import { generatedAdminToken } from '../server/admin-token.js';
 import { defaultAllowedHosts } from '../server/request-guards.js';
 import { requireSharedBackends } from '../cluster/preflight.js';
-import { parseRoles, rolesText, type Roles } from '../cluster/roles.js';
+import { parseRoles, rolesText } from '../cluster/roles.js';
 import { withForgesync } from './app-context.js';
-import { option, parsedBy, wholeNumber } from './options.js';
+import { option, parsedBy, wholeNumber } from '../module/command-options.js';
 
 /** Resolves with the first SIGINT or SIGTERM. */
 function shutdownSignal(): Promise<NodeJS.Signals> {
@@ -25,17 +25,17 @@ export function serveCommand(): Command {
     .description('run the scheduler, sync workers and HTTP service until SIGINT or SIGTERM')
     .addOption(option('--port <port>', 'HTTP port (default: $FORGESYNC_PORT or 8080)', wholeNumber({ min: 0, max: 65535 })))
     .option('--host <address>', 'address to bind (default: $FORGESYNC_HOST, else 0.0.0.0 with an admin token configured, 127.0.0.1 with a generated one)')
-    .addOption(option('--role <roles>', 'all, or a comma list of api, worker, scheduler (default: $FORGESYNC_ROLE or all)', parsedBy(parseRoles, 'all, or a comma list of api, worker, scheduler')))
-    .action(async (options: { port?: number; host?: string; role?: Roles }, command: Command) => {
+    .addOption(option('--role <roles>', 'all, or a comma list of api, worker, scheduler (default: $FORGESYNC_ROLE or all)', parsedBy((text) => rolesText(parseRoles(text)), 'all, or a comma list of api, worker, scheduler')))
+    .action(async (options: { port?: number; host?: string; role?: string }, command: Command) => {
       await withForgesync(
         command,
         async (app) => {
           const { config, logger } = app;
-          const roles = options.role ?? parseRoles(config.role);
+          const roles = parseRoles(config.role);
           // Before anything listens: a misconfigured distributed process must not half-start.
           requireSharedBackends(roles, config);
           if (!roles.api) {
-            await app.startService(roles);
+            await app.startService();
             logger.info({ event: 'serve', roles: rolesText(roles), data_dir: config.dataDir, jobs: app.kernel.jobs.name }, `forgesync running as ${rolesText(roles)} from ${config.dataDir}`);
             const signal = await shutdownSignal();
             logger.info({ event: 'shutdown', signal }, `received ${signal}; stopping`);
@@ -49,15 +49,13 @@ export function serveCommand(): Command {
           const allowedHosts = config.allowedHosts ?? defaultAllowedHosts(host);
           // The HTTP stack is loaded by `serve` only: every other command starts without it.
           const { buildServer } = await import('../server/app.js');
-          const shardReads = app.shardReads(roles);
           const server = await buildServer(app, {
             tokens: { admin: adminToken, read: config.readToken },
             allowedHosts,
             ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
-            ...(shardReads ? { shardReads } : {}),
           });
           const address = await server.listen({ port: options.port ?? config.port, host });
-          await app.startService(roles);
+          await app.startService();
           logger.info(
             { event: 'serve', address, roles: rolesText(roles), data_dir: config.dataDir, capacity: config.maxConcurrentSyncs, jobs: app.kernel.jobs.name, allowed_hosts: allowedHosts },
             `forgesync serving on ${address} from ${config.dataDir}`,
@@ -76,7 +74,8 @@ export function serveCommand(): Command {
           await server.close();
           // close() (in withForgesync) stops the scheduler, kills running git and releases leases.
         },
-        { logLevel: 'info' },
+        // --role is the role setting given on the command line: the cluster module reads it.
+        { logLevel: 'info', overrides: { role: options.role } },
       );
     });
 }

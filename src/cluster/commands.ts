@@ -1,7 +1,8 @@
 import { Command } from 'commander';
-import { withForgesync } from '../cli/app-context.js';
-import { printJson } from '../cli/output.js';
-import { option, wholeNumber } from '../cli/options.js';
+import type { WithApi } from '../module/definition.js';
+import type { ClusterApi } from './api.js';
+import { printJson } from '../module/command-output.js';
+import { option, wholeNumber } from '../module/command-options.js';
 import type { ShardInfo } from './store/shards.js';
 
 function shardLine(shard: ShardInfo): string {
@@ -9,14 +10,14 @@ function shardLine(shard: ShardInfo): string {
 }
 
 /** `forgesync shard list | reassign | drain`. */
-export function clusterCommands(): Command[] {
+export function clusterCommands(withApi: WithApi<ClusterApi>): Command[] {
   const shard = new Command('shard').description('storage shards: where the mirrors live in distributed mode');
   shard
     .command('list')
     .description('list the storage shards: state, sources placed, bytes, the worker serving it, when it was last seen')
     .option('--json', 'machine-readable output: [{ id, state, sources, bytes, node, lastSeenAt }]')
     .action(async (options: { json?: boolean }, command: Command) => {
-      const shards = await withForgesync(command, (app) => app.shards.list());
+      const shards = await withApi(command, (cluster) => cluster.listShards());
       if (options.json) printJson(shards);
       else if (shards.length === 0) process.stdout.write('no shards: a worker registers its shard when it starts (forgesync serve --role worker, FORGESYNC_SHARD)\n');
       else for (const entry of shards) process.stdout.write(`${shardLine(entry)}\n`);
@@ -28,7 +29,7 @@ export function clusterCommands(): Command[] {
     .argument('<shard>')
     .option('--json', 'machine-readable output: { source, shard, moving }')
     .action(async (source: string, target: string, options: { json?: boolean }, command: Command) => {
-      const moving = await withForgesync(command, (app) => app.reassignSource(source, target));
+      const moving = await withApi(command, (cluster) => cluster.reassignSource(source, target));
       if (options.json) printJson({ source, shard: target, moving });
       else process.stdout.write(moving ? `${source}: moving to shard ${target}\n` : `${source} is on shard ${target} already\n`);
     });
@@ -40,7 +41,7 @@ export function clusterCommands(): Command[] {
     .addOption(option('--timeout <seconds>', 'with --wait: give up after this long (default 1800)', wholeNumber({ min: 1, unit: 'seconds' })))
     .option('--json', 'machine-readable output: { shard, moving }')
     .action(async (id: string, options: { wait?: boolean; timeout?: number; json?: boolean }, command: Command) => {
-      const moving = await withForgesync(command, (app) => app.drainShard(id, { wait: Boolean(options.wait), ...(options.timeout ? { timeoutMs: options.timeout * 1000 } : {}) }));
+      const moving = await withApi(command, (cluster) => cluster.drainShard(id, { wait: Boolean(options.wait), ...(options.timeout ? { timeoutMs: options.timeout * 1000 } : {}) }));
       if (options.json) printJson({ shard: id, moving });
       else process.stdout.write(`shard ${id}: ${moving} source${moving === 1 ? '' : 's'} ${options.wait ? 'moved off' : 'moving off'}\n`);
     });

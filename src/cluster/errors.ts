@@ -76,3 +76,14 @@ export class ShardUnreachableError extends UnavailableError {
     this.endpoint = options.endpoint;
   }
 }
+
+/** `shard drain --wait` gave up: sources are still moving off the shard. */
+export class DrainTimeoutError extends ConflictError {
+  constructor(
+    readonly shard: string,
+    readonly left: number,
+    readonly timeoutMs: number,
+  ) {
+    super(`shard "${shard}" still holds ${left} sources after ${timeoutMs} ms; \`forgesync shard list\` shows the progress`);
+  }
+}

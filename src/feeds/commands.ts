@@ -1,7 +1,8 @@
 import { Command, Option } from 'commander';
-import { withForgesync } from '../cli/app-context.js';
-import { printJson } from '../cli/output.js';
-import { option, wholeNumber } from '../cli/options.js';
+import type { WithApi } from '../module/definition.js';
+import type { FeedsApi } from './api.js';
+import { printJson } from '../module/command-output.js';
+import { option, wholeNumber } from '../module/command-options.js';
 import type { FeedStatus } from './status.js';
 
 /** One line of a feed's state for humans. */
@@ -15,9 +16,17 @@ function statusLine(status: FeedStatus): string {
 const print = (json: boolean | undefined, status: FeedStatus, text?: string) => (json ? printJson(status) : process.stdout.write(`${text ?? statusLine(status)}\n`));
 
 /** `forgesync feed add|list|status|sync|resync|pause|resume|replay|dead-letters|remove`. */
-export function feedCommands(): Command[] {
+export function feedCommands(withApi: WithApi<FeedsApi>): Command[] {
   const command = new Command('feed').description('export changes (ref updates, source states, imported objects) to HTTP endpoints, NATS JetStream or files');
+  addCommand(command, withApi);
+  readCommands(command, withApi);
+  runCommands(command, withApi);
+  deadLetterAndRemoveCommands(command, withApi);
+  return [command];
+}
 
+/** `feed add`. */
+function addCommand(command: Command, withApi: WithApi<FeedsApi>): void {
   command
     .command('add')
     .description('add a feed; it first sends the current state of everything in scope, then every change')
@@ -31,8 +40,8 @@ export function feedCommands(): Command[] {
     .addOption(option('--batch <n>', 'events per request (http: an array above 1) or per file (default: 1 for http, 100 otherwise)', wholeNumber({ min: 1 })))
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { sink: string; types?: string; sources?: string; secret?: string; secretEnv?: string; batch?: number; json?: boolean }, cmd: Command) => {
-      const status = await withForgesync(cmd, (app) =>
-        app.feeds.add({
+      const status = await withApi(cmd, (feeds) =>
+        feeds.add({
           name,
           sink: options.sink,
           types: options.types ?? null,
@@ -44,13 +53,16 @@ export function feedCommands(): Command[] {
       );
       print(options.json, status, `feed ${status.name} added: a running forgesync serve delivers it (its first run is a full sync)`);
     });
+}
 
+/** `feed list` and `feed status`. */
+function readCommands(command: Command, withApi: WithApi<FeedsApi>): void {
   command
     .command('list')
     .description('list feeds with their lag and last run')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }, cmd: Command) => {
-      const statuses = await withForgesync(cmd, (app) => app.feeds.list());
+      const statuses = await withApi(cmd, (feeds) => feeds.list());
       if (options.json) printJson(statuses);
       else if (statuses.length === 0) process.stdout.write('no feeds; add one with: forgesync feed add <name> --sink <url>\n');
       else for (const status of statuses) process.stdout.write(`${statusLine(status)}\n`);
@@ -62,11 +74,14 @@ export function feedCommands(): Command[] {
     .argument('<name>')
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { json?: boolean }, cmd: Command) => {
-      const status = await withForgesync(cmd, (app) => app.feeds.status(name));
+      const status = await withApi(cmd, (feeds) => feeds.status(name));
       print(options.json, status);
       if (!options.json && status.lastError) process.stdout.write(`  last error: ${status.lastError}\n`);
     });
+}
 
+/** `feed sync|resync|pause|resume|replay`: what a feed does next. */
+function runCommands(command: Command, withApi: WithApi<FeedsApi>): void {
   for (const [action, description] of [
     ['sync', 'partial sync: deliver the changes since the cursor'],
     ['resync', 'full sync: deliver the current state of everything in scope, then carry on with changes'],
@@ -78,7 +93,7 @@ export function feedCommands(): Command[] {
       .option('--wait', 'run it here (waiting out another holder) and print the status after it')
       .option('--json', 'machine-readable output')
       .action(async (name: string, options: { wait?: boolean; json?: boolean }, cmd: Command) => {
-        const status = await withForgesync(cmd, (app) => (action === 'sync' ? app.feeds.sync(name, { wait: Boolean(options.wait) }) : app.feeds.resync(name, { wait: Boolean(options.wait) })), options.wait ? { logLevel: 'info' } : {});
+        const status = await withApi(cmd, (feeds) => (action === 'sync' ? feeds.sync(name, { wait: Boolean(options.wait) }) : feeds.resync(name, { wait: Boolean(options.wait) })), options.wait ? { logLevel: 'info' } : {});
         print(options.json, status, options.wait ? undefined : `${action === 'sync' ? 'partial' : 'full'} sync of feed ${name} requested; a running forgesync serve runs it (or use --wait)`);
       });
   }
@@ -90,7 +105,7 @@ export function feedCommands(): Command[] {
       .argument('<name>')
       .option('--json', 'machine-readable output')
       .action(async (name: string, options: { json?: boolean }, cmd: Command) => {
-        const status = await withForgesync(cmd, (app) => (action === 'pause' ? app.feeds.pause(name) : app.feeds.resume(name)));
+        const status = await withApi(cmd, (feeds) => (action === 'pause' ? feeds.pause(name) : feeds.resume(name)));
         print(options.json, status, `feed ${name} ${action === 'pause' ? 'paused' : 'resumed'}`);
       });
   }
@@ -102,10 +117,13 @@ export function feedCommands(): Command[] {
     .addOption(option('--from-seq <n>', 'the first change to deliver again', wholeNumber({ min: 1 })).makeOptionMandatory())
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { fromSeq: number; json?: boolean }, cmd: Command) => {
-      const status = await withForgesync(cmd, (app) => app.feeds.replay(name, options.fromSeq));
+      const status = await withApi(cmd, (feeds) => feeds.replay(name, options.fromSeq));
       print(options.json, status, `feed ${name} replays from change ${options.fromSeq}`);
     });
+}
 
+/** `feed dead-letters` and `feed remove`. */
+function deadLetterAndRemoveCommands(command: Command, withApi: WithApi<FeedsApi>): void {
   command
     .command('dead-letters')
     .description('list the changes that failed too often (with their last error); --retry sends them again')
@@ -113,9 +131,9 @@ export function feedCommands(): Command[] {
     .option('--retry', 'send them again, in order')
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { retry?: boolean; json?: boolean }, cmd: Command) => {
-      await withForgesync(cmd, async (app) => {
-        const letters = await app.feeds.deadLetters(name);
-        const retried = options.retry ? await app.feeds.retryDeadLetters(name) : 0;
+      await withApi(cmd, async (feeds) => {
+        const letters = await feeds.deadLetters(name);
+        const retried = options.retry ? await feeds.retryDeadLetters(name) : 0;
         if (options.json) printJson(options.retry ? { retried, deadLetters: letters } : letters);
         else {
           for (const letter of letters) process.stdout.write(`${letter.seq}\t${letter.type ?? '?'}\t${letter.subject ?? ''}\t${letter.attempts} attempts\t${letter.lastError ?? ''}\n`);
@@ -130,9 +148,7 @@ export function feedCommands(): Command[] {
     .description('remove a feed (the change log stays)')
     .argument('<name>')
     .action(async (name: string, _options: unknown, cmd: Command) => {
-      await withForgesync(cmd, (app) => app.feeds.remove(name));
+      await withApi(cmd, (feeds) => feeds.remove(name));
       process.stdout.write(`feed ${name} removed\n`);
     });
-
-  return [command];
 }

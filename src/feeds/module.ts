@@ -5,8 +5,7 @@ import type { SettingValues } from '../config/setting.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { JobTransport } from '../jobs/types.js';
-import type { ForgesyncModule } from '../kernel/module.js';
-import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
+import type { RouteContext } from '../server/module-routes.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
@@ -77,8 +76,7 @@ export interface DeadLetter {
  * The change feeds: export what the other modules record in the change log
  * to HTTP endpoints, NATS JetStream and files, each feed under its own lease.
  */
-export class Feeds implements ForgesyncModule, ServesRoutes {
-  readonly name = 'feeds';
+export class Feeds {
   readonly jobs;
   readonly repo: FeedRepository;
   readonly #runner: FeedRunner;

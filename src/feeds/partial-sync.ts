@@ -1,5 +1,5 @@
 import type { Compilable, Kysely } from 'kysely';
-import { backoffDelay, type BackoffPolicy } from '../replication/backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import type { Schema } from '../store/types.js';
 import { changeEvent } from './changes.js';
 import { changesAfter, changesNumbered, type ChangeRow } from './store/changes.js';
@@ -64,18 +64,19 @@ function unsent(changes: readonly ChangeRow[], result: DeliveryResult<Item>): Ch
   return changes.filter((change) => !sent.has(change.seq));
 }
 
-/**
- * One pass of a partial sync: retries the held-back changes that are due,
- * then delivers the changes after the cursor, per key in order, and says how
- * to record it. A change that fails is held back (with its key's later
- * changes) and retried with backoff; after `maxAttempts` it is dead. When
- * nothing at all got through (the sink is down), only the first failed
- * change is held back and the cursor stops there, so an outage costs one
- * row per pass rather than a copy of the log.
- */
-export async function partialPass(ctx: PassContext): Promise<PassResult> {
-  const { db, feed, signal } = ctx;
-  const now = Date.now();
+/** The held-back changes due for a retry and the window after the cursor: what a pass delivers. */
+interface DueChanges {
+  /** Something is held back (so there may be heads to retry and keys to wait behind). */
+  holding: boolean;
+  /** The due heads of held-back keys, with their failures so far. */
+  heads: { seq: number; attempts: number }[];
+  headRows: ChangeRow[];
+  window: ChangeRow[];
+  held: Set<string>;
+}
+
+async function readDue(ctx: PassContext, now: number): Promise<DueChanges> {
+  const { db, feed } = ctx;
   // pending_at is null exactly when nothing is held back: then there is nothing to retry or wait behind.
   const holding = feed.pendingAt !== null;
   const heads = holding ? await dueHeads(db, feed.id, now, ctx.window) : [];
@@ -83,39 +84,58 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
     db,
     heads.map((head) => head.seq),
   );
-  const attemptsBySeq = new Map(heads.map((head) => [head.seq, head.attempts]));
   const window = ctx.readAhead?.after === feed.cursor ? await ctx.readAhead.changes : await changesAfter(db, feed.cursor, ctx.window);
   const held = holding ? await heldKeys(db, feed.id) : new Set<string>();
+  return { holding, heads, headRows, window, held };
+}
 
+/** The deliveries of a pass (retried heads first, then fresh changes), and the changes parked behind a held-back key. */
+function planDeliveries(ctx: PassContext, due: DueChanges): { planned: Planned<Item>[]; parked: ChangeRow[]; fresh: ChangeRow[] } {
+  const attemptsBySeq = new Map(due.heads.map((head) => [head.seq, head.attempts]));
   const planned: Planned<Item>[] = [];
   const parked: ChangeRow[] = [];
   // A change of a retried or held-back key waits behind that key's head: not delivered this pass.
-  for (const change of headRows) planned.push({ item: { change, attempts: attemptsBySeq.get(change.seq) ?? 0 }, key: change.key, event: changeEvent(ctx.instance, change) });
-  const headKeys = new Set(headRows.map((change) => change.key));
+  for (const change of due.headRows) planned.push({ item: { change, attempts: attemptsBySeq.get(change.seq) ?? 0 }, key: change.key, event: changeEvent(ctx.instance, change) });
+  const headKeys = new Set(due.headRows.map((change) => change.key));
   const fresh: ChangeRow[] = [];
-  for (const change of window) {
+  for (const change of due.window) {
     if (!ctx.matches(change.type, change.scope)) continue;
-    if (held.has(change.key) || headKeys.has(change.key)) parked.push(change);
+    if (due.held.has(change.key) || headKeys.has(change.key)) parked.push(change);
     else fresh.push(change);
   }
   for (const change of fresh) planned.push({ item: { change, attempts: null }, key: change.key, event: changeEvent(ctx.instance, change) });
-  const delivering = deliverInOrder(ctx.sink, planned, signal);
-  // While this window is out, the next one is read and its events built, and the previous pass's
-  // write is made: after a turn of the event loop, so that the sink has sent this window first.
+  return { planned, parked, fresh };
+}
+
+/**
+ * While this window is out, the next one is read and its events built, and the previous pass's
+ * write is made: after a turn of the event loop, so that the sink has sent this window first.
+ */
+async function whileWindowIsOut(ctx: PassContext, window: readonly ChangeRow[]): Promise<ReadAhead | undefined> {
   const last = window.at(-1)?.seq;
   const full = window.length >= ctx.window && last !== undefined;
   let readAhead: ReadAhead | undefined;
   if (full || ctx.whileDelivering) await new Promise((resolve) => setImmediate(resolve));
   if (full) {
-    readAhead = { after: last, changes: changesAfter(db, last, ctx.window).then((rows) => rows.map((row) => (changeEvent(ctx.instance, row), row))) };
+    readAhead = { after: last, changes: changesAfter(ctx.db, last, ctx.window).then((rows) => rows.map((row) => (changeEvent(ctx.instance, row), row))) };
     readAhead.changes.catch(() => undefined);
   }
   await ctx.whileDelivering?.();
-  const result = await delivering;
+  return readAhead;
+}
 
-  let cursor = window.length > 0 ? window[window.length - 1]!.seq : feed.cursor;
-  const gone = result.failed.find((failure) => failure.outcome.gone)?.outcome.error ?? null;
-  const freshUnsent = result.acked.length + result.failed.length + result.heldBack.length === planned.length ? [] : unsent(fresh, result);
+/** Where the cursor stops after a delivery, which fresh failures are recorded, and which changes are held back. */
+interface Settled {
+  cursor: number;
+  failedFresh: DeliveryResult<Item>['failed'];
+  heldBack: ChangeRow[];
+  freshUnsent: ChangeRow[];
+}
+
+function settleCursor(options: { feed: FeedRecord; window: readonly ChangeRow[]; planned: readonly Planned<Item>[]; fresh: readonly ChangeRow[]; parked: readonly ChangeRow[]; result: DeliveryResult<Item>; gone: string | null }): Settled {
+  const { window, result, gone } = options;
+  let cursor = window.length > 0 ? window[window.length - 1]!.seq : options.feed.cursor;
+  const freshUnsent = result.acked.length + result.failed.length + result.heldBack.length === options.planned.length ? [] : unsent(options.fresh, result);
   if (freshUnsent.length > 0) cursor = Math.min(cursor, freshUnsent[0]!.seq - 1);
   const freshFailures = result.failed.filter((failure) => failure.item.attempts === null);
   const freshHeld = result.heldBack.filter((item) => item.attempts === null).map((item) => item.change);
@@ -130,8 +150,15 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
     cursor = Math.min(cursor, stop);
   }
   // Everything held back lies at or below the cursor; what lies above it is read again next pass.
-  const heldBack = [...parked, ...keptFresh].filter((change) => change.seq <= cursor);
+  const heldBack = [...options.parked, ...keptFresh].filter((change) => change.seq <= cursor);
+  return { cursor, failedFresh, heldBack, freshUnsent };
+}
 
+/** The statements that record a pass: acknowledged retries removed, failures held back or dead, the feed's cursor and state. */
+function recordingSteps(ctx: PassContext, options: { now: number; result: DeliveryResult<Item>; settled: Settled; gone: string | null }): Compilable[] {
+  const { db, feed } = ctx;
+  const { now, result, gone } = options;
+  const { cursor, failedFresh, heldBack } = options.settled;
   const steps: Compilable[] = [];
   const feedId = feed.id;
   const acked = result.acked.filter((item) => item.attempts !== null).map((item) => item.change.seq);
@@ -166,7 +193,33 @@ export async function partialPass(ctx: PassContext): Promise<PassResult> {
       ...(gone ? { disabled: `the sink answered 410 Gone (${gone}); \`forgesync feed resume ${feed.name}\` enables it again` } : {}),
     }),
   );
+  return steps;
+}
+
+/**
+ * One pass of a partial sync: retries the held-back changes that are due,
+ * then delivers the changes after the cursor, per key in order, and says how
+ * to record it. A change that fails is held back (with its key's later
+ * changes) and retried with backoff; after `maxAttempts` it is dead. When
+ * nothing at all got through (the sink is down), only the first failed
+ * change is held back and the cursor stops there, so an outage costs one
+ * row per pass rather than a copy of the log.
+ */
+export async function partialPass(ctx: PassContext): Promise<PassResult> {
+  const { feed, signal } = ctx;
+  const now = Date.now();
+  const due = await readDue(ctx, now);
+  const { planned, parked, fresh } = planDeliveries(ctx, due);
+  const delivering = deliverInOrder(ctx.sink, planned, signal);
+  const readAhead = await whileWindowIsOut(ctx, due.window);
+  const result = await delivering;
+
+  const gone = result.failed.find((failure) => failure.outcome.gone)?.outcome.error ?? null;
+  const settled = settleCursor({ feed, window: due.window, planned, fresh, parked, result, gone });
+  const steps = recordingSteps(ctx, { now, result, settled, gone });
+  const { window, heads, holding } = due;
+  const nothingThrough = result.acked.length === 0 && result.failed.length > 0;
   const more = !nothingThrough && !gone && (window.length >= ctx.window || heads.length >= ctx.window || result.acked.some((item) => item.attempts !== null));
-  const clean = !holding && result.failed.length === 0 && result.heldBack.length === 0 && parked.length === 0 && freshUnsent.length === 0;
-  return { steps, delivered: result.acked.length, failed: result.failed.length, gone, more, cursor, clean, ...(readAhead ? { readAhead } : {}) };
+  const clean = !holding && result.failed.length === 0 && result.heldBack.length === 0 && parked.length === 0 && settled.freshUnsent.length === 0;
+  return { steps, delivered: result.acked.length, failed: result.failed.length, gone, more, cursor: settled.cursor, clean, ...(readAhead ? { readAhead } : {}) };
 }

@@ -92,12 +92,59 @@ type Inspection =
   | { state: 'replace'; reason: string }
   | { state: 'ok'; refs: RefMap; head: string | undefined };
 
+/** What a sync did to an existing or missing mirror, and why it re-cloned. */
+type Outcome = { action: MirrorSyncResult['action']; reason?: string | undefined };
+
+/** What a sync works with once the URL is checked and the upstream remote prepared. */
+interface MirrorTarget {
+  options: SyncMirrorOptions;
+  owner: { id: number; name: string };
+  /** The validated upstream URL, and the absolute path of its bare mirror. */
+  url: string;
+  path: string;
+  remote: PreparedRemote;
+  git: GitRunOptions;
+  /** `--progress` when the caller wants git's progress lines. */
+  progress: string[];
+}
+
 /**
  * Brings the bare mirror of `url` under `storage` up to date: clone when missing,
  * re-clone when it is corrupt or was made for another URL, otherwise fetch only if
  * `ls-remote` shows a difference. Callers hold the source's lease.
  */
 export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSyncResult> {
+  const { runner, signal } = options;
+  const target = await prepareTarget(options);
+  const { url, path, remote } = target;
+  // In-process for a plain local upstream or a clean advertisement, `git ls-remote` otherwise (see remote-refs.ts).
+  const upstream = await listRemote(runner, remote, signal ? { signal } : {});
+  const inspection = await inspect(runner, path, url, options.fsck ?? false, signal);
+  let before: RefMap = new Map();
+  let outcome: Outcome;
+  // The fetch's ref update lines: they say which moves were forced (see ref-changes.ts).
+  const fetchLines: string[] = [];
+
+  if (inspection.state === 'ok') {
+    before = inspection.refs;
+    // Same refs, compared as maps: the checksums are computed once, in result().
+    const unchanged = countRefChanges(before, upstream.refs) === 0;
+    if (unchanged && (upstream.head === undefined || upstream.head === inspection.head)) {
+      return result('noop', path, [], before, upstream, inspection.head);
+    }
+    outcome = await fetchOrReclone(target, fetchLines);
+  } else {
+    outcome = await cloneAfresh(target, inspection);
+  }
+  const head = await followUpstreamHead(target, upstream.head);
+  const after = readRefFiles(path) ?? (await localRefs(runner, path, { signal }));
+  const changes = await refChanges(runner, path, before, after, signal, fetchLines);
+  const { action, reason } = outcome;
+  return { ...result(action, path, changes, after, upstream, head), ...(reason ? { reason } : {}) };
+}
+
+/** Validates the URL, finds (or moves) the mirror's directory and prepares the remote every upstream call goes through. */
+async function prepareTarget(options: SyncMirrorOptions): Promise<MirrorTarget> {
   const { runner, storage, name, token, tokenAllowed, signal } = options;
   const owner = { id: options.id, name };
   const url = validateRemoteUrl(options.url, runner.protocols);
@@ -122,72 +169,67 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     remote,
   };
   const progress = options.onProgress ? ['--progress'] : [];
+  return { options, owner, url, path, remote, git, progress };
+}
 
-  // In-process for a plain local upstream or a clean advertisement, `git ls-remote` otherwise (see remote-refs.ts).
-  const upstream = await listRemote(runner, remote, signal ? { signal } : {});
-  const inspection = await inspect(runner, path, url, options.fsck ?? false, signal);
-  let action: MirrorSyncResult['action'];
-  let before: RefMap = new Map();
-  let reason: string | undefined;
-  // The fetch's ref update lines: they say which moves were forced (see ref-changes.ts).
-  const fetchLines: string[] = [];
-
-  if (inspection.state === 'ok') {
-    before = inspection.refs;
-    // Same refs, compared as maps: the checksums are computed once, in result().
-    const unchanged = countRefChanges(before, upstream.refs) === 0;
-    if (unchanged && (upstream.head === undefined || upstream.head === inspection.head)) {
-      return result('noop', path, [], before, upstream, inspection.head);
-    }
-    // A git killed mid-update (lost lease, timeout, SIGKILLed worker) may have left lock
-    // files that would make this fetch, and every later one, fail with "File exists".
-    // Under the source's lease, only an orphan can be that old (see STALE_LOCK_AGE_MS).
-    for (const lock of removeStaleLocks(path)) options.onStaleLock?.(lock);
-    try {
-      await runner.run(
-        [
-          `--git-dir=${path}`,
-          'fetch',
-          '--prune',
-          '--atomic',
-          '--no-write-fetch-head',
-          // `git maintenance run --auto` is one more git process per fetch that nearly always finds
-          // nothing to do; it runs only when the mirror is due for it (see housekeepingDue).
-          ...(housekeepingDue(path) ? [] : ['--no-auto-maintenance']),
-          ...progress,
-          '--end-of-options',
-          remote.url,
-          '+refs/*:refs/*',
-        ],
-        { ...git, onStderrLine: (line) => (isFetchSummaryLine(line) ? fetchLines.push(line) : options.onProgress?.(line)) },
-      );
-      action = 'fetched';
-    } catch (error) {
-      // A fetch that fails on a mirror whose history is broken is healed by a re-clone.
-      if (!(error instanceof GitCommandError) || (await connected(runner, path, signal))) throw error;
-      await clone(options, remote, url, path, progress, git);
-      action = 'recloned';
-      reason = `fetch failed and the mirror is broken: ${error.message}`;
-    }
-  } else {
-    const stale = inspection.state === 'missing' ? await staleMirrors(storage, owner, url) : [];
-    await clone(options, remote, url, path, progress, git);
-    for (const dir of stale) await discardDir(storage, dir);
-    action = inspection.state === 'missing' && stale.length === 0 ? 'cloned' : 'recloned';
-    if (inspection.state === 'replace') reason = inspection.reason;
-    else if (stale.length > 0) reason = 'the source URL changed';
+/** Fetches into a usable mirror (its ref update lines into `fetchLines`); re-clones it when the fetch fails on broken history. */
+async function fetchOrReclone(target: MirrorTarget, fetchLines: string[]): Promise<Outcome> {
+  const { options, path, remote, git, progress } = target;
+  const { runner, signal } = options;
+  // A git killed mid-update (lost lease, timeout, SIGKILLed worker) may have left lock
+  // files that would make this fetch, and every later one, fail with "File exists".
+  // Under the source's lease, only an orphan can be that old (see STALE_LOCK_AGE_MS).
+  for (const lock of removeStaleLocks(path)) options.onStaleLock?.(lock);
+  try {
+    await runner.run(
+      [
+        `--git-dir=${path}`,
+        'fetch',
+        '--prune',
+        '--atomic',
+        '--no-write-fetch-head',
+        // `git maintenance run --auto` is one more git process per fetch that nearly always finds
+        // nothing to do; it runs only when the mirror is due for it (see housekeepingDue).
+        ...(housekeepingDue(path) ? [] : ['--no-auto-maintenance']),
+        ...progress,
+        '--end-of-options',
+        remote.url,
+        '+refs/*:refs/*',
+      ],
+      { ...git, onStderrLine: (line) => (isFetchSummaryLine(line) ? fetchLines.push(line) : options.onProgress?.(line)) },
+    );
+    return { action: 'fetched' };
+  } catch (error) {
+    // A fetch that fails on a mirror whose history is broken is healed by a re-clone.
+    if (!(error instanceof GitCommandError) || (await connected(runner, path, signal))) throw error;
+    await clone(target);
+    return { action: 'recloned', reason: `fetch failed and the mirror is broken: ${error.message}` };
   }
+}
 
+/** Clones a missing or unusable mirror, discarding the mirrors left under the source's earlier URLs. */
+async function cloneAfresh(target: MirrorTarget, inspection: Exclude<Inspection, { state: 'ok' }>): Promise<Outcome> {
+  const { storage } = target.options;
+  const stale = inspection.state === 'missing' ? await staleMirrors(storage, target.owner, target.url) : [];
+  await clone(target);
+  for (const dir of stale) await discardDir(storage, dir);
+  const action = inspection.state === 'missing' && stale.length === 0 ? 'cloned' : 'recloned';
+  if (inspection.state === 'replace') return { action, reason: inspection.reason };
+  return { action, reason: stale.length > 0 ? 'the source URL changed' : undefined };
+}
+
+/** The mirror's HEAD target, first pointed at the upstream's when that differs. */
+async function followUpstreamHead(target: MirrorTarget, upstreamHead: string | undefined): Promise<string | undefined> {
+  const { path, options } = target;
+  const { runner, signal } = options;
   // Read from the files when they are plain (no process); git otherwise.
   const headFile = readHeadFile(path);
-  let head = headFile === undefined ? await localHead(runner, path, { signal }) : (headFile ?? undefined);
-  if (upstream.head !== undefined && upstream.head !== head && /^refs\/\S+$/.test(upstream.head)) {
-    await runner.run([`--git-dir=${path}`, 'symbolic-ref', '--end-of-options', 'HEAD', upstream.head], { signal });
-    head = upstream.head;
+  const head = headFile === undefined ? await localHead(runner, path, { signal }) : (headFile ?? undefined);
+  if (upstreamHead !== undefined && upstreamHead !== head && /^refs\/\S+$/.test(upstreamHead)) {
+    await runner.run([`--git-dir=${path}`, 'symbolic-ref', '--end-of-options', 'HEAD', upstreamHead], { signal });
+    return upstreamHead;
   }
-  const after = readRefFiles(path) ?? (await localRefs(runner, path, { signal }));
-  const changes = await refChanges(runner, path, before, after, signal, fetchLines);
-  return { ...result(action, path, changes, after, upstream, head), ...(reason ? { reason } : {}) };
+  return head;
 }
 
 function result(
@@ -212,15 +254,9 @@ function result(
   };
 }
 
-/** Clones `remote` into a fresh `.tmp-*` directory, records the source's `url`, then renames it over `path`. */
-async function clone(
-  options: SyncMirrorOptions,
-  remote: PreparedRemote,
-  url: string,
-  path: string,
-  progress: string[],
-  git: GitRunOptions,
-): Promise<void> {
+/** Clones the remote into a fresh `.tmp-*` directory, records the source's URL, then renames it over the mirror's path. */
+async function clone(target: MirrorTarget): Promise<void> {
+  const { options, remote, url, path, progress, git } = target;
   const { runner, storage, name } = options;
   const tmp = await makeTempDir(storage);
   try {

@@ -62,7 +62,7 @@ function spawnGit(binary: string, args: string[], cwd: string | undefined, env: 
  * @throws GitCommandError on a non-zero exit; GitTimeoutError; GitAbortedError; GitOutputLimitError.
  */
 export function runGitProcess(request: GitProcessRequest): Promise<GitRunResult> {
-  const { command, redact, signal, timeoutMs } = request;
+  const { command, signal, timeoutMs } = request;
   return new Promise<GitRunResult>((resolve, reject) => {
     let child: ChildProcess;
     try {
@@ -73,11 +73,6 @@ export function runGitProcess(request: GitProcessRequest): Promise<GitRunResult>
     }
     const pid = child.pid;
     if (pid !== undefined) liveGroups.add(pid);
-    const stdout: Buffer[] = [];
-    let stdoutBytes = 0;
-    const tail = new TailBuffer(STDERR_TAIL_CHARS);
-    const onLine = request.onStderrLine;
-    const lines = onLine ? new LineSplitter((line) => onLine(redact(line))) : undefined;
     let killedWith: GitError | undefined;
     let settled = false;
     let exited = false;
@@ -111,20 +106,7 @@ export function runGitProcess(request: GitProcessRequest): Promise<GitRunResult>
     const timer = setTimeout(() => kill(new GitTimeoutError(command, timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      if (stdoutBytes > request.maxStdoutBytes) kill(new GitOutputLimitError(command, request.maxStdoutBytes));
-      else stdout.push(chunk);
-    });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      tail.push(chunk);
-      lines?.push(chunk);
-    });
-    if (request.input !== undefined && child.stdin) {
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(request.input);
-    }
+    const output = collectOutput(child, request, kill);
     child.on('error', (error) => {
       if (pid !== undefined) killGroup(pid);
       settle(new GitError(`could not run ${request.binary}: ${error.message}`, { cause: error }));
@@ -135,12 +117,52 @@ export function runGitProcess(request: GitProcessRequest): Promise<GitRunResult>
     });
     child.on('close', (code, exitSignal) => {
       if (killedWith) return;
-      lines?.end();
-      const stderr = redact(tail.toString());
-      if (code === 0) settle(undefined, { stdout: Buffer.concat(stdout).toString('utf8'), stderr });
+      const stderr = output.endStderr();
+      if (code === 0) settle(undefined, { stdout: output.stdout(), stderr });
       else settle(new GitCommandError(command, code, stderr, exitSignal));
     });
   });
+}
+
+/** A running git's output as {@link collectOutput} gathers it. */
+interface CollectedOutput {
+  /** Ends stderr's line splitting and gives its redacted tail. */
+  endStderr(): string;
+  stdout(): string;
+}
+
+/**
+ * Gathers a running git's output (stdout up to its cap: past it, `kill` with
+ * GitOutputLimitError; stderr as redacted lines and a tail) and writes its input.
+ */
+function collectOutput(child: ChildProcess, request: GitProcessRequest, kill: (error: GitError) => void): CollectedOutput {
+  const { command, redact } = request;
+  const stdout: Buffer[] = [];
+  let stdoutBytes = 0;
+  const tail = new TailBuffer(STDERR_TAIL_CHARS);
+  const onLine = request.onStderrLine;
+  const lines = onLine ? new LineSplitter((line) => onLine(redact(line))) : undefined;
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdoutBytes += chunk.length;
+    if (stdoutBytes > request.maxStdoutBytes) kill(new GitOutputLimitError(command, request.maxStdoutBytes));
+    else stdout.push(chunk);
+  });
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    tail.push(chunk);
+    lines?.push(chunk);
+  });
+  if (request.input !== undefined && child.stdin) {
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(request.input);
+  }
+  return {
+    endStderr: () => {
+      lines?.end();
+      return redact(tail.toString());
+    },
+    stdout: () => Buffer.concat(stdout).toString('utf8'),
+  };
 }
 
 /**

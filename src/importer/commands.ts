@@ -1,11 +1,11 @@
 import { Command } from 'commander';
-import { withForgesync } from '../cli/app-context.js';
-import { printJson } from '../cli/output.js';
-import type { Forgesync } from '../app/forgesync.js';
+import type { WithApi } from '../module/definition.js';
+import type { ImporterApi } from './api.js';
+import { printJson } from '../module/command-output.js';
 import type { ImportStatusJson } from './status.js';
 import type { CoordinatorOutcome } from './run/coordinator.js';
 import { describeHolder } from '../leases/errors.js';
-import { option, secondsOrDuration, wholeNumber } from '../cli/options.js';
+import { option, secondsOrDuration, wholeNumber } from '../module/command-options.js';
 import { CONCURRENCY_LIMITS } from './names.js';
 
 /** One line of an import's state for humans. */
@@ -35,12 +35,12 @@ function progressLine(status: ImportStatusJson): string {
  * its lease lapses when it died), up to `timeoutMs`.
  * @throws ImportWaitTimeoutError naming the holder when the timeout passed.
  */
-async function runHere(app: Forgesync, name: string, options: { json: boolean; timeoutMs: number }): Promise<void> {
+async function runHere(importer: ImporterApi, name: string, options: { json: boolean; timeoutMs: number }): Promise<void> {
   const { json, timeoutMs } = options;
   const draw = process.stderr.isTTY && !json;
   const timer = draw
     ? setInterval(() => {
-        void app.importer.status(name).then((status) => process.stderr.write(`\r\u001b[K${progressLine(status).slice(0, (process.stderr.columns || 120) - 1)}`), () => undefined);
+        void importer.status(name).then((status) => process.stderr.write(`\r\u001b[K${progressLine(status).slice(0, (process.stderr.columns || 120) - 1)}`), () => undefined);
       }, 500)
     : undefined;
   const stop = new AbortController();
@@ -49,7 +49,7 @@ async function runHere(app: Forgesync, name: string, options: { json: boolean; t
   process.once('SIGTERM', onSignal);
   let outcome: CoordinatorOutcome;
   try {
-    ({ outcome } = await app.importer.runHereWaiting(name, {
+    ({ outcome } = await importer.runHereWaiting(name, {
       timeoutMs,
       signal: stop.signal,
       onWait: (holder) => process.stderr.write(`another process ("${describeHolder(holder)}") is running import ${name}; waiting until it ends or its lease lapses (at most ${timeoutMs / 1000} s)\n`),
@@ -60,7 +60,7 @@ async function runHere(app: Forgesync, name: string, options: { json: boolean; t
     process.off('SIGTERM', onSignal);
     if (draw) process.stderr.write('\r\u001b[K');
   }
-  const status = await app.importer.status(name);
+  const status = await importer.status(name);
   if (json) printJson(status);
   else process.stdout.write(`${statusLine(status)}\n`);
   if (outcome === 'skipped') process.stderr.write(`another process is running import ${name}; see forgesync import status ${name}\n`);
@@ -74,9 +74,17 @@ const timeoutOption = () =>
   option('--timeout <seconds>', 'with --wait: give up waiting for another process running the import after this many seconds (or a duration: 90s, 10m)', secondsOrDuration(), '600');
 
 /** `forgesync import github|status|list|sync|resume|cancel|export`. */
-export function importCommands(): Command[] {
+export function importCommands(withApi: WithApi<ImporterApi>): Command[] {
   const command = new Command('import').description('import GitHub projects (issues, pull requests, reviews, …) and keep them up to date');
+  githubCommand(command, withApi);
+  readCommands(command, withApi);
+  runCommands(command, withApi);
+  exportCommand(command, withApi);
+  return [command];
+}
 
+/** `import github`: record an import (and with --wait, run it here). */
+function githubCommand(command: Command, withApi: WithApi<ImporterApi>): void {
   command
     .command('github')
     .description('import a GitHub (or GitHub Enterprise) project: repository and wiki, issues, pull requests, reviews, events, releases, …')
@@ -90,32 +98,35 @@ export function importCommands(): Command[] {
     .addOption(timeoutOption())
     .option('--json', 'machine-readable output')
     .action(async (project: string, options: { name?: string; apiUrl: string; credential?: string[]; concurrency?: number; wait?: boolean; timeout: number; json?: boolean }, cmd: Command) => {
-      await withForgesync(
+      await withApi(
         cmd,
-        async (app) => {
-          const record = await app.importer.create({
+        async (importer) => {
+          const record = await importer.create({
             project,
             apiUrl: options.apiUrl,
             ...(options.name !== undefined ? { name: options.name } : {}),
             ...(options.credential ? { credentials: options.credential } : {}),
             ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
           });
-          if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs: options.timeout });
-          const status = await app.importer.status(record.name);
+          if (options.wait) return runHere(importer, record.name, { json: Boolean(options.json), timeoutMs: options.timeout });
+          const status = await importer.status(record.name);
           if (options.json) printJson(status);
           else process.stdout.write(`import ${record.name} of ${record.owner}/${record.repo} recorded; a running forgesync serve runs it (or use --wait)\n`);
         },
         options.wait ? { logLevel: 'info' } : {},
       );
     });
+}
 
+/** `import status` and `import list`. */
+function readCommands(command: Command, withApi: WithApi<ImporterApi>): void {
   command
     .command('status')
     .description('show an import: state, stage, counts per type, requests, failures, git sources')
     .argument('<name>')
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { json?: boolean }, cmd: Command) => {
-      const status = await withForgesync(cmd, (app) => app.importer.status(name));
+      const status = await withApi(cmd, (importer) => importer.status(name));
       if (options.json) printJson(status);
       else {
         process.stdout.write(`${statusLine(status)}\n`);
@@ -128,12 +139,15 @@ export function importCommands(): Command[] {
     .description('list imports')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }, cmd: Command) => {
-      const statuses = await withForgesync(cmd, async (app) => Promise.all((await app.importer.list()).map((record) => app.importer.status(record))));
+      const statuses = await withApi(cmd, async (importer) => Promise.all((await importer.list()).map((record) => importer.status(record))));
       if (options.json) printJson(statuses);
       else if (statuses.length === 0) process.stdout.write('no imports; start one with: forgesync import github <owner>/<repo>\n');
       else for (const status of statuses) process.stdout.write(`${statusLine(status)}\n`);
     });
+}
 
+/** `import sync|resume|cancel`. */
+function runCommands(command: Command, withApi: WithApi<ImporterApi>): void {
   for (const [action, description] of [
     ['sync', 'bring a finished import up to date (only what changed since the last run)'],
     ['resume', 'continue a failed, cancelled or interrupted import where it stopped'],
@@ -146,12 +160,12 @@ export function importCommands(): Command[] {
       .addOption(timeoutOption())
       .option('--json', 'machine-readable output')
       .action(async (name: string, options: { wait?: boolean; timeout: number; json?: boolean }, cmd: Command) => {
-        await withForgesync(
+        await withApi(
           cmd,
-          async (app) => {
-            const record = action === 'sync' ? await app.importer.requestSync(name) : await app.importer.resume(name);
-            if (options.wait) return runHere(app, record.name, { json: Boolean(options.json), timeoutMs: options.timeout });
-            if (options.json) printJson(await app.importer.status(record.name));
+          async (importer) => {
+            const record = action === 'sync' ? await importer.requestSync(name) : await importer.resume(name);
+            if (options.wait) return runHere(importer, record.name, { json: Boolean(options.json), timeoutMs: options.timeout });
+            if (options.json) printJson(await importer.status(record.name));
             else process.stdout.write(`${action} of import ${record.name} requested; a running forgesync serve runs it (or use --wait)\n`);
           },
           options.wait ? { logLevel: 'info' } : {},
@@ -164,10 +178,13 @@ export function importCommands(): Command[] {
     .description('cancel an import (its coordinator and jobs stop at their next write; resume continues it)')
     .argument('<name>')
     .action(async (name: string, _options: unknown, cmd: Command) => {
-      await withForgesync(cmd, (app) => app.importer.cancel(name));
+      await withApi(cmd, (importer) => importer.cancel(name));
       process.stdout.write(`import ${name} cancelled\n`);
     });
+}
 
+/** `import export`. */
+function exportCommand(command: Command, withApi: WithApi<ImporterApi>): void {
   command
     .command('export')
     .description('write an import as a GitHub migration archive (schema.json, issues_000001.json, …, repositories/<owner>/<repo>.git)')
@@ -175,10 +192,8 @@ export function importCommands(): Command[] {
     .requiredOption('--to <dir>', 'the archive directory (must not exist, or be empty)')
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { to: string; json?: boolean }, cmd: Command) => {
-      const summary = await withForgesync(cmd, (app) => app.importer.export(name, options.to));
+      const summary = await withApi(cmd, (importer) => importer.export(name, options.to));
       if (options.json) printJson(summary);
       else process.stdout.write(`exported ${name} to ${summary.dir}\n`);
     });
-
-  return [command];
 }

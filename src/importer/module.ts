@@ -5,8 +5,7 @@ import type { SettingValues } from '../config/setting.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { Job, JobKind, JobTransport } from '../jobs/types.js';
-import type { ForgesyncModule } from '../kernel/module.js';
-import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
+import type { RouteContext } from '../server/module-routes.js';
 import { describeHolder } from '../leases/errors.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { LeaseHolder } from '../leases/types.js';
@@ -75,8 +74,7 @@ export interface ImporterOptions {
  * replication, every trigger records what is wanted in the database and
  * nudges a job; the coordinator reads the database.
  */
-export class Importer implements ForgesyncModule, ServesRoutes {
-  readonly name = 'importer';
+export class Importer {
   readonly imports: ImportRepository;
   readonly jobs: Record<string, JobKind>;
   readonly metrics: ImporterMetrics;

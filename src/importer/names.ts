@@ -1,4 +1,4 @@
-import { validateSourceName } from '../replication/names.js';
+import { validateSourceName } from '../replication/api.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import { InvalidImportInputError } from './errors.js';
 

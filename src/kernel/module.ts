@@ -2,11 +2,9 @@ import type { JobKind } from '../jobs/types.js';
 
 /**
  * A capability of forgesync (replication, snapshots, …) as the kernel sees
- * it: the job handlers it brings and its background work. A module is
- * created by its own factory from the few things it needs (see each
- * module's `*Options`). What it offers beyond the kernel is declared where
- * that is used: HTTP routes in server/module-routes.ts, settings and CLI
- * commands in app/module-definition.ts.
+ * it: the job handlers it brings and its background work. The rest of what
+ * a module is (its API, settings, routes, commands and dashboard pages) is
+ * declared in module/definition.ts, which the kernel does not need.
  */
 export interface ForgesyncModule {
   /** Short name for logs, e.g. `replication`. */

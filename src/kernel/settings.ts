@@ -47,6 +47,13 @@ export const kernelSettings = {
     doc: 'Ttl of the leases work runs under, renewed by heartbeat every third.',
     parse: duration(100, 24 * 3_600_000),
   }),
+  schedulerTickMs: setting({
+    key: 'schedulerTick',
+    env: 'FORGESYNC_SCHEDULER_TICK',
+    default: '2s',
+    doc: 'How often the scheduler looks for due work.',
+    parse: duration(10, 24 * 3_600_000),
+  }),
   databasePoolSize: setting({
     key: 'databasePoolSize',
     env: 'FORGESYNC_DATABASE_POOL_SIZE',

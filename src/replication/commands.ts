@@ -1,9 +1,10 @@
 import { Command } from 'commander';
 import type { SourceWithRegistry } from '../store/types.js';
 import { redactUrl } from '../util/redact.js';
-import { withForgesync } from '../cli/app-context.js';
-import { printJson } from '../cli/output.js';
-import { option, secondsOrDuration } from '../cli/options.js';
+import type { WithApi } from '../module/definition.js';
+import type { ReplicationApi } from './api.js';
+import { printJson } from '../module/command-output.js';
+import { option, secondsOrDuration } from '../module/command-options.js';
 
 /** The JSON form of a source in `forgesync status --json` (a contract for other tools). */
 export function sourceStatusJson(source: SourceWithRegistry) {
@@ -36,7 +37,7 @@ function statusLine(source: SourceWithRegistry): string {
 }
 
 /** `forgesync add|remove|sync|resync|status`. */
-export function replicationCommands(): Command[] {
+export function replicationCommands(withApi: WithApi<ReplicationApi>): Command[] {
   const add = new Command('add')
     .description('register an upstream repository to mirror')
     .argument('<url>', 'upstream URL (https, ssh; http/file/local paths only when FORGESYNC_GIT_PROTOCOLS lists them)')
@@ -46,8 +47,8 @@ export function replicationCommands(): Command[] {
     .option('--credential <name>', 'a credential the operator defined for this host (FORGESYNC_SECRETS_FILE or FORGESYNC_CREDENTIAL_<NAME>)')
     .option('--json', 'machine-readable output')
     .action(async (url: string, options: { name?: string; interval?: string; cron?: string; credential?: string; json?: boolean }, command: Command) => {
-      const source = await withForgesync(command, (app) =>
-        app.addSource({ url, name: options.name, interval: options.interval, cron: options.cron, credentialRef: options.credential }),
+      const source = await withApi(command, (replication) =>
+        replication.addSource({ url, name: options.name, interval: options.interval, cron: options.cron, credentialRef: options.credential }),
       );
       if (options.json) printJson(sourceStatusJson(source));
       else process.stdout.write(`added ${source.name} (${redactUrl(source.url)}); first sync requested\n`);
@@ -57,7 +58,7 @@ export function replicationCommands(): Command[] {
     .description('remove a source and delete its mirror')
     .argument('<name>')
     .action(async (name: string, _options: unknown, command: Command) => {
-      await withForgesync(command, (app) => app.removeSource(name));
+      await withApi(command, (replication) => replication.removeSource(name));
       process.stdout.write(`removed ${name}\n`);
     });
 
@@ -69,13 +70,13 @@ export function replicationCommands(): Command[] {
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { wait?: boolean; timeout: number; json?: boolean }, command: Command) => {
       if (!options.wait) {
-        const seq = await withForgesync(command, (app) => app.requestSync(name, { trigger: 'cli' }));
+        const seq = await withApi(command, (replication) => replication.requestSync(name, { trigger: 'cli' }));
         if (options.json) printJson({ name, requested: seq });
         else process.stdout.write(`sync of ${name} requested (request #${seq}); a running forgesync serve picks it up\n`);
         return;
       }
-      const source = await withForgesync(command, (app) =>
-        app.sync(name, { trigger: 'cli', timeoutMs: options.timeout }),
+      const source = await withApi(command, (replication) =>
+        replication.sync(name, { trigger: 'cli', timeoutMs: options.timeout }),
       );
       if (options.json) printJson(sourceStatusJson(source));
       else process.stdout.write(`${statusLine(source)}\n`);
@@ -93,7 +94,7 @@ export function replicationCommands(): Command[] {
       const chosen = [name !== undefined, Boolean(options.failed), Boolean(options.all)].filter(Boolean).length;
       if (chosen !== 1) command.error('give exactly one of <name>, --failed or --all', { exitCode: 2 });
       const target = name !== undefined ? { name } : options.failed ? ('failed' as const) : ('all' as const);
-      const count = await withForgesync(command, (app) => app.requestSyncMany(target, { trigger: 'cli' }));
+      const count = await withApi(command, (replication) => replication.requestSyncMany(target, { trigger: 'cli' }));
       if (options.json) printJson({ requested: count });
       else process.stdout.write(`resync requested for ${count} source${count === 1 ? '' : 's'}\n`);
     });
@@ -103,7 +104,7 @@ export function replicationCommands(): Command[] {
     .argument('[name]')
     .option('--json', 'machine-readable output')
     .action(async (name: string | undefined, options: { json?: boolean }, command: Command) => {
-      const sources = await withForgesync(command, async (app) => (name ? [await app.getSource(name)] : app.listSources()));
+      const sources = await withApi(command, async (replication) => (name ? [await replication.getSource(name)] : replication.listSources()));
       if (options.json) printJson(name ? sourceStatusJson(sources[0]!) : sources.map(sourceStatusJson));
       else if (sources.length === 0) process.stdout.write('no sources; add one with: forgesync add <url>\n');
       else for (const source of sources) process.stdout.write(`${statusLine(source)}\n`);

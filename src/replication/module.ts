@@ -5,8 +5,7 @@ import { remoteTarget, validateRemoteUrl } from '../git/url.js';
 import type { Job, JobKind } from '../jobs/types.js';
 import type { LeaseHolder } from '../leases/types.js';
 import type { Logger } from '../logging/logger.js';
-import type { ForgesyncModule } from '../kernel/module.js';
-import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
+import type { RouteContext } from '../server/module-routes.js';
 import type { ForgesyncServer } from '../server/app.js';
 import { SourceNotFoundError } from '../store/errors.js';
 import type { MatchedRequest } from './store/match-requests.js';
@@ -23,10 +22,12 @@ import { Scheduler } from './scheduler.js';
 import { SyncService, syncLeaseKey } from './sync.js';
 import { Nudger, SYNC_JOB, VERIFY_JOB } from './nudger.js';
 import { Batcher } from '../util/batcher.js';
+import { Signal } from '../util/signal.js';
 import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 
 export type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 import { Verifier } from './verify.js';
+import { oncePerDelivery } from './webhooks/once.js';
 import { ownerName } from '../leases/owner.js';
 
 export { SYNC_JOB, VERIFY_JOB } from './nudger.js';
@@ -43,8 +44,7 @@ const MATCH_BATCH = 200;
  * trigger only records a request in the registry and nudges a worker; the
  * worker reads the registry, so a lost or duplicated job loses nothing.
  */
-export class Replication implements ForgesyncModule, ServesRoutes {
-  readonly name = 'replication';
+export class Replication {
   readonly sources: SourceRepository;
   readonly registry: RegistryRepository;
   readonly syncService: SyncService;
@@ -53,6 +53,7 @@ export class Replication implements ForgesyncModule, ServesRoutes {
   readonly metrics: ReplicationMetrics;
   readonly jobs: Record<string, JobKind>;
   readonly #deliveries: WebhookDeliveryRepository;
+  readonly #mirrorRemoved = new Signal<string>();
   readonly #nudger: Nudger;
   /**
    * Concurrent deliveries' requests go together (a group commit: one UPDATE
@@ -107,7 +108,7 @@ export class Replication implements ForgesyncModule, ServesRoutes {
       nudge: (source, trigger) => this.#nudger.nudge(source, trigger),
       nudgeVerify: (source) => this.#nudger.nudge(source, 'verify', VERIFY_JOB),
       logger,
-      tickMs: settings.schedulerTickMs,
+      tickMs: options.tickMs,
       claimMs: 2 * options.leaseTtlMs,
       leaseTtlMs: options.leaseTtlMs,
       verifyIntervalMs: settings.verifyIntervalMs,
@@ -124,31 +125,9 @@ export class Replication implements ForgesyncModule, ServesRoutes {
     return { github: githubWebhookSecret, gitlab: gitlabWebhookToken, generic: genericWebhookSecret };
   }
 
-  /**
-   * Runs `act` for the first delivery of an id from a provider, and for no
-   * other delivery of that id until its `expiresAt`, in any process sharing
-   * the registry: the id is claimed in one atomic statement first (a claim
-   * that expired before `receivedAt` is free again). When `act` throws, the
-   * claim is given back, so the sender's retry is acted on. (A process dying
-   * between the claim and act's write loses that one request; the source's
-   * schedule still syncs it.) Expired claims are deleted now and then, at
-   * most once a minute per process.
-   */
-  async oncePerDelivery<T>(delivery: WebhookDelivery, act: () => Promise<T>): Promise<DeliveryRun<T>> {
-    const claim = await this.#deliveries.claim(delivery.provider, delivery.id, delivery.expiresAt, delivery.receivedAt);
-    if (!claim) return { duplicate: true };
-    let value: T;
-    try {
-      value = await act();
-    } catch (error) {
-      await this.#deliveries.release(claim).catch(() => undefined); // the act's error is the one to report
-      throw error;
-    }
-    await this.#deliveries.pruneIfDue().catch((error: unknown) => {
-      // Only space is at stake; the next prune catches up.
-      this.options.logger.warn({ event: 'webhook_deliveries_prune_failed', err: error }, 'pruning webhook_deliveries failed');
-    });
-    return { duplicate: false, value };
+  /** Runs `act` for the first delivery of an id only, in every process sharing the registry (see webhooks/once.ts). */
+  oncePerDelivery<T>(delivery: WebhookDelivery, act: () => Promise<T>): Promise<DeliveryRun<T>> {
+    return oncePerDelivery({ deliveries: this.#deliveries, logger: this.options.logger }, delivery, act);
   }
 
   get logger(): Logger {
@@ -168,6 +147,11 @@ export class Replication implements ForgesyncModule, ServesRoutes {
 
   async stop(): Promise<void> {
     await this.scheduler.stop();
+  }
+
+  /** Calls `listener` with the path of every mirror deleted from now on (removed or moved away), so that readers of it can let go. */
+  onMirrorRemoved(listener: (mirrorPath: string) => void): () => void {
+    return this.#mirrorRemoved.listen(listener);
   }
 
   /** Registers an upstream; its first sync is requested at once. */
@@ -210,8 +194,8 @@ export class Replication implements ForgesyncModule, ServesRoutes {
    * alone. Returns the paths removed.
    */
   removeMovedCopies(localShard: string, graceMs: number, now = Date.now()): Promise<string[]> {
-    const { mirrorsDir, leases, leaseTtlMs, logger, onMirrorRemoved } = this.options;
-    return removeMovedCopies({ mirrorsDir, leases, leaseTtlMs, logger, sources: this.sources, ...(onMirrorRemoved ? { onMirrorRemoved } : {}) }, { localShard, graceMs, now });
+    const { mirrorsDir, leases, leaseTtlMs, logger } = this.options;
+    return removeMovedCopies({ mirrorsDir, leases, leaseTtlMs, logger, sources: this.sources, onMirrorRemoved: (path) => this.#mirrorRemoved.notify(path) }, { localShard, graceMs, now });
   }
 
   /** Removes a source and deletes its mirror, under the source's lease so no sync runs meanwhile. */
@@ -222,7 +206,7 @@ export class Replication implements ForgesyncModule, ServesRoutes {
       syncLeaseKey(source.id),
       { ttlMs: leaseTtlMs, owner: ownerName(`remove ${source.name}`), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
       async () => {
-        this.options.onMirrorRemoved?.(mirrorPathFor(mirrorsDir, source, source.url));
+        this.#mirrorRemoved.notify(mirrorPathFor(mirrorsDir, source, source.url));
         await removeMirror(mirrorsDir, source, source.url);
         await this.sources.remove(source.name);
       },
@@ -251,6 +235,11 @@ export class Replication implements ForgesyncModule, ServesRoutes {
   /** @throws SourceNotFoundError */
   async getSource(name: string): Promise<SourceWithRegistry> {
     return this.sources.get(name);
+  }
+
+  /** The source named `name`, or undefined. */
+  findSource(name: string): Promise<SourceWithRegistry | undefined> {
+    return this.sources.find(name);
   }
 
   /** Sources sorted by name, filtered by registry state and a search string, a page at a time. */

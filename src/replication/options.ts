@@ -55,11 +55,11 @@ export interface ReplicationOptions {
   protocols: ReadonlySet<string>;
   mirrorsDir: string;
   leaseTtlMs: number;
+  /** How often the scheduler looks for due work (FORGESYNC_SCHEDULER_TICK). */
+  tickMs: number;
   settings: SettingValues<typeof replicationSettings>;
   /** Receives git's progress lines (clone/fetch), e.g. to draw them on a terminal. */
   onProgress?: (source: Source, line: string) => void;
-  /** Told once a source's mirror is deleted, so that readers of it can let go. */
-  onMirrorRemoved?: (mirrorPath: string) => void;
   /** Told when a sync appended changes to the change log (the feeds then deliver them). */
   onChanges?: () => void;
   /**

@@ -24,13 +24,6 @@ export const replicationSettings = {
     doc: 'Sync interval of sources without a schedule of their own.',
     parse: duration(1000),
   }),
-  schedulerTickMs: setting({
-    key: 'schedulerTick',
-    env: 'FORGESYNC_SCHEDULER_TICK',
-    default: '2s',
-    doc: 'How often the scheduler looks for due work.',
-    parse: duration(10, 24 * 3_600_000),
-  }),
   retryBaseMs: setting({
     key: 'retryBase',
     env: 'FORGESYNC_RETRY_BASE',

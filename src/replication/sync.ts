@@ -6,14 +6,14 @@ import type { Lease } from '../leases/lease.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { GitRunner } from '../git/runner.js';
 import { RemoteNotFoundError } from '../git/errors.js';
-import { syncMirror, type MirrorSyncResult } from '../git/mirror.js';
+import { syncMirror, type MirrorSyncResult, type SyncMirrorOptions } from '../git/mirror.js';
 import type { Logger } from '../logging/logger.js';
-import type { RegistryRepository } from './store/registry.js';
+import type { RegistryRepository, RequestCounters } from './store/registry.js';
 import type { SourceRepository } from './store/sources.js';
 import { refChange, sourceStateChange, type ChangeInput } from '../store/change-log.js';
 import type { RegistryRow, Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { redactSecrets } from '../util/redact.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import type { BoundToken } from '../credentials/store.js';
 import { ownerName } from '../leases/owner.js';
 
@@ -60,14 +60,30 @@ export interface SyncServiceOptions {
 /** How this process's sync of a source relates to its placement: the epoch its writes carry, whether it moves the source here. */
 type Placement = { epoch?: number; movedTo?: string } | 'elsewhere';
 
+/** One round of a sync (see SyncService's #round). */
+interface Round {
+  sourceId: number;
+  trigger: SyncTrigger;
+  lease: Lease;
+  signal: AbortSignal;
+  known: SourceWithRegistry | undefined;
+  placement: Exclude<Placement, 'elsewhere'>;
+}
+
+/** How one attempt ended. */
+type AttemptOutcome = 'synced' | 'noop' | 'failed' | 'missing' | 'lost';
+
 /** The lease key of one source's mirror. */
 export const syncLeaseKey = (sourceId: number) => `sync:repository:${sourceId}`;
 
 /** The error recorded on an attempt that lost its lease (the fence rejected its write, or the lease signal aborted it). */
 const leaseLostError = (error?: string) => `lease lost: ${error ?? 'another holder took over'}`;
 
-/** How the source's last finished sync ended, as the change log names it: `synced`, `failed`, or null before any. */
-function settledState(row: RegistryRow): 'synced' | 'failed' | null {
+/** How a source's last finished sync ended, as the change log names it: `synced`, `failed`, or null before any. */
+type SettledState = 'synced' | 'failed' | null;
+
+/** The SettledState of the source whose registry row is `row`. */
+function settledState(row: RegistryRow): SettledState {
   const synced = row.lastSyncedAt?.getTime() ?? null;
   const failed = row.lastFailureAt?.getTime() ?? null;
   if (failed !== null && (synced === null || failed > synced)) return 'failed';
@@ -153,28 +169,10 @@ export class SyncService {
    * `requestPending`: the row was written synced and a request is still
    * unserved (it arrived during the pass), so another round is due.
    */
-  async #round(round: {
-    sourceId: number;
-    trigger: SyncTrigger;
-    lease: Lease;
-    signal: AbortSignal;
-    known: SourceWithRegistry | undefined;
-    placement: Exclude<Placement, 'elsewhere'>;
-  }): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
-    const { sourceId, trigger, lease, signal, known, placement } = round;
-    const { registry, logger } = this.options;
+  async #round(round: Round): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
+    const { sourceId, lease, signal, known } = round;
     const startedAt = performance.now();
-    // Marks the row started and records the attempt (one transaction on SQLite). Refused
-    // when the row carries a higher fence: then the lease is stale, or the lease store
-    // lost its counters and the fence is raised above the row's (see writeFenced).
-    const started = await writeFenced(
-      lease,
-      (fence) => registry.startSync(sourceId, fence, { trigger, now: new Date(), epoch: placement.epoch }),
-      async () => (await registry.find(sourceId))?.fence ?? null,
-    ).catch((error: unknown) => {
-      if (error instanceof LeaseLostError) return null;
-      throw error;
-    });
+    const started = await this.#startAttempt(round);
     if (!started) return { outcome: 'lost', requestPending: false };
     const { row, attemptId } = started;
     const previous = settledState(row);
@@ -185,52 +183,16 @@ export class SyncService {
     if (!source) return { outcome: 'gone', requestPending: false };
     let token: string | undefined;
     let result: MirrorSyncResult | undefined;
-    let outcome: 'synced' | 'noop' | 'failed' | 'missing' | 'lost';
+    let outcome: AttemptOutcome;
     let error: string | undefined;
     let requestPending = false;
     let attemptFinished = false;
     try {
       const bound = source.credentialRef ? await this.options.tokenFor(source.credentialRef, source.url) : undefined;
       token = bound?.token;
-      const onProgress = this.options.onProgress;
-      const synced = await syncMirror({
-        runner: this.options.runner,
-        storage: this.options.storage,
-        id: source.id,
-        name: source.name,
-        url: source.url,
-        token,
-        // A redirect may take the token only to hosts its credential is bound to.
-        ...(bound ? { tokenAllowed: (url: URL) => bound.allows(url) } : {}),
-        signal,
-        ...(onProgress ? { onProgress: (line: string) => onProgress(source, line) } : {}),
-        // Each one means a git was killed mid-update here earlier: worth a look if it recurs.
-        onStaleLock: (lock) =>
-          logger.warn(
-            { event: 'stale_git_lock_removed', source: source.name, path: lock.path, age_ms: lock.ageMs },
-            `sync ${source.name}: removed stale git lock ${lock.path} (${Math.round(lock.ageMs / 1000)} s old) left by a killed git`,
-          ),
-      });
+      const synced = await syncMirror(this.#mirrorOptions({ source, bound, token, signal }));
       result = synced;
-      const now = new Date();
-      // Records the sync and finishes its attempt (one transaction on SQLite); the counters as
-      // the write left them say whether a request arrived meanwhile.
-      const counters = await registry.finishSync(sourceId, lease.fence, {
-        targetSeq: row.targetSeq,
-        checksum: synced.checksum,
-        verified: synced.verified,
-        mirrorPath: synced.path,
-        now,
-        ...placement,
-        attemptId,
-        attempt: (written) => ({
-          result: !written ? 'failed' : synced.action === 'noop' ? 'noop' : 'synced',
-          error: written ? undefined : leaseLostError(),
-          refsChanged: synced.refsChanged,
-          now,
-        }),
-        changes: syncChanges(source.name, previous, synced),
-      });
+      const counters = await this.#recordSynced({ round, source, row, attemptId, previous, synced });
       attemptFinished = true;
       outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
       if (counters && (synced.refChanges.length > 0 || previous !== 'synced')) this.options.onChanges?.();
@@ -238,27 +200,106 @@ export class SyncService {
     } catch (caught) {
       error = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
       if (signal.aborted) outcome = 'lost';
-      else {
-        const missing = caught instanceof RemoteNotFoundError;
-        const delay = missing ? this.options.backoff.maxMs : backoffDelay(row.retryCount + 1, this.options.backoff);
-        const changes = previous === 'failed' ? [] : [sourceStateChange(source.name, 'failed', previous, error)];
-        const failure = { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date(), ...(placement.epoch !== undefined ? { epoch: placement.epoch } : {}), changes };
-        if (await registry.finishFailed(sourceId, lease.fence, failure)) {
-          if (changes.length > 0) this.options.onChanges?.();
-        }
-        outcome = missing ? 'missing' : 'failed';
-      }
+      else outcome = await this.#recordFailed({ round, source, row, previous, error, caught });
     }
     const durationMs = performance.now() - startedAt;
     if (!attemptFinished) {
-      await registry.finishAttempt(attemptId, {
+      await this.options.registry.finishAttempt(attemptId, {
         result: outcome === 'lost' ? 'failed' : outcome,
         error: outcome === 'lost' ? leaseLostError(error) : error,
         refsChanged: result?.refsChanged,
         now: new Date(),
       });
     }
-    logger.info(
+    this.#logAttempt({ round, source, outcome, durationMs, result, error });
+    return { outcome, requestPending };
+  }
+
+  /**
+   * Marks the row started and records the attempt (one transaction on SQLite). Refused (null)
+   * when the row carries a higher fence: then the lease is stale, or the lease store
+   * lost its counters and the fence is raised above the row's (see writeFenced).
+   */
+  #startAttempt({ sourceId, trigger, lease, placement }: Round): Promise<{ row: RegistryRow; attemptId: number } | null> {
+    const { registry } = this.options;
+    return writeFenced(
+      lease,
+      (fence) => registry.startSync(sourceId, fence, { trigger, now: new Date(), epoch: placement.epoch }),
+      async () => (await registry.find(sourceId))?.fence ?? null,
+    ).catch((error: unknown) => {
+      if (error instanceof LeaseLostError) return null;
+      throw error;
+    });
+  }
+
+  /** What syncMirror is asked for one source: its credential's token, allowed only where the credential is bound. */
+  #mirrorOptions({ source, bound, token, signal }: { source: SourceWithRegistry; bound: BoundToken | undefined; token: string | undefined; signal: AbortSignal }): SyncMirrorOptions {
+    const { logger } = this.options;
+    const onProgress = this.options.onProgress;
+    return {
+      runner: this.options.runner,
+      storage: this.options.storage,
+      id: source.id,
+      name: source.name,
+      url: source.url,
+      token,
+      // A redirect may take the token only to hosts its credential is bound to.
+      ...(bound ? { tokenAllowed: (url: URL) => bound.allows(url) } : {}),
+      signal,
+      ...(onProgress ? { onProgress: (line: string) => onProgress(source, line) } : {}),
+      // Each one means a git was killed mid-update here earlier: worth a look if it recurs.
+      onStaleLock: (lock) =>
+        logger.warn(
+          { event: 'stale_git_lock_removed', source: source.name, path: lock.path, age_ms: lock.ageMs },
+          `sync ${source.name}: removed stale git lock ${lock.path} (${Math.round(lock.ageMs / 1000)} s old) left by a killed git`,
+        ),
+    };
+  }
+
+  /**
+   * Records the sync and finishes its attempt (one transaction on SQLite); the counters as
+   * the write left them say whether a request arrived meanwhile (null: the fence refused it).
+   */
+  #recordSynced(end: { round: Round; source: SourceWithRegistry; row: RegistryRow; attemptId: number; previous: SettledState; synced: MirrorSyncResult }): Promise<RequestCounters | null> {
+    const { round, source, row, attemptId, previous, synced } = end;
+    const now = new Date();
+    return this.options.registry.finishSync(round.sourceId, round.lease.fence, {
+      targetSeq: row.targetSeq,
+      checksum: synced.checksum,
+      verified: synced.verified,
+      mirrorPath: synced.path,
+      now,
+      ...round.placement,
+      attemptId,
+      attempt: (written) => ({
+        result: !written ? 'failed' : synced.action === 'noop' ? 'noop' : 'synced',
+        error: written ? undefined : leaseLostError(),
+        refsChanged: synced.refsChanged,
+        now,
+      }),
+      changes: syncChanges(source.name, previous, synced),
+    });
+  }
+
+  /** Records a failed sync with its backoff (the longest for a missing upstream); says which failure it was. */
+  async #recordFailed(end: { round: Round; source: SourceWithRegistry; row: RegistryRow; previous: SettledState; error: string; caught: unknown }): Promise<'missing' | 'failed'> {
+    const { round, source, row, previous, error, caught } = end;
+    const { placement } = round;
+    const missing = caught instanceof RemoteNotFoundError;
+    const delay = missing ? this.options.backoff.maxMs : backoffDelay(row.retryCount + 1, this.options.backoff);
+    const changes = previous === 'failed' ? [] : [sourceStateChange(source.name, 'failed', previous, error)];
+    const failure = { error, missing, nextRetryAt: new Date(Date.now() + delay), now: new Date(), ...(placement.epoch !== undefined ? { epoch: placement.epoch } : {}), changes };
+    if (await this.options.registry.finishFailed(round.sourceId, round.lease.fence, failure)) {
+      if (changes.length > 0) this.options.onChanges?.();
+    }
+    return missing ? 'missing' : 'failed';
+  }
+
+  /** The attempt's log line, and its metrics. */
+  #logAttempt(attempt: { round: Round; source: SourceWithRegistry; outcome: AttemptOutcome; durationMs: number; result: MirrorSyncResult | undefined; error: string | undefined }): void {
+    const { round, source, outcome, durationMs, result, error } = attempt;
+    const { trigger, lease } = round;
+    this.options.logger.info(
       {
         event: 'sync',
         source: source.name,
@@ -273,7 +314,6 @@ export class SyncService {
       `sync ${source.name}: ${outcome}`,
     );
     this.options.onAttempt?.({ trigger, result: outcome, durationMs });
-    return { outcome, requestPending };
   }
 
   /** Whether this process syncs `source` (see SyncServiceOptions.localShard). */

@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kernel } from '../kernel/kernel.js';
-import type { ShardReads } from '../cluster/forward.js';
 import type { Logger } from '../logging/logger.js';
 import type { ServerPaths } from '../util/server-paths.js';
 import { InvalidInputError } from '../errors.js';
@@ -11,7 +10,7 @@ import { AuthFailures, type AuthTokens } from './auth.js';
 import { errorHandler } from './errors.js';
 import { access } from './routes/common.js';
 import { defaultAllowedHosts, guardRequests } from './request-guards.js';
-import { servesRoutes } from './module-routes.js';
+import type { RegisterRoutes } from './module-routes.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
@@ -30,8 +29,16 @@ export interface ServerOptions {
    * are believed; from any other peer they are ignored (default: from none).
    */
   trustProxy?: readonly string[];
-  /** Distributed mode: where reads that need a source's files are answered (see cluster/forward.ts). */
-  shardReads?: ShardReads;
+}
+
+/** What the server serves of one forgesync instance (see app/forgesync.ts). */
+export interface ServedApp {
+  kernel: Kernel;
+  serverPaths: ServerPaths;
+  /** Every module's routes. */
+  routes: readonly RegisterRoutes[];
+  /** Every module's dashboard pages, in the order of the navigation (`/dashboard/<module>/<file>`). */
+  dashboardPages: readonly string[];
 }
 
 /**
@@ -40,7 +47,7 @@ export interface ServerOptions {
  * (the sources API and webhooks, snapshots, …). Routes declare zod schemas,
  * which validate requests and produce the OpenAPI document.
  */
-export async function buildServer(app: { kernel: Kernel; serverPaths: ServerPaths }, options: ServerOptions) {
+export async function buildServer(app: ServedApp, options: ServerOptions) {
   const { kernel, serverPaths } = app;
   if (!options.tokens.admin) {
     throw new InvalidInputError('the HTTP API needs an admin token: set FORGESYNC_ADMIN_TOKEN (forgesync serve generates one when it is unset)');
@@ -74,9 +81,9 @@ export async function buildServer(app: { kernel: Kernel; serverPaths: ServerPath
   kernel.collectProcessMetrics();
   await server.register(healthRoutes(kernel));
   await server.register(leaseRoutes(kernel.leases, tokens), { prefix: '/api' });
-  await server.register(dashboardRoutes());
-  const context = { tokens, serverPaths, ...(options.shardReads ? { shardReads: options.shardReads } : {}) };
-  for (const module of kernel.modules) if (servesRoutes(module)) await module.routes(server, context);
+  await server.register(dashboardRoutes(app.dashboardPages));
+  const context = { tokens, serverPaths };
+  for (const routes of app.routes) await routes(server, context);
   return server;
 }
 

@@ -1,14 +1,15 @@
 import { Command } from 'commander';
 import { formatBytes } from './errors.js';
 import type { SnapshotHold } from './holds.js';
-import { objectAtFromJson, objectAtJson, snapshotEntryJson } from './json.js';
+import { objectAtJson, snapshotEntryJson } from './json.js';
 import { parseObjectSpec } from './revision.js';
-import { withForgesync } from '../cli/app-context.js';
-import { printJson } from '../cli/output.js';
-import { asWritten, duration, option, type AsWritten } from '../cli/options.js';
+import type { WithApi } from '../module/definition.js';
+import type { SnapshotsApi } from './api.js';
+import { printJson } from '../module/command-output.js';
+import { asWritten, duration, option, type AsWritten } from '../module/command-options.js';
 
 /** `forgesync snapshot [create] | list | release` and `forgesync show`. */
-export function snapshotCommands(): Command[] {
+export function snapshotCommands(withApi: WithApi<SnapshotsApi>): Command[] {
   const create = new Command('create')
     .description('materialise one commit of a source as a read-only directory (the default: forgesync snapshot <name> --ref R)')
     .argument('<name>', 'source name')
@@ -18,11 +19,11 @@ export function snapshotCommands(): Command[] {
     .addOption(option('--hold <duration>', 'how long the snapshot is protected from eviction (default: FORGESYNC_SNAPSHOT_HOLD)', duration({ min: 1 })))
     .option('--json', 'machine-readable output')
     .action(async (name: string, options: { ref: string; sync?: boolean; wait: AsWritten<number>; hold?: number; json?: boolean }, command: Command) => {
-      const snapshot = await withForgesync(command, async (app) =>
-        app.openSnapshot(name, options.ref, {
+      const snapshot = await withApi(command, async (snapshots) =>
+        snapshots.open(name, options.ref, {
           sync: Boolean(options.sync),
           waitMs: options.wait.value,
-          holdMs: options.hold ?? app.config.snapshotHoldMs,
+          holdMs: options.hold ?? snapshots.defaultHoldMs,
           owner: 'cli',
         }),
       );
@@ -37,7 +38,7 @@ export function snapshotCommands(): Command[] {
     .description('snapshots on disk, most recently used first, with their holds')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }, command: Command) => {
-      const { entries, budget } = await withForgesync(command, async (app) => ({ entries: app.snapshots.cache.list(), budget: app.snapshots.cache.budget() }));
+      const { entries, budget } = await withApi(command, async (snapshots) => ({ entries: snapshots.list(), budget: snapshots.budget() }));
       if (options.json) printJson(entries.map(snapshotEntryJson));
       else if (entries.length === 0) process.stdout.write('no snapshots\n');
       else {
@@ -55,7 +56,7 @@ export function snapshotCommands(): Command[] {
     .argument('<handle>', 'the handle printed by forgesync snapshot --json')
     .option('--json', 'machine-readable output')
     .action(async (handle: string, options: { json?: boolean }, command: Command) => {
-      await withForgesync(command, async (app) => app.snapshots.release(handle));
+      await withApi(command, async (snapshots) => snapshots.release(handle));
       if (options.json) printJson({ released: handle });
       else process.stdout.write(`released ${handle}\n`);
     });
@@ -72,14 +73,7 @@ export function snapshotCommands(): Command[] {
     .option('--json', 'machine-readable output')
     .action(async (name: string, spec: string, options: { json?: boolean }, command: Command) => {
       const { revision, path } = parseObjectSpec(spec);
-      const object = await withForgesync(command, async (app) => {
-        // Distributed: the files are on the source's shard, whose worker answers.
-        const reads = app.shardReads();
-        const remote = await reads?.endpointFor(name);
-        if (!remote) return app.snapshots.readAt(name, revision, path);
-        const url = `/api/sources/${encodeURIComponent(name)}/contents?${new URLSearchParams({ ref: revision, path })}`;
-        return objectAtFromJson(await reads!.readJson<ReturnType<typeof objectAtJson>>(remote, url, 'cli'));
-      });
+      const object = await withApi(command, (snapshots) => snapshots.readAt(name, revision, path));
       if (options.json) printJson(objectAtJson(object));
       else if (object.type === 'blob') process.stdout.write(object.content);
       else for (const entry of object.entries) process.stdout.write(`${entry.mode.padStart(6, '0')} ${entry.type} ${entry.oid}\t${entry.name}\n`);

@@ -6,8 +6,7 @@ import { makeTempDir, mirrorPathFor, releaseTempDir } from '../git/storage.js';
 import type { GitRunner } from '../git/runner.js';
 import type { BoundToken } from '../credentials/store.js';
 import type { LeaseManager } from '../leases/manager.js';
-import type { ForgesyncModule } from '../kernel/module.js';
-import type { RouteContext, ServesRoutes } from '../server/module-routes.js';
+import type { RouteContext } from '../server/module-routes.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Source, SourceWithRegistry } from '../store/types.js';
@@ -18,6 +17,8 @@ import { ObjectReader } from './objects.js';
 import { snapshotSourceDirName } from './paths.js';
 import { isObjectId, validateRevision, validateTreePath } from './revision.js';
 import { Snapshot } from './snapshot.js';
+import { objectAtFromJson, type objectAtJson } from './json.js';
+import type { ShardReads } from '../cluster/api.js';
 import { ownerName } from '../leases/owner.js';
 
 export interface OpenSnapshotOptions {
@@ -63,6 +64,8 @@ export interface SnapshotsOptions {
   sync: (name: string, timeoutMs: number) => Promise<SourceWithRegistry & { served: boolean }>;
   /** The source's access token and the hosts it may go to, if it has a credential reference. */
   tokenOf: (source: Source) => Promise<BoundToken | undefined>;
+  /** Distributed mode: where a source's files are, when they may be on another shard (its worker answers reads of them). */
+  shardFiles?: ShardReads;
 }
 
 /** A file or tree read from a commit without materialising it. */
@@ -80,8 +83,7 @@ const MATERIALISE_WAIT_MS = 10 * 60_000;
  * is keyed by commit, immutable, and shared, so one job's branch can never be
  * switched underneath another's.
  */
-export class Snapshots implements ForgesyncModule, ServesRoutes {
-  readonly name = 'snapshots';
+export class Snapshots {
   readonly cache: SnapshotCache;
   readonly objects: ObjectReader;
 
@@ -161,6 +163,16 @@ export class Snapshots implements ForgesyncModule, ServesRoutes {
    * @throws RevisionNotFoundError; PathNotFoundError; SnapshotUnavailableError when there is no mirror yet
    */
   async readAt(name: string, ref: string, path: string): Promise<ObjectAt> {
+    // Distributed: the files are on the source's shard, whose worker answers.
+    const { shardFiles } = this.options;
+    const remote = await shardFiles?.endpointFor(name);
+    if (!remote) return this.readAtHere(name, ref, path);
+    const url = `/api/sources/${encodeURIComponent(name)}/contents?${new URLSearchParams({ ref, path })}`;
+    return objectAtFromJson(await shardFiles!.readJson<ReturnType<typeof objectAtJson>>(remote, url, 'cli'));
+  }
+
+  /** {@link readAt} from this process's mirrors (the routes forward a read of another shard's files themselves). */
+  async readAtHere(name: string, ref: string, path: string): Promise<ObjectAt> {
     const revision = validateRevision(ref);
     const cleanPath = validateTreePath(path);
     const source = await this.options.getSource(name);
@@ -189,16 +201,46 @@ export class Snapshots implements ForgesyncModule, ServesRoutes {
     return object.entries;
   }
 
-  async routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+  /** How long a CLI or API snapshot is held when the caller names no time (FORGESYNC_SNAPSHOT_HOLD). */
+  get defaultHoldMs(): number {
+    return this.options.defaultHoldMs;
+  }
+
+  /** Every snapshot on disk, most recently used first, with its holds. */
+  list(): SnapshotEntry[] {
+    return this.cache.list();
+  }
+
+  /** The bytes held snapshots take and the most they may (what a refused snapshot is measured by). */
+  budget() {
+    return this.cache.budget();
+  }
+
+  /** The snapshot routes; reads of files on another shard are forwarded to its worker. */
+  routes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    return this.#register(server, context, this.options.shardFiles);
+  }
+
+  /** The same routes as a worker serves them to api processes: over its own files only. */
+  shardRoutes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    return this.#register(server, context, undefined);
+  }
+
+  async #register(server: ForgesyncServer, context: RouteContext, shardReads: ShardReads | undefined): Promise<void> {
     const { defaultHoldMs, apiMaxHoldMs } = this.options;
     // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
     const { snapshotRoutes } = await import('./routes.js');
-    await server.register(snapshotRoutes(this, { ...context, defaultHoldMs, maxHoldMs: apiMaxHoldMs }), { prefix: '/api' });
+    await server.register(snapshotRoutes(this, { ...context, ...(shardReads ? { shardReads } : {}), defaultHoldMs, maxHoldMs: apiMaxHoldMs }), { prefix: '/api' });
+  }
+
+  /** Resolves once the evictions running now (a new snapshot may start one) have finished. */
+  settled(): Promise<void> {
+    return this.cache.settled();
   }
 
   /** Lets running evictions finish and stops the long-lived readers. */
   async stop(): Promise<void> {
-    await this.cache.settled();
+    await this.settled();
     this.objects.close();
   }
 

@@ -106,7 +106,8 @@ function insertStatement(db: Kysely<Schema>, rows: number): PreparedQuery<unknow
 /**
  * The statements that append `changes` to the change log, in order: to be
  * run in the same transaction as the write they describe, after it (see
- * Numbering). Empty when there is nothing to append.
+ * Numbering), as statements of a batch (batch.ts: yielded, or steps of a
+ * guarded list). Empty when there is nothing to append.
  */
 export function appendChanges(db: Kysely<Schema>, changes: readonly ChangeInput[], nowMs: number): BoundQuery[] {
   if (changes.length === 0) return [];
@@ -135,7 +136,7 @@ export function appendChanges(db: Kysely<Schema>, changes: readonly ChangeInput[
   return bound;
 }
 
-/** {@link appendChanges} as steps of runAtomically or runGuarded. */
+/** {@link appendChanges} as Compilables, for step lists typed so (an import's page: see importer/run/batch.ts). */
 export function appendChangeSteps(db: Kysely<Schema>, changes: readonly ChangeInput[], nowMs: number): Compilable[] {
   return appendChanges(db, changes, nowMs).map(({ query, args }) => query.bind(...args));
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type QueryResult, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type QueryResult, type SqliteDatabase } from 'kysely';
 import { BUSY_TIMEOUT_MS, openSqliteFile, sqliteFilePath } from '../util/sqlite-url.js';
 import { redactUrl } from '../util/redact.js';
 import { SqliteReader } from './sqlite-reader.js';
@@ -79,7 +79,7 @@ export interface SqliteHandle {
   raw: BetterSqlite3.Database;
   prepare(text: string): BetterSqlite3.Statement;
   transaction: BetterSqlite3.Transaction<(run: () => unknown) => unknown>;
-  /** Runs large guarded batches off the event loop (a file database only). */
+  /** Runs runBatch's large guarded lists off the event loop (batch.ts; a file database only). */
   writer: SqliteWriter | undefined;
   /** Runs big reads off the event loop (a file database only; it sees committed rows only). */
   reader: SqliteReader | undefined;
@@ -219,12 +219,18 @@ export async function connectPostgres(url: string, schema: string | undefined, l
   };
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: named }) });
   let migrationSchema = schema;
+  // Whether the server answers (and its schema), asked on a connection without the session
+  // limits like the migrations: the pool's limits may be short enough to cancel even this.
+  const probe = new pg.Client({ connectionString: migrationConnectionString, connectionTimeoutMillis: limits.pool?.waitMs ?? DEFAULT_POOL.waitMs });
   try {
-    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+    await probe.connect();
+    const { rows } = await probe.query<{ schema: string | null }>('select current_schema() as schema');
     migrationSchema ??= rows[0]?.schema ?? 'public';
   } catch (error) {
     await db.destroy().catch(() => {});
     throw new DatabaseUnavailableError('postgres', redactUrl(url), error);
+  } finally {
+    await probe.end().catch(() => {});
   }
   return {
     db,

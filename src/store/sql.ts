@@ -87,12 +87,12 @@ export class PreparedQuery<A extends readonly unknown[], O> {
     return this.#db.executeQuery<O>(this.#withArgs(args));
   }
 
-  /** This query with `args` as a Compilable (a step of runAtomically, see atomic.ts). */
+  /** This query with `args` as a Compilable: a step of a list of Kysely queries (an import page's, a feed run's). */
   bind(...args: A): Compilable<O> {
     return { compile: () => this.#withArgs(args) };
   }
 
-  /** This query with `args`, for {@link runBatch}. */
+  /** This query with `args`, as a batch yields it (see batch.ts: `yield* run(query, ...args)`). */
   with(...args: A): BoundQuery<O> {
     return { query: this as unknown as PreparedQuery<readonly unknown[], O>, args };
   }
@@ -136,59 +136,8 @@ export function prepared<A extends readonly unknown[], O>(db: Kysely<Schema>, bu
   return new PreparedQuery(db, build);
 }
 
-/** A prepared query with its arguments, as a {@link Batch} yields it. */
+/** A prepared query with its arguments: a statement of a batch (see batch.ts). */
 export interface BoundQuery<O = unknown> {
   query: PreparedQuery<readonly unknown[], O>;
   args: readonly unknown[];
-}
-
-/**
- * Statements run back to back by {@link runBatch}: a generator that yields
- * each one through {@link run} and decides what comes next from the results.
- */
-export type Batch<T> = Generator<BoundQuery, T, QueryResult<unknown>>;
-
-/** Inside a {@link Batch}: `const { rows } = yield* run(query, ...args)`. */
-export function* run<A extends readonly unknown[], O>(query: PreparedQuery<A, O>, ...args: A): Generator<BoundQuery, QueryResult<O>, QueryResult<unknown>> {
-  return (yield query.with(...args)) as QueryResult<O>;
-}
-
-/**
- * Runs the statements of `batch` one after the other. On SQLite they run
- * synchronously inside one BEGIN IMMEDIATE transaction: one lock, one WAL
- * commit instead of one per statement, and nothing else in between (no
- * `await` inside, so the lock is never held across a yield: see atomic.ts).
- * On PostgreSQL (or while a Kysely transaction holds the SQLite connection)
- * they run in turn through Kysely, each atomic on its own, as separate
- * calls would (a transaction would cost two more round trips), unless
- * `atomic` asks for one transaction there too (a write and the changes it
- * appends to the change log must commit together).
- */
-export async function runBatch<T>(db: Kysely<Schema>, batch: () => Batch<T>, options: { atomic?: boolean } = {}): Promise<T> {
-  const sqlite = sqliteHandle(db);
-  if (sqlite && !sqlite.raw.inTransaction) {
-    return sqlite.transaction.immediate(() => {
-      const steps = batch();
-      for (let step = steps.next(); ; ) {
-        if (step.done) return step.value;
-        step = steps.next(step.value.query.runSqlite(sqlite, step.value.args));
-      }
-    }) as T;
-  }
-  if (options.atomic && !sqlite) {
-    return db.transaction().execute(async (trx) => {
-      const steps = batch();
-      for (let step = steps.next(); ; ) {
-        if (step.done) return step.value;
-        const { query, args } = step.value;
-        step = steps.next(await trx.executeQuery(query.bind(...args).compile()));
-      }
-    });
-  }
-  const steps = batch();
-  for (let step = steps.next(); ; ) {
-    if (step.done) return step.value;
-    const { query, args } = step.value;
-    step = steps.next(await query.execute(...args));
-  }
 }

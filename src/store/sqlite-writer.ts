@@ -3,8 +3,8 @@ import { BUSY_TIMEOUT_MS, SQLITE_PRAGMAS } from '../util/sqlite-url.js';
 import type { WorkerPool } from '../threads/types.js';
 import { openSqliteThread } from './sqlite-thread.js';
 
-/** A write batch: the guards (each must return a row, or nothing is kept) and then the statements. */
-export interface GuardedBatch {
+/** A guarded list, compiled: the guards (each must return a row, or nothing is kept) and then the statements. */
+export interface WriteList {
   guards: readonly CompiledQuery[];
   steps: readonly CompiledQuery[];
 }
@@ -15,7 +15,8 @@ export type BatchOutcome = 'committed' | 'refused';
 type Query = { sql: string; parameters: readonly unknown[] };
 
 /**
- * Runs guarded write batches on a SQLite file from a worker thread with a
+ * The thread behind runBatch's guarded lists (batch.ts), not called on its
+ * own: runs guarded write batches on a SQLite file from a worker thread with a
  * connection of its own (sqlite-writer.worker.cjs). Why: an import writes
  * tens of megabytes of JSON, and on the event loop SQLite's share of that
  * (B-trees, the WAL, checkpoints) took a third of the process's one busy
@@ -33,7 +34,7 @@ export class SqliteWriter {
   }
 
   /** Runs `batch` in one transaction; rejects with the SQLite error (its `code` kept) when a statement fails. */
-  async write(batch: GuardedBatch): Promise<BatchOutcome> {
+  async write(batch: WriteList): Promise<BatchOutcome> {
     const plain = (queries: readonly CompiledQuery[]) => queries.map(({ sql, parameters }) => ({ sql, parameters }));
     return (await this.#thread.request({ guards: plain(batch.guards), steps: plain(batch.steps) })).outcome;
   }

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
-import { parseRoles } from '../../src/cluster/roles.js';
 import { BIN, forgesyncCli } from '../support/cluster/processes.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type CapturedLogs, type TestDatabase } from '../support/harness.js';
+import { shardStore, snapshotHolds } from '../support/stores.js';
 
 const ADMIN = testSecret('ADMIN_TOKEN');
 const READ = testSecret('READ_TOKEN');
@@ -36,16 +36,17 @@ describe('shards: an api process forwards snapshot and contents reads to the own
     database = await createTestDatabase('postgres');
     const env = { FORGESYNC_JOBS_URL: testJobsUrl(14), FORGESYNC_CLUSTER_TOKEN: CLUSTER };
     for (const shard of ['a', 'b']) {
-      const { app } = await openTestForgesync(testConfig(database.url, { ...env, FORGESYNC_SHARD: shard }));
-      apps.push(app);
       // One of them schedules too (the retries and periodic syncs; a new source's first sync is nudged at once anyway).
-      await app.startService(parseRoles(shard === 'a' ? 'worker,scheduler' : 'worker'));
+      const role = shard === 'a' ? 'worker,scheduler' : 'worker';
+      const { app } = await openTestForgesync(testConfig(database.url, { ...env, FORGESYNC_SHARD: shard, FORGESYNC_ROLE: role }));
+      apps.push(app);
+      await app.startService();
     }
-    const { app: apiApp, logs } = await openTestForgesync(testConfig(database.url, env));
+    // An api process: it has no files, so its snapshot and contents reads go to the owning worker.
+    const { app: apiApp, logs } = await openTestForgesync(testConfig(database.url, { ...env, FORGESYNC_ROLE: 'api' }));
     apiLogs = logs;
     apps.push(apiApp);
-    const roles = parseRoles('api');
-    api = await buildServer(apiApp, { tokens: { admin: ADMIN, read: READ }, shardReads: apiApp.shardReads(roles)! });
+    api = await buildServer(apiApp, { tokens: { admin: ADMIN, read: READ } });
     base = await api.listen({ port: 0, host: '127.0.0.1' });
 
     // Sources until each shard holds one.
@@ -54,11 +55,11 @@ describe('shards: an api process forwards snapshot and contents reads to the own
       // Committed with the next change.
       writeFileSync(join(upstream.work, 'big.txt'), big);
       upstream.commit();
-      const source = await apiApp.addSource({ url: upstream.bare, name: `fwd-${i}` });
+      const source = await apiApp.replication.addSource({ url: upstream.bare, name: `fwd-${i}` });
       if (!names.has(source.shard!)) names.set(source.shard!, source.name);
     }
     for (const name of names.values()) {
-      await eventually(`${name} synced`, async () => (await apiApp.getSource(name)).registry.state === 'synced', 30_000);
+      await eventually(`${name} synced`, async () => (await apiApp.replication.getSource(name)).registry.state === 'synced', 30_000);
     }
   }, 90_000);
 
@@ -97,7 +98,7 @@ describe('shards: an api process forwards snapshot and contents reads to the own
     const snapshot = (await created.json()) as { handle: string; source: string };
     const workerB = apps.find((app) => app.config.shardId === 'b')!;
     // Made on b's worker, which holds it; the answer gives its handle, never where it lies on that machine.
-    expect(workerB.snapshots.cache.holds.find(snapshot.handle)).toMatchObject({ handle: snapshot.handle });
+    expect(snapshotHolds(workerB).find(snapshot.handle)).toMatchObject({ handle: snapshot.handle });
     expect(snapshot).not.toHaveProperty('path');
     expect(JSON.stringify(snapshot)).not.toContain(workerB.config.dataDir);
     // The hold is the read token's, as on one process: the admin token does not see it.
@@ -136,7 +137,7 @@ describe('shards: an api process forwards snapshot and contents reads to the own
   });
 
   it('lets only the cluster token into a worker endpoint, and says why a read cannot be forwarded', async () => {
-    const [endpoint] = (await apps[0]!.shards.endpoints('a')).map((entry) => entry.endpoint!);
+    const [endpoint] = (await shardStore(apps[0]!).endpoints('a')).map((entry) => entry.endpoint!);
     expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const path = `/api/sources/${names.get('a')}/contents?ref=HEAD`;
     expect((await fetch(`${endpoint}${path}`, { headers: { authorization: `Bearer ${READ}` } })).status).toBe(401);
@@ -144,7 +145,7 @@ describe('shards: an api process forwards snapshot and contents reads to the own
 
     // Shard b's worker goes away: its sources' reads answer 503, naming the shard, never its internal address.
     const workerB = apps.find((app) => app.config.shardId === 'b')!;
-    const [endpointB] = (await apps[0]!.shards.endpoints('b')).map((entry) => entry.endpoint!);
+    const [endpointB] = (await shardStore(apps[0]!).endpoints('b')).map((entry) => entry.endpoint!);
     await workerB.close();
     apps.splice(apps.indexOf(workerB), 1);
     const gone = await call('GET', `/api/sources/${names.get('b')}/contents?ref=HEAD`);

@@ -160,7 +160,7 @@ describe('an import and its change feed in distributed mode, under worker kills,
     const statusOf = () => cluster!.status(name);
 
     // The chaos, each step at a random point of the import's progress (its counted requests ÷ the clean run's).
-    const chaos = new ImportChaos({ cluster, fake: github, budget, importName: name, leases: leases!, random: prng(SEED), stopMs: STOP_MS });
+    const chaos = new ImportChaos({ processes: cluster, fake: github, budget, importName: name, leases: leases!, random: prng(SEED), stopMs: STOP_MS });
     const driver = Promise.all([chaos.killWorker(0.05, 0.15), chaos.stopCoordinator(0.15, 0.3), chaos.killScheduler(0.3, 0.45), chaos.killWorker(0.45, 0.6), chaos.killWorker(0.6, 0.75)]);
 
     const expected = expectedCounts(github);

@@ -12,6 +12,7 @@ import { createTestDatabase, openTestForgesync, refsOf, testConfig, type TestDat
 import { GitHttpServer } from '../support/git-http-server.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
+import { replicationStores } from '../support/stores.js';
 
 // The security review's findings, end to end through Forgesync: what a source
 // URL may point at (server-side request forgery), where a redirect may take the
@@ -73,24 +74,24 @@ async function closedPort(): Promise<number> {
 
 describe('server-side request forgery', () => {
   it.each(SSRF_URLS)('refuses %s when a source is added or updated, by default', async (url) => {
-    const before = (await strict.listSources()).length;
-    const error = await strict.addSource({ url, name: `ssrf-${before}` }).then(() => undefined, (e: Error) => e);
+    const before = (await strict.replication.listSources()).length;
+    const error = await strict.replication.addSource({ url, name: `ssrf-${before}` }).then(() => undefined, (e: Error) => e);
     expect(error).toBeInstanceOf(InvalidInputError);
     expect(error?.message).toMatch(/refusing to connect to .*: it (is|resolves to|carries)/);
     expect(error?.message).toMatch(/allowNetworks \(FORGESYNC_ALLOW_NETWORKS\)/);
-    expect((await strict.listSources()).length).toBe(before);
+    expect((await strict.replication.listSources()).length).toBe(before);
 
-    const fine = await strict.addSource({ url: 'https://github.com/forgesync/fine.git', name: `fine-${before}` });
-    await expect(strict.updateSource(fine.name, { url })).rejects.toThrow(/refusing to connect to/);
-    expect((await strict.getSource(fine.name)).url).toBe('https://github.com/forgesync/fine.git');
-    await strict.removeSource(fine.name);
+    const fine = await strict.replication.addSource({ url: 'https://github.com/forgesync/fine.git', name: `fine-${before}` });
+    await expect(strict.replication.updateSource(fine.name, { url })).rejects.toThrow(/refusing to connect to/);
+    expect((await strict.replication.getSource(fine.name)).url).toBe('https://github.com/forgesync/fine.git');
+    await strict.replication.removeSource(fine.name);
   });
 
   it.each(['ssh://git@%31%32%37.0.0.1/x.git', 'git@[::1]:x.git', 'git@10.0.0.8:x.git', 'ssh://git@0xa9fea9fe/x.git'])(
     'refuses the ssh URL %s when it is added, whatever the spelling of the address',
     async (url) => {
-      await expect(strict.addSource({ url, name: 'ssh-literal' })).rejects.toThrow(/^refusing to connect to /);
-      await expect(strict.getSource('ssh-literal')).rejects.toBeInstanceOf(SourceNotFoundError);
+      await expect(strict.replication.addSource({ url, name: 'ssh-literal' })).rejects.toThrow(/^refusing to connect to /);
+      await expect(strict.replication.getSource('ssh-literal')).rejects.toBeInstanceOf(SourceNotFoundError);
     },
   );
 
@@ -98,31 +99,31 @@ describe('server-side request forgery', () => {
     const rows = [...SSRF_URLS, 'https://localhost/x.git'];
     for (const [index, url] of rows.entries()) {
       // As a row written by an older forgesync: straight into the registry.
-      await strict.replication.sources.create({ name: `stored-${index}`, url });
+      await replicationStores(strict).sources.create({ name: `stored-${index}`, url });
     }
     for (const [index, url] of rows.entries()) {
-      const status = await strict.sync(`stored-${index}`, WAIT);
+      const status = await strict.replication.sync(`stored-${index}`, WAIT);
       expect(status.registry.state, url).toBe('failed');
       expect(status.registry.lastFailure, url).toMatch(/^refusing to connect to /);
     }
-    expect((await strict.getSource('stored-0')).registry.lastFailure).toMatch(/169\.254\.169\.254: it is in 169\.254\.0\.0\/16/);
+    expect((await strict.replication.getSource('stored-0')).registry.lastFailure).toMatch(/169\.254\.169\.254: it is in 169\.254\.0\.0\/16/);
     // The URL parser reads 0x7f000001 as the address it spells.
-    expect((await strict.getSource('stored-1')).registry.lastFailure).toMatch(/127\.0\.0\.1: it is in 127\.0\.0\.0\/8/);
-    expect((await strict.getSource('stored-2')).registry.lastFailure).toMatch(/::1: it is in ::1\/128/);
-    expect((await strict.getSource('stored-3')).registry.lastFailure).toMatch(/localhost: it resolves to (127\.0\.0\.1|::1)/);
+    expect((await strict.replication.getSource('stored-1')).registry.lastFailure).toMatch(/127\.0\.0\.1: it is in 127\.0\.0\.0\/8/);
+    expect((await strict.replication.getSource('stored-2')).registry.lastFailure).toMatch(/::1: it is in ::1\/128/);
+    expect((await strict.replication.getSource('stored-3')).registry.lastFailure).toMatch(/localhost: it resolves to (127\.0\.0\.1|::1)/);
   });
 
   it('records the same error for an open and a closed port of a refused address, and sends nothing', async () => {
     const { server } = await serve();
     const closed = await closedPort();
     // Names are accepted when added (their addresses count at connection time).
-    const open = await strict.addSource({ url: `http://localhost:${server.port}/project.git`, name: 'port-open' });
-    const shut = await strict.addSource({ url: `http://localhost:${closed}/project.git`, name: 'port-closed' });
-    await strict.replication.sources.create({ name: 'literal-open', url: `http://127.0.0.1:${server.port}/project.git` });
-    await strict.replication.sources.create({ name: 'literal-closed', url: `http://127.0.0.1:${closed}/project.git` });
+    const open = await strict.replication.addSource({ url: `http://localhost:${server.port}/project.git`, name: 'port-open' });
+    const shut = await strict.replication.addSource({ url: `http://localhost:${closed}/project.git`, name: 'port-closed' });
+    await replicationStores(strict).sources.create({ name: 'literal-open', url: `http://127.0.0.1:${server.port}/project.git` });
+    await replicationStores(strict).sources.create({ name: 'literal-closed', url: `http://127.0.0.1:${closed}/project.git` });
     const failures = [];
     for (const name of [open.name, shut.name, 'literal-open', 'literal-closed']) {
-      const status = await strict.sync(name, WAIT);
+      const status = await strict.replication.sync(name, WAIT);
       expect(status.registry.state).toBe('failed');
       failures.push(status.registry.lastFailure);
     }
@@ -137,13 +138,13 @@ describe('server-side request forgery', () => {
   it('refuses a redirect from an allowed upstream to a refused address, before connecting there', async () => {
     const { server } = await serve();
     server.redirectTo('meta.git', 'http://169.254.169.254', 'latest');
-    const meta = await loopback.addSource({ url: server.url('meta.git'), name: 'to-metadata' });
-    let status = await loopback.sync(meta.name, WAIT);
+    const meta = await loopback.replication.addSource({ url: server.url('meta.git'), name: 'to-metadata' });
+    let status = await loopback.replication.sync(meta.name, WAIT);
     expect(status.registry.state).toBe('failed');
     expect(status.registry.lastFailure).toMatch(/^refusing to connect to 169\.254\.169\.254: it is in 169\.254\.0\.0\/16/);
     server.redirectTo('private.git', 'http://10.1.2.3:8080', 'project.git');
-    const hidden = await loopback.addSource({ url: server.url('private.git'), name: 'to-private' });
-    status = await loopback.sync(hidden.name, WAIT);
+    const hidden = await loopback.replication.addSource({ url: server.url('private.git'), name: 'to-private' });
+    status = await loopback.replication.sync(hidden.name, WAIT);
     expect(status.registry.state).toBe('failed');
     expect(status.registry.lastFailure).toMatch(/^refusing to connect to 10\.1\.2\.3: it is in 10\.0\.0\.0\/8/);
     // Only forgesync's own GETs reached the redirector; git never ran against it.
@@ -158,8 +159,8 @@ describe('redirects and the token', () => {
     const { server: a } = await serve();
     a.redirectTo('redir/repo.git', `http://127.0.0.1:${b.port}`, 'project.git');
     const name = credential('egress_a', token, `127.0.0.1:${a.port}`);
-    const source = await loopback.addSource({ url: `http://127.0.0.1:${a.port}/redir/repo.git`, name: 'redirected', credentialRef: name });
-    const status = await loopback.sync(source.name, WAIT);
+    const source = await loopback.replication.addSource({ url: `http://127.0.0.1:${a.port}/redir/repo.git`, name: 'redirected', credentialRef: name });
+    const status = await loopback.replication.sync(source.name, WAIT);
     // b never saw the token: not from forgesync's own request, not from git's.
     expect(b.requests.filter((request) => request.headers.authorization !== undefined).map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(b.requests).toEqual([]); // not even without it: nothing was sent there
@@ -180,8 +181,8 @@ describe('redirects and the token', () => {
     // The first request (forgesync's own GET) is served; every later one (git's) is redirected.
     a.redirectTo('project.git', `http://127.0.0.1:${b.port}`, 'project.git', () => ++requests > 1);
     const name = credential('egress_late', token, `127.0.0.1:${a.port}`);
-    const source = await loopback.addSource({ url: a.url('project.git'), name: 'late-redirect', credentialRef: name });
-    const status = await loopback.sync(source.name, WAIT);
+    const source = await loopback.replication.addSource({ url: a.url('project.git'), name: 'late-redirect', credentialRef: name });
+    const status = await loopback.replication.sync(source.name, WAIT);
     expect(b.requests.filter((request) => request.headers.authorization !== undefined).map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(b.requests).toEqual([]);
     expect(status.registry.state).toBe('failed');
@@ -193,8 +194,8 @@ describe('redirects and the token', () => {
     const { server, upstream } = await serve({ token });
     server.redirectTo('old.git', `http://127.0.0.1:${server.port}`, 'project.git');
     const name = credential('egress_same', token, `127.0.0.1:${server.port}`);
-    const source = await loopback.addSource({ url: server.url('old.git'), name: 'moved-here', credentialRef: name });
-    const status = await loopback.sync(source.name, WAIT);
+    const source = await loopback.replication.addSource({ url: server.url('old.git'), name: 'moved-here', credentialRef: name });
+    const status = await loopback.replication.sync(source.name, WAIT);
     expect(status.registry.state).toBe('synced');
     expect(refsOf(status.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
     const authorization = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
@@ -210,11 +211,11 @@ describe('redirects and the token', () => {
 describe("the snapshots' temporary clone", () => {
   /** Opens a snapshot of `name` while its first sync is held elsewhere: the temporary clone serves. */
   async function temporaryClone(app: Forgesync, name: string): Promise<unknown> {
-    const source = await app.getSource(name);
+    const source = await app.replication.getSource(name);
     const other = await openLeaseManager(app.config.leaseUrl);
     const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'first clone' });
     try {
-      return await app.openSnapshot(name, 'main', { waitMs: 200 }).then(
+      return await app.snapshots.open(name, 'main', { waitMs: 200 }).then(
         (snapshot) => (void snapshot.release(), 'opened'),
         (error: Error) => error,
       );
@@ -226,7 +227,7 @@ describe("the snapshots' temporary clone", () => {
 
   it('passes the same egress policy as a sync', async () => {
     const { server } = await serve();
-    await strict.addSource({ url: `http://localhost:${server.port}/project.git`, name: 'clone-local' });
+    await strict.replication.addSource({ url: `http://localhost:${server.port}/project.git`, name: 'clone-local' });
     const error = await temporaryClone(strict, 'clone-local');
     expect(error).toBeInstanceOf(InvalidInputError);
     expect((error as Error).message).toMatch(/^refusing to connect to localhost: it resolves to/);
@@ -239,7 +240,7 @@ describe("the snapshots' temporary clone", () => {
     const { server: a } = await serve();
     a.redirectTo('redir/repo.git', `http://127.0.0.1:${b.port}`, 'project.git');
     const name = credential('egress_clone', token, `127.0.0.1:${a.port}`);
-    await loopback.addSource({ url: `http://127.0.0.1:${a.port}/redir/repo.git`, name: 'clone-redirected', credentialRef: name });
+    await loopback.replication.addSource({ url: `http://127.0.0.1:${a.port}/redir/repo.git`, name: 'clone-redirected', credentialRef: name });
     const error = await temporaryClone(loopback, 'clone-redirected');
     expect((error as Error).message).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${a.port} redirects to http://127\\.0\\.0\\.1:${b.port}, which the source's credential is not bound to`));
     expect(b.requests).toEqual([]);

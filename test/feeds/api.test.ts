@@ -20,8 +20,8 @@ describe('/api/feeds and the feed metrics', () => {
 
   it('adds, lists, reports, pauses, resumes, resyncs and removes a feed', async () => {
     const upstream = Upstream.create();
-    await t.app.addSource({ name: 'api-src', url: upstream.bare });
-    await t.app.sync('api-src');
+    await t.app.replication.addSource({ name: 'api-src', url: upstream.bare });
+    await t.app.replication.sync('api-src');
     const added = await t.server.inject({ method: 'POST', url: '/api/feeds', headers: t.auth(), payload: { name: 'api', sink: receiver.url('/api'), sources: 'api-src' } });
     expect(added.statusCode).toBe(201);
     expect(added.json()).toMatchObject({ name: 'api', fullSync: { requested: true } });
@@ -31,7 +31,7 @@ describe('/api/feeds and the feed metrics', () => {
     });
     expect(caught.lastRun).toMatchObject({ operation: 'full sync', outcome: 'delivered' });
     upstream.commit('main');
-    await t.app.sync('api-src');
+    await t.app.replication.sync('api-src');
     // The poll is ten minutes away: the sync's nudge is what delivers it.
     await eventually('the change to arrive', () => receiver.accepted.some((entry) => entry.event.type === 'dev.forgesync.ref.updated'), 5000);
 

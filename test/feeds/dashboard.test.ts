@@ -12,6 +12,7 @@ import { Upstream } from '../support/upstream.js';
 import { testSecret } from '../support/secrets.js';
 import { escapeRegExp as escape, exactly, openBrowserPage, textOf as textOfPage } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { feedStore } from '../support/stores.js';
 
 /*
  * The dashboard's Feeds pages in Debian's headless chromium, over a real
@@ -64,8 +65,8 @@ describe('dashboard feeds page in headless chromium', () => {
     const { feeds } = t.app;
 
     upstream = Upstream.create();
-    await t.app.addSource({ name: 'alpha', url: upstream.bare });
-    expect((await t.app.sync('alpha')).served).toBe(true);
+    await t.app.replication.addSource({ name: 'alpha', url: upstream.bare });
+    expect((await t.app.replication.sync('alpha')).served).toBe(true);
 
     // hooks: its first full sync hands the receiver main's state.
     await feeds.add({ name: 'hooks', sink: receiver.url(`/hooks?token=${SINK_QUERY_SECRET}`), sources: 'alpha', secret: 'hooks_key' });
@@ -82,7 +83,7 @@ describe('dashboard feeds page in headless chromium', () => {
     // Two changes: main moves (delivered) and topic appears (refused: a dead letter at once).
     upstream.commit('main');
     upstream.commit('topic');
-    expect((await t.app.sync('alpha')).served).toBe(true);
+    expect((await t.app.replication.sync('alpha')).served).toBe(true);
     await feeds.sync('hooks', { wait: true });
 
     ({ browser, page } = await openBrowserPage());
@@ -250,10 +251,10 @@ describe('dashboard feeds page in headless chromium', () => {
     await useToken(ADMIN_TOKEN);
 
     // Sync records a partial sync request (no worker runs yet to take it).
-    expect((await t.app.feeds.repo.get('hooks')).partialRequested).toBe(false);
+    expect((await feedStore(t.app).get('hooks')).partialRequested).toBe(false);
     await page.click(`${row('hooks')} button[data-action=sync]`);
     await textOf('#flash', /^Sync of hooks requested\.$/);
-    expect((await t.app.feeds.repo.get('hooks')).partialRequested).toBe(true);
+    expect((await feedStore(t.app).get('hooks')).partialRequested).toBe(true);
 
     // Pause, then Resume.
     await page.click(`${row('hooks')} button[data-action=pause]`);

@@ -112,8 +112,8 @@ describe('feeds migrated from secretEnv, delivering to a hostile NATS listener',
     const { app } = await openTestForgesync(testConfig(database.url, { FORGESYNC_FEED_POLL_INTERVAL: '10m', FORGESYNC_FEED_TIMEOUT: '3s' }));
     try {
       const upstream = Upstream.create();
-      await app.addSource({ name: 'migrated-src', url: upstream.bare });
-      await app.sync('migrated-src');
+      await app.replication.addSource({ name: 'migrated-src', url: upstream.bare });
+      await app.replication.sync('migrated-src');
 
       // Even a credential's variable bound to this very host: not a feed secret, so nothing is sent.
       for (const name of ['kept', 'bare']) {

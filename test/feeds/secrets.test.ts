@@ -52,8 +52,8 @@ describe('feed secrets and the feed file root, over /api/feeds', () => {
     writeSecrets([`127.0.0.1:${nats.port}`]);
     t = await startTestServer({ env: { FORGESYNC_SECRETS_FILE: secretsFile, FORGESYNC_FEED_POLL_INTERVAL: '10m', FORGESYNC_FEED_TIMEOUT: '3s' } });
     const upstream = Upstream.create();
-    await t.app.addSource({ name: 'secret-src', url: upstream.bare });
-    await t.app.sync('secret-src');
+    await t.app.replication.addSource({ name: 'secret-src', url: upstream.bare });
+    await t.app.replication.sync('secret-src');
   });
   afterAll(async () => {
     for (const name of Object.keys(ENVIRONMENT)) delete process.env[name];

@@ -109,17 +109,17 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
 
     it('delivers every ref change of a sequence of pushes, in order per ref, signed', async () => {
       const upstream = Upstream.create();
-      await app.addSource({ name: 'pushes', url: upstream.bare });
-      await app.sync('pushes');
+      await app.replication.addSource({ name: 'pushes', url: upstream.bare });
+      await app.replication.sync('pushes');
       await app.feeds.add({ name: 'all', sink: receiver.url('/all'), secret: secretName, sources: 'pushes' });
       const expected: string[] = [];
       for (let i = 0; i < 6; i++) {
         expected.push(upstream.commit('main'));
         if (i % 2 === 0) upstream.commit('topic');
-        await app.sync('pushes');
+        await app.replication.sync('pushes');
       }
       upstream.deleteBranch('topic');
-      await app.sync('pushes');
+      await app.replication.sync('pushes');
       await caughtUp(app, 'all');
       const main = refEvents(receiver, 'pushes', 'refs/heads/main');
       // The full sync's state of main first (the first commit), then each push in order.
@@ -136,7 +136,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       // A force push says so; fast-forwards do not.
       expect(main.slice(-expected.length).every((event) => (event.data as { forced: boolean }).forced === false)).toBe(true);
       const rewritten = upstream.forcePush('main');
-      await app.sync('pushes');
+      await app.replication.sync('pushes');
       await caughtUp(app, 'all');
       expect(refEvents(receiver, 'pushes', 'refs/heads/main').at(-1)).toMatchObject({ type: 'dev.forgesync.ref.updated', data: { before: expected.at(-1), after: rewritten, forced: true } });
       expect(receiver.rejectedSignatures).toEqual([]);
@@ -148,8 +148,8 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
     it('logs the skip line for a partial sync during a full sync, and loses nothing', async () => {
       const upstream = Upstream.create();
       for (let i = 0; i < 12; i++) upstream.tag(`v${i}`, 'HEAD', false);
-      await app.addSource({ name: 'tagged', url: upstream.bare });
-      await app.sync('tagged');
+      await app.replication.addSource({ name: 'tagged', url: upstream.bare });
+      await app.replication.sync('tagged');
       // A second instance on the same registry: another process as far as leases go.
       const other = await openTestForgesync(config);
       try {
@@ -159,7 +159,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         const full = other.app.feeds.resync('slow', { wait: true });
         await eventually('the full sync to be running', async () => (await app.feeds.status('slow')).holder?.startsWith('full sync(') ?? false);
         const pushed = upstream.commit('main');
-        await app.sync('tagged');
+        await app.replication.sync('tagged');
         const partial = await app.feeds.sync('slow', { wait: true });
         await full;
         receiver.delayMs = 0;
@@ -183,8 +183,8 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
 
     it('retries a sink that answers 500 for a while, then delivers everything in order', async () => {
       const upstream = Upstream.create();
-      await app.addSource({ name: 'flaky', url: upstream.bare });
-      await app.sync('flaky');
+      await app.replication.addSource({ name: 'flaky', url: upstream.bare });
+      await app.replication.sync('flaky');
       await app.feeds.add({ name: 'flaky', sink: receiver.url('/flaky'), sources: 'flaky', secret: secretName });
       await caughtUp(app, 'flaky');
       let failing = true;
@@ -192,7 +192,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       const pushed: string[] = [];
       for (let i = 0; i < 3; i++) {
         pushed.push(upstream.commit('main'));
-        await app.sync('flaky');
+        await app.replication.sync('flaky');
       }
       const during = await eventually('a failed delivery to be recorded', async () => {
         const status = await app.feeds.status('flaky');
@@ -208,8 +208,8 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
 
     it('waits as long as a Retry-After says before sending again', async () => {
       const upstream = Upstream.create();
-      await app.addSource({ name: 'throttled', url: upstream.bare });
-      await app.sync('throttled');
+      await app.replication.addSource({ name: 'throttled', url: upstream.bare });
+      await app.replication.sync('throttled');
       await app.feeds.add({ name: 'throttled', sink: receiver.url('/throttled'), sources: 'throttled', secret: secretName });
       await caughtUp(app, 'throttled');
       const tries: number[] = [];
@@ -219,7 +219,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         return tries.length === 1 ? { status: 429, headers: { 'retry-after': '2' }, body: 'slow down' } : null;
       };
       const pushed = upstream.commit('main');
-      await app.sync('throttled');
+      await app.replication.sync('throttled');
       await caughtUp(app, 'throttled');
       receiver.answer = null;
       expect(tries.length).toBeGreaterThanOrEqual(2);
@@ -230,16 +230,16 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
 
     it('sends a poison change to the dead letters while other keys flow, and replays it', async () => {
       const upstream = Upstream.create();
-      await app.addSource({ name: 'poison', url: upstream.bare });
-      await app.sync('poison');
+      await app.replication.addSource({ name: 'poison', url: upstream.bare });
+      await app.replication.sync('poison');
       await app.feeds.add({ name: 'poison', sink: receiver.url('/poison'), sources: 'poison', secret: secretName });
       await caughtUp(app, 'poison');
       let refusing = true;
       receiver.answer = (request) => (request.path === '/poison' && refusing && request.body.includes('refs/heads/poison') ? { status: 400, body: 'cannot take this one' } : null);
       const poisoned = upstream.commit('poison');
-      await app.sync('poison');
+      await app.replication.sync('poison');
       const mainCommits = [upstream.commit('main'), upstream.commit('main')];
-      await app.sync('poison');
+      await app.replication.sync('poison');
       await eventually('the poison change to be dead', async () => (await app.feeds.status('poison')).deadLetters === 1);
       await eventually('main to flow past it', () => history(refEvents(receiver, 'poison', 'refs/heads/main')).at(-1) === mainCommits[1]);
       const letters = await app.feeds.deadLetters('poison');
@@ -272,12 +272,12 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       const quiet = await openTestForgesync(quietConfig);
       try {
         const upstream = Upstream.create();
-        await quiet.app.addSource({ name: 'killed-feed', url: upstream.bare });
-        await quiet.app.sync('killed-feed');
+        await quiet.app.replication.addSource({ name: 'killed-feed', url: upstream.bare });
+        await quiet.app.replication.sync('killed-feed');
         await quiet.app.feeds.add({ name: 'killed', sink: receiver.url('/killed'), sources: 'killed-feed', types: 'dev.forgesync.ref.*', secret: secretName });
         await quiet.app.feeds.resync('killed', { wait: true });
         const pushed = upstream.commit('main');
-        await quiet.app.sync('killed-feed');
+        await quiet.app.replication.sync('killed-feed');
         let killed = false;
         const child = spawn(process.execPath, [CLI, 'feed', 'sync', 'killed', '--wait'], {
           env: {
@@ -319,8 +319,8 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
 
     it('keeps per-ref order with two processes running the same feed', async () => {
       const upstream = Upstream.create();
-      await app.addSource({ name: 'shared', url: upstream.bare });
-      await app.sync('shared');
+      await app.replication.addSource({ name: 'shared', url: upstream.bare });
+      await app.replication.sync('shared');
       // A second `forgesync serve` on the same registry: its feed runs compete with this process's.
       const serve = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1'], {
         env: {
@@ -341,7 +341,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         for (let i = 0; i < 12; i++) {
           pushed.push(upstream.commit('main'));
           if (i % 3 === 0) upstream.commit(`branch-${i}`);
-          await app.sync('shared');
+          await app.replication.sync('shared');
         }
         const status = await caughtUp(app, 'shared');
         expect(history(refEvents(receiver, 'shared', 'refs/heads/main')).slice(-12)).toEqual(pushed);
@@ -368,13 +368,13 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       await jsm.streams.add({ name: stream, subjects: [subject] });
       try {
         const upstream = Upstream.create();
-        await app.addSource({ name: 'to-nats', url: upstream.bare });
-        await app.sync('to-nats');
+        await app.replication.addSource({ name: 'to-nats', url: upstream.bare });
+        await app.replication.sync('to-nats');
         await app.feeds.add({ name: 'nats', sink: `nats://127.0.0.1:4222/${subject}`, sources: 'to-nats' });
         const pushed: string[] = [];
         for (let i = 0; i < 4; i++) {
           pushed.push(upstream.commit('main'));
-          await app.sync('to-nats');
+          await app.replication.sync('to-nats');
         }
         await caughtUp(app, 'nats');
         const count = (await jsm.streams.info(stream)).state.messages;
@@ -398,13 +398,13 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
 
     it('keeps everything while paused (lag grows), and disables a sink that answers 410 until resumed', async () => {
       const upstream = Upstream.create();
-      await app.addSource({ name: 'paused', url: upstream.bare });
-      await app.sync('paused');
+      await app.replication.addSource({ name: 'paused', url: upstream.bare });
+      await app.replication.sync('paused');
       await app.feeds.add({ name: 'paused', sink: receiver.url('/paused'), sources: 'paused', secret: secretName });
       await caughtUp(app, 'paused');
       await app.feeds.pause('paused');
       const pushed = [upstream.commit('main'), upstream.commit('side')];
-      await app.sync('paused');
+      await app.replication.sync('paused');
       await new Promise((resolve) => setTimeout(resolve, 300));
       const paused = await app.feeds.status('paused');
       expect(paused).toMatchObject({ paused: true, lag: { changes: 2 } });
@@ -435,8 +435,8 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       try {
         const upstream = Upstream.create();
         for (let i = 0; i < 14; i++) upstream.tag(`t${String(i).padStart(2, '0')}`, 'HEAD', false);
-        await quiet.app.addSource({ name: 'chunked', url: upstream.bare });
-        await quiet.app.sync('chunked');
+        await quiet.app.replication.addSource({ name: 'chunked', url: upstream.bare });
+        await quiet.app.replication.sync('chunked');
         await quiet.app.feeds.add({ name: 'chunked', sink: receiver.url('/chunked'), sources: 'chunked', types: 'dev.forgesync.ref.*', secret: secretName });
         const child = spawn(process.execPath, [CLI, 'feed', 'resync', 'chunked', '--wait'], {
           env: { ...process.env, FORGESYNC_DATA_DIR: quietConfig.dataDir, FORGESYNC_DATABASE_URL: quietConfig.databaseUrl, FORGESYNC_ALLOW_NETWORKS: quietConfig.allowNetworks!.join(','), FORGESYNC_LEASE_TTL: '2s', FORGESYNC_FEED_CHUNK: '5' },

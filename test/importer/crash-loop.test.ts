@@ -4,6 +4,7 @@ import { MAX_UNFINISHED_RUNS } from '../../src/importer/run/coordinator.js';
 import type { ImportRecord } from '../../src/importer/store/imports.js';
 import { ImportProgress } from '../../src/importer/store/progress.js';
 import { credentialNames, startImportHarness, type ImportHarness } from './harness.js';
+import { importStore } from '../support/stores.js';
 
 /*
  * An import whose runs begin and never end — the process dies in each (out
@@ -33,7 +34,7 @@ beforeEach(async () => {
 
 /** What a process that begins a run and dies does to the import: it claims it, and never ends the run. */
 async function runThatDies(): Promise<void> {
-  expect(await h.app.importer.imports.claim(record.id, 1n)).not.toBeNull();
+  expect(await importStore(h.app).claim(record.id, 1n)).not.toBeNull();
 }
 
 /** A run that commits a batch (a page, a job's answer: its progress row, as every batch writes one) and then dies. */

@@ -11,7 +11,7 @@ import { RunContext } from '../../src/importer/run/context.js';
 import { ImportRepository, type ImportRecord } from '../../src/importer/store/imports.js';
 import { StageWaiter } from '../../src/importer/store/jobs.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
-import { runGuarded } from '../../src/store/guarded.js';
+import { guardedList, runBatch, type Statement } from '../../src/store/batch.js';
 import { postgresUrlWithLimits, type SessionLimits } from '../../src/util/database-sessions.js';
 import { openLeaseManager } from '../../src/leases/open.js';
 import { createLogger } from '../../src/logging/logger.js';
@@ -50,6 +50,11 @@ afterAll(async () => {
   await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await admin.end();
 });
+
+/** `guards` then `steps` as one guarded list (see store/batch.ts): true when written, null when refused. */
+function writeGuarded(db: Database['db'], guards: readonly Statement[], steps: readonly Statement[]): Promise<true | null> {
+  return runBatch(db, guardedList({ guards, steps }));
+}
 
 /** A batch begun on a session of its own, as a writer in another process begins it, and then left idle in its transaction. */
 interface PausedBatch {
@@ -136,12 +141,12 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
     const open = await pausedBatch([...first.guards, ...first.steps]);
 
     const second = jobBatch(record, 'r2', 2);
-    const job = await whileOpen(runGuarded(database.db, second.guards, second.steps));
+    const job = await whileOpen(writeGuarded(database.db, second.guards, second.steps));
     expect(job.waited, 'the second job waited for a lock the first one holds').toBe(false);
     expect(job.result).toBe(true);
 
     const page = pageBatch(record, 5n, 4);
-    const coordinator = await whileOpen(runGuarded(database.db, page.guards, page.steps));
+    const coordinator = await whileOpen(writeGuarded(database.db, page.guards, page.steps));
     expect(coordinator.waited, "the coordinator's page waited for a lock the job holds").toBe(false);
     expect(coordinator.result).toBe(true);
 
@@ -158,9 +163,9 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
 
     // Other jobs and pages of the import go on while both are paused.
     const job = jobBatch(record, 'r2', 2);
-    expect(await runGuarded(database.db, job.guards, job.steps)).toBe(true);
+    expect(await writeGuarded(database.db, job.guards, job.steps)).toBe(true);
     const page = pageBatch(record, 5n, 3);
-    expect(await runGuarded(database.db, page.guards, page.steps)).toBe(true);
+    expect(await writeGuarded(database.db, page.guards, page.steps)).toBe(true);
     expect(await sessionState(paused.pid)).toBe('idle in transaction');
     expect(await sessionState(pausedJob.pid)).toBe('idle in transaction');
     const during = await imports.findById(record.id);
@@ -179,8 +184,8 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
     // Nothing the paused batches wrote stayed, and when the stale holder wakes up its writes are refused.
     expect((await waiter.find(record.id, 'r1'))?.state).toBe('pending');
     await expect(paused.commit()).rejects.toThrow();
-    expect(await runGuarded(database.db, pageBatch(record, 5n, 1).guards, [])).toBeNull();
-    expect(await runGuarded(database.db, pageBatch(record, 6n, 1).guards, [])).toBe(true);
+    expect(await writeGuarded(database.db, pageBatch(record, 5n, 1).guards, [])).toBeNull();
+    expect(await writeGuarded(database.db, pageBatch(record, 6n, 1).guards, [])).toBe(true);
     expect((await imports.findById(record.id))?.requests.total).toBe(5);
   });
 
@@ -200,7 +205,7 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
       expect(raised).toBe(lease.fence);
       expect(raised).toBeGreaterThan(5n);
       // So the holder before it, still at 5, is fenced out from now on.
-      expect(await runGuarded(database.db, pageBatch(record, 5n, 1).guards, [])).toBeNull();
+      expect(await writeGuarded(database.db, pageBatch(record, 5n, 1).guards, [])).toBeNull();
       // Later batches only compare: one held open does not keep the next from committing.
       const open = await pausedBatch(pageBatch(record, raised, 1).guards);
       const next = await whileOpen(ctx.commit([]));
@@ -216,10 +221,10 @@ describe.sequential('no hot row: writers of one import on PostgreSQL', () => {
   it('the coordinator folds the progress rows into one; the sums stay the same', async () => {
     for (const [index, key] of ['r1', 'r2', 'r3'].entries()) {
       const job = jobBatch(record, key, index + 1);
-      expect(await runGuarded(database.db, job.guards, job.steps)).toBe(true);
+      expect(await writeGuarded(database.db, job.guards, job.steps)).toBe(true);
     }
     const page = pageBatch(record, 5n, 10);
-    expect(await runGuarded(database.db, page.guards, page.steps)).toBe(true);
+    expect(await writeGuarded(database.db, page.guards, page.steps)).toBe(true);
     const before = await imports.findById(record.id);
     await imports.compactProgress(record.id);
     const after = await imports.findById(record.id);
@@ -243,16 +248,16 @@ describe('progress rows on SQLite', () => {
       const claimed = (await repository.claim(created.id, 5n))!;
       await jobs.add(claimed.id, STAGE, claimed.run, ['r1']);
       const budget = [{ credential: 'GH', limit: 5000, remaining: 4990, resetAt: null }];
-      expect(await runGuarded(sqlite.db, [repository.guardStep({ importId: claimed.id, run: claimed.run, fence: 5n, hold: 'share' })], [repository.progressStep(claimed.id, Date.now(), counts(3), budget)])).toBe(true);
+      expect(await writeGuarded(sqlite.db, [repository.guardStep({ importId: claimed.id, run: claimed.run, fence: 5n, hold: 'share' })], [repository.progressStep(claimed.id, Date.now(), counts(3), budget)])).toBe(true);
       expect(
-        await runGuarded(
+        await writeGuarded(
           sqlite.db,
           [repository.jobGuardStep(claimed.id, claimed.run), jobs.finishStep(claimed.id, 'r1', claimed.run, 1n, { state: 'done' }, Date.now())],
           [repository.progressStep(claimed.id, Date.now(), counts(2), null)],
         ),
       ).toBe(true);
       // A stale fence is refused, on SQLite as on PostgreSQL.
-      expect(await runGuarded(sqlite.db, [repository.guardStep({ importId: claimed.id, run: claimed.run, fence: 4n, hold: 'share' })], [])).toBeNull();
+      expect(await writeGuarded(sqlite.db, [repository.guardStep({ importId: claimed.id, run: claimed.run, fence: 4n, hold: 'share' })], [])).toBeNull();
       const before = await repository.findById(claimed.id);
       expect(before?.requests.total).toBe(5);
       expect(before?.rate).toEqual(budget);

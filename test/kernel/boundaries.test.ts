@@ -22,3 +22,49 @@ describe('the kernel', () => {
     expect(offending).toEqual([]);
   });
 });
+
+/*
+ * A module's folder is its own: another module sees only its API
+ * (`<module>/api.ts`), and the foundations under every module (the
+ * database, leases, jobs, git, …) import no module and no application code.
+ */
+const SRC = join(import.meta.dirname, '../../src');
+const MODULES = ['replication', 'snapshots', 'importer', 'feeds', 'cluster'];
+const FOUNDATIONS = ['kernel', 'module', 'store', 'leases', 'jobs', 'git', 'egress', 'credentials', 'threads', 'config', 'logging', 'util', 'server'];
+
+/** Every relative import of the .ts files under `folder`, as [importing file, imported path from src/]. */
+function importsUnder(folder: string): [string, string][] {
+  const found: [string, string][] = [];
+  for (const entry of readdirSync(join(SRC, folder), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const file = join(entry.parentPath, entry.name);
+    const text = readFileSync(file, 'utf8');
+    for (const [, specifier] of text.matchAll(/^\s*(?:import|export)[^'"]*from\s+['"](\.[^'"]+)['"]/gm)) {
+      found.push([file.slice(SRC.length + 1), join(entry.parentPath, specifier!).slice(SRC.length + 1)]);
+    }
+  }
+  return found;
+}
+
+describe('modules and foundations', () => {
+  it('a module imports another module only through its api.ts', () => {
+    const offending: string[] = [];
+    for (const module of MODULES) {
+      for (const [file, target] of importsUnder(module)) {
+        const [folder, ...rest] = target.split('/');
+        if (MODULES.includes(folder!) && folder !== module && rest.join('/') !== 'api.js') offending.push(`${file}: ${target}`);
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+
+  it('the foundations import no module, application or CLI code', () => {
+    const offending: string[] = [];
+    for (const foundation of FOUNDATIONS) {
+      for (const [file, target] of importsUnder(foundation)) {
+        if ([...MODULES, 'app', 'cli'].includes(target.split('/')[0]!)) offending.push(`${file}: ${target}`);
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+});

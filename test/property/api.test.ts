@@ -130,14 +130,14 @@ describe('HTTP API under generated input', () => {
 
   /** The registry as the API would show it, for comparing before and after. */
   async function registryState(): Promise<string> {
-    const sources = await t.app.replication.sources.list();
+    const sources = await t.app.replication.listSources();
     return JSON.stringify(sources.map((s) => [s.id, s.name, s.url, s.credentialRef, s.intervalMs, s.cron, s.enabled, s.registry.requestedSeq, s.registry.state]));
   }
 
   beforeAll(async () => {
     t = await startTestServer({ env: WEBHOOK_ENV });
-    await t.app.addSource({ url: '/srv/nowhere/seed.git', name: SEED, interval: '1h' });
-    await t.app.addSource({ url: 'https://github.com/acme/seed-gh.git', name: SEED_GITHUB });
+    await t.app.replication.addSource({ url: '/srv/nowhere/seed.git', name: SEED, interval: '1h' });
+    await t.app.replication.addSource({ url: 'https://github.com/acme/seed-gh.git', name: SEED_GITHUB });
     gitCalls = [];
     const runner = t.app.runner;
     const run = runner.run.bind(runner);

@@ -158,7 +158,7 @@ describe('bugs the property tests found, fixed', () => {
     beforeAll(async () => {
       t = await startTestServer();
       // Upstreams that cannot be cloned: a local path that does not exist (nothing leaves the machine).
-      await t.app.addSource({ url: '/srv/nowhere/gone.git', name: 'gone' });
+      await t.app.replication.addSource({ url: '/srv/nowhere/gone.git', name: 'gone' });
     });
     afterAll(async () => t?.close());
 

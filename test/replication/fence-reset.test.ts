@@ -8,6 +8,7 @@ import { syncLeaseKey } from '../../src/replication/sync.js';
 import { MYSQL_URL, REDIS_URL } from '../leases/backends.js';
 import { Upstream } from '../support/upstream.js';
 import { createTestDatabase, eventually, openTestForgesync, refsOf, testConfig, type TestDatabase } from '../support/harness.js';
+import { replicationStores } from '../support/stores.js';
 
 /**
  * A lease store that loses its counters (Redis restarted without
@@ -96,13 +97,14 @@ for (const backend of BACKENDS) {
       const database = await createTestDatabase('sqlite');
       const config = testConfig(database.url, { FORGESYNC_LEASE_URL: leaseUrl });
       const { app } = await openTestForgesync(config);
+      const { registry } = replicationStores(app);
       const stale = await openLeaseManager(leaseUrl);
       try {
         const upstreams = [Upstream.create(), Upstream.create(), Upstream.create()];
         const sources = [];
         for (const [i, upstream] of upstreams.entries()) {
-          const source = await app.addSource({ url: upstream.bare, name: `reset-${backend.name}-${i}` });
-          expect((await app.sync(source.name)).served).toBe(true);
+          const source = await app.replication.addSource({ url: upstream.bare, name: `reset-${backend.name}-${i}` });
+          expect((await app.replication.sync(source.name)).served).toBe(true);
           sources.push(source);
         }
         // Fences the registry recorded long ago, and a holder of the first source's lease from just
@@ -116,19 +118,19 @@ for (const backend of BACKENDS) {
         expect(before.fence).toBeGreaterThan(REGISTRY_FENCE);
         await backend.reset(leaseUrl, sources.map((source) => syncLeaseKey(source.id)));
         for (const upstream of upstreams) upstream.commit('main');
-        const attemptsBefore = await Promise.all(sources.map(async (source) => (await app.replication.registry.attempts(source.id, 100)).length));
-        for (const source of sources) await app.requestSync(source.name, { trigger: 'webhook' });
+        const attemptsBefore = await Promise.all(sources.map(async (source) => (await registry.attempts(source.id, 100)).length));
+        for (const source of sources) await app.replication.requestSync(source.name, { trigger: 'webhook' });
 
         // No manual step: the scheduler and workers of a serving process do it.
         await app.startService();
         for (const [i, source] of sources.entries()) {
           const synced = await eventually(`${source.name} to sync`, async () => {
-            const current = await app.getSource(source.name);
+            const current = await app.replication.getSource(source.name);
             return current.registry.state === 'synced' && current.registry.completedSeq >= current.registry.requestedSeq ? current : null;
           });
           expect(refsOf(synced.registry.mirrorPath!)).toBe(refsOf(upstreams[i]!.bare));
           expect(synced.registry.fence!).toBeGreaterThan(REGISTRY_FENCE);
-          const attempts = await app.replication.registry.attempts(source.id, 100);
+          const attempts = await registry.attempts(source.id, 100);
           // Within one round: exactly one new attempt, and it succeeded.
           expect(attempts.length - attemptsBefore[i]!, JSON.stringify(attempts.slice(0, 3), (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe(1);
           expect(attempts[0]).toMatchObject({ result: 'synced' });
@@ -136,15 +138,15 @@ for (const backend of BACKENDS) {
 
         // The holder from before the reset: cannot raise its fence, and its fenced writes are refused.
         await expect(before.raiseFence(REGISTRY_FENCE)).rejects.toBeInstanceOf(LeaseLostError);
-        const row = await app.replication.registry.get(sources[0]!.id);
-        const refused = await app.replication.registry.finishFailed(sources[0]!.id, before.fence, {
+        const row = await registry.get(sources[0]!.id);
+        const refused = await registry.finishFailed(sources[0]!.id, before.fence, {
           error: 'late write of a stale holder',
           nextRetryAt: null,
           missing: false,
           now: new Date(),
         });
         expect(refused).toBe(false);
-        expect(await app.replication.registry.get(sources[0]!.id)).toEqual(row);
+        expect(await registry.get(sources[0]!.id)).toEqual(row);
       } finally {
         await stale.close();
         await app.close();

@@ -25,20 +25,20 @@ describe('BullMQ jobs wiped from Redis mid-run', () => {
       };
       const upstreams = Array.from({ length: 12 }, () => Upstream.create());
       const names: string[] = [];
-      for (const [i, upstream] of upstreams.entries()) names.push((await app.addSource({ url: upstream.bare, name: `wiped-${i}` })).name);
+      for (const [i, upstream] of upstreams.entries()) names.push((await app.replication.addSource({ url: upstream.bare, name: `wiped-${i}` })).name);
       await app.startService();
-      await eventually('a few sources to sync', async () => (await app.listSources({ state: 'synced' })).length >= 2);
+      await eventually('a few sources to sync', async () => (await app.replication.listSources({ state: 'synced' })).length >= 2);
       expect((await app.kernel.jobs.load('sync')).queued).toBeGreaterThan(0);
 
       // Every queued job goes with the data; only the registry remembers what is pending.
       await redis.flushdb();
-      expect((await app.listSources({ state: 'synced' })).length).toBeLessThan(names.length);
+      expect((await app.replication.listSources({ state: 'synced' })).length).toBeLessThan(names.length);
 
       for (const [i, name] of names.entries()) {
         const synced = await eventually(
           `${name} to converge`,
           async () => {
-            const current = await app.getSource(name);
+            const current = await app.replication.getSource(name);
             return current.registry.state === 'synced' && current.registry.completedSeq >= current.registry.requestedSeq ? current : null;
           },
           60_000,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/replication/backoff.js';
+import { backoffDelay } from '../../src/util/backoff.js';
 import { InvalidScheduleError, nextCronRun, parseCron, parseDuration, parseInterval } from '../../src/replication/schedule.js';
 import { nameFromUrl, validateSourceName } from '../../src/replication/names.js';
 import { loadConfig } from '../../src/app/config.js';

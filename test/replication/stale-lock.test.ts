@@ -17,13 +17,13 @@ describe('a stale git lock left in a mirror by a killed git', () => {
     const { app, logs } = await openTestForgesync(testConfig(database.url));
     try {
       const upstream = Upstream.create();
-      const source = await app.addSource({ url: upstream.bare, name: 'locked' });
-      const mirror = (await app.sync(source.name)).registry.mirrorPath!;
+      const source = await app.replication.addSource({ url: upstream.bare, name: 'locked' });
+      const mirror = (await app.replication.sync(source.name)).registry.mirrorPath!;
       upstream.commit('main');
       // What a git SIGKILLed mid-`fetch --atomic` leaves, a minute ago.
       const lock = plantLock(mirror, 'refs/heads/main.lock', STALE_LOCK_AGE_MS + 30_000);
 
-      const status = await app.sync(source.name);
+      const status = await app.replication.sync(source.name);
 
       expect(status.registry.state).toBe('synced');
       expect(refsOf(mirror)).toBe(refsOf(upstream.bare));

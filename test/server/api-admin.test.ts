@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/leases/lease.js';
 import type { RegistryState } from '../../src/store/types.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { replicationStores } from '../support/stores.js';
 
 type Method = 'GET' | 'POST';
 
@@ -12,19 +13,20 @@ describe('HTTP API: bulk resync, overview, leases, OpenAPI', () => {
 
   /** name → state, for every registry row. */
   const snapshot = async () =>
-    Object.fromEntries((await t.app.replication.sources.list()).map((s) => [s.name, { state: s.registry.state, seq: s.registry.requestedSeq }]));
+    Object.fromEntries((await t.app.replication.listSources()).map((s) => [s.name, { state: s.registry.state, seq: s.registry.requestedSeq }]));
 
   /** Puts source `name` into `state` the way a sync would (fence-guarded writes). */
   async function setState(name: string, state: RegistryState, fence: bigint): Promise<void> {
-    const { id } = await t.app.getSource(name);
+    const { id } = await t.app.replication.getSource(name);
     if (state === 'pending') return;
-    const row = await t.app.replication.registry.start(id, fence, new Date());
+    const { registry } = replicationStores(t.app);
+    const row = await registry.start(id, fence, new Date());
     expect(row).not.toBeNull();
     if (state === 'synced') {
-      expect(await t.app.replication.registry.finishSynced(id, fence, { targetSeq: row!.targetSeq, checksum: null, verified: true, now: new Date() })).toBe(true);
+      expect(await registry.finishSynced(id, fence, { targetSeq: row!.targetSeq, checksum: null, verified: true, now: new Date() })).toBe(true);
     } else if (state === 'failed') {
       const nextRetryAt = new Date(Date.now() + 3_600_000);
-      expect(await t.app.replication.registry.finishFailed(id, fence, { error: 'boom', nextRetryAt, missing: false, now: new Date() })).toBe(true);
+      expect(await registry.finishFailed(id, fence, { error: 'boom', nextRetryAt, missing: false, now: new Date() })).toBe(true);
     }
   }
 
@@ -36,7 +38,7 @@ describe('HTTP API: bulk resync, overview, leases, OpenAPI', () => {
     t = await startTestServer();
     let fence = 1n;
     for (const [name, state] of Object.entries(layout)) {
-      await t.app.replication.sources.create({ name, url: `https://example.com/${name}.git` });
+      await replicationStores(t.app).sources.create({ name, url: `https://example.com/${name}.git` });
       await setState(name, state, fence++);
     }
   });

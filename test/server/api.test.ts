@@ -41,7 +41,7 @@ describe('HTTP API: sources', () => {
     const before = (await call('GET', '/api/sources/alpha', undefined, READ)).json();
     expect(before).toMatchObject({ name: 'alpha', lease: null, attempts: [], leaseKey: expect.stringMatching(/^sync:repository:\d+$/) });
 
-    const synced = await t.app.sync('alpha');
+    const synced = await t.app.replication.sync('alpha', { trigger: 'cli' });
     expect(synced.registry.state).toBe('synced');
     const detail = await call('GET', '/api/sources/alpha', undefined, READ);
     expect(detail.statusCode).toBe(200);
@@ -80,7 +80,7 @@ describe('HTTP API: sources', () => {
     expect(requested.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 2 });
     const resync = await call('POST', '/api/sources/alpha/resync');
     expect(resync.json()).toEqual({ name: 'alpha', requested: synced.registry.requestedSeq + 3 });
-    expect((await t.app.getSource('alpha')).registry.state).toBe('pending');
+    expect((await t.app.replication.getSource('alpha')).registry.state).toBe('pending');
 
     const removed = await call('DELETE', '/api/sources/alpha');
     expect(removed.statusCode).toBe(204);
@@ -111,7 +111,7 @@ describe('HTTP API: sources', () => {
     const { dataDir, mirrorsDir } = t.app.config;
     const upstream = Upstream.create();
     expect((await call('POST', '/api/sources', { url: upstream.bare, name: 'pathless' })).statusCode).toBe(201);
-    const synced = await t.app.sync('pathless');
+    const synced = await t.app.replication.sync('pathless');
     expect(synced.registry.state).toBe('synced');
     const mirror = synced.registry.mirrorPath!;
     const listed = (await call('GET', '/api/sources?search=pathless', undefined, READ)).json().items[0];
@@ -126,11 +126,11 @@ describe('HTTP API: sources', () => {
       if (/^[0-9a-f]{2}$|^pack$/.test(entry)) rmSync(join(broken.bare, 'objects', entry), { recursive: true });
     }
     expect((await call('PATCH', '/api/sources/pathless', { url: broken.bare })).statusCode).toBe(200);
-    const failed = (await t.app.sync('pathless')).registry;
+    const failed = (await t.app.replication.sync('pathless')).registry;
     expect(failed.state).toBe('failed');
     // The operator's view (the row, `forgesync status --json`, the log) keeps the server's paths.
     expect(failed.lastFailure).toContain(mirrorsDir);
-    expect(sourceStatusJson(await t.app.getSource('pathless'))).toMatchObject({ mirrorPath: mirror, lastFailure: failed.lastFailure });
+    expect(sourceStatusJson(await t.app.replication.getSource('pathless'))).toMatchObject({ mirrorPath: mirror, lastFailure: failed.lastFailure });
     expect(t.logs.text).toContain(mirrorsDir);
 
     const detail = await call('GET', '/api/sources/pathless', undefined, READ);
@@ -235,7 +235,7 @@ describe('HTTP API: sources', () => {
 
   it('shows the holder of the source\'s sync lease while one is held', async () => {
     await call('POST', '/api/sources', { url: 'https://example.com/held.git' });
-    const source = await t.app.getSource('held');
+    const source = await t.app.replication.getSource('held');
     const lease = await t.app.kernel.leases.tryAcquire(syncLeaseKey(source.id), { ttlMs: 60_000, owner: 'sync held' });
     expect(lease).not.toBeNull();
     try {

@@ -20,7 +20,8 @@ describe('dashboard dom.js patch in headless chromium', () => {
 
   beforeAll(async () => {
     server = Fastify();
-    await server.register(dashboardRoutes());
+    // No module's pages: the shell and dom.js are all this test loads.
+    await server.register(dashboardRoutes([]));
     await server.listen({ port: 0, host: '127.0.0.1' });
     const address = server.server.address();
     if (!address || typeof address !== 'object') throw new Error('the server has no TCP address');

@@ -101,7 +101,7 @@ describe('dashboard in headless chromium', () => {
     const head = upstream.commit();
     await page.click('tr[data-source="demo"] button');
     await textOf('#flash', /Resync of demo requested/);
-    const requested = (await app.getSource('demo')).registry.requestedSeq;
+    const requested = (await app.replication.getSource('demo')).registry.requestedSeq;
     await page.click('tr[data-source="demo"] a');
     await page.locator('#source-view').waitFor({ state: 'visible' });
     await textOf('#source-facts', new RegExp(`up to date \\(#${requested}\\)`));
@@ -109,7 +109,7 @@ describe('dashboard in headless chromium', () => {
     await textOf('#attempts-table tbody tr:first-child td:nth-child(2)', /^manual$/);
     await textOf('#attempts-table tbody tr:first-child td:nth-child(3)', /^synced$/);
     expect(Number(await page.locator('#attempts-table tbody tr:first-child td:nth-child(5)').textContent())).toBeGreaterThan(0);
-    const source = await app.getSource('demo');
+    const source = await app.replication.getSource('demo');
     expect(source.registry.state).toBe('synced');
     expect(refsOf(source.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
     expect(refsOf(source.registry.mirrorPath!)).toContain(head);
@@ -123,7 +123,7 @@ describe('dashboard in headless chromium', () => {
     await page.click('#confirm-ok');
     await textOf('#flash', /Resync requested for 1 source\./);
     await eventually('the bulk resync to be served', async () => {
-      const row = (await app.getSource('demo')).registry;
+      const row = (await app.replication.getSource('demo')).registry;
       return row.state === 'synced' && row.completedSeq === row.requestedSeq && row.requestedSeq > requested;
     });
     await textOf('#state-bars [data-count=synced]', /^1$/);

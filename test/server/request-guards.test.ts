@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/app/config.js';
 import { buildServer } from '../../src/server/app.js';
 import { testSecret } from '../support/secrets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { replicationStores } from '../support/stores.js';
 
 const ADMIN = testSecret('GUARD_ADMIN_TOKEN');
 const READ = testSecret('GUARD_READ_TOKEN');
@@ -35,7 +36,7 @@ describe('HTTP service: no open API, no cross-site or rebinding requests, no tok
   });
 
   it('takes state changes only as JSON and only from its own origin', async () => {
-    const before = (await t.app.replication.registry.counts()).pending;
+    const before = (await replicationStores(t.app).registry.counts()).pending;
     const body = JSON.stringify({ filter: 'all' });
     const authorization = `Bearer ${ADMIN}`;
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
@@ -46,7 +47,7 @@ describe('HTTP service: no open API, no cross-site or rebinding requests, no tok
     const foreign = await t.server.inject({ method: 'POST', url: '/api/resync', headers: { ...t.auth(ADMIN), origin: 'https://attacker.example' }, payload: body });
     expect(foreign.statusCode).toBe(403);
     expect((await t.server.inject({ method: 'DELETE', url: '/api/sources/x', headers: { ...t.auth(ADMIN), origin: 'null' } })).statusCode).toBe(403);
-    expect((await t.app.replication.registry.counts()).pending).toBe(before);
+    expect((await replicationStores(t.app).registry.counts()).pending).toBe(before);
     // Same origin, JSON: fine, and an action without a body may say JSON with an empty body.
     const own = await t.server.inject({ method: 'POST', url: '/api/resync', headers: { ...t.auth(ADMIN), origin: 'http://localhost:8080' }, payload: body });
     expect(own.statusCode).toBe(200);

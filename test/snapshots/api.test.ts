@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { formatBytes } from '../../src/snapshots/errors.js';
-import { openTestForgesync } from '../support/harness.js';
+import { eventually, openTestForgesync } from '../support/harness.js';
+import { snapshotHolds } from '../support/stores.js';
 import { git } from '../support/git-fixtures.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
@@ -75,7 +76,7 @@ describe('HTTP API: snapshots', () => {
     // A configured default hold above the API's cap: the cap wins on the API.
     t = await startTestServer({ tokens: { admin: ADMIN, read: READ }, env: { FORGESYNC_SNAPSHOT_API_MAX_HOLD: '2h', FORGESYNC_SNAPSHOT_HOLD: '3h' } });
     upstream = Upstream.create();
-    await t.app.addSource({ url: upstream.bare, name: 'app' });
+    await t.app.replication.addSource({ url: upstream.bare, name: 'app' });
     ({ app: second } = await openTestForgesync(t.app.config));
     otherServer = await buildServer(second, { tokens: { admin: ADMIN, read: OTHER_READ } });
     await otherServer.ready();
@@ -95,7 +96,7 @@ describe('HTTP API: snapshots', () => {
     // A handle, never the directory on the server (the operator's CLI and the library have it).
     expect(body).not.toHaveProperty('path');
     expectNoServerPath(body, t.app.config.dataDir);
-    const path = t.app.snapshots.cache.list().find((entry) => entry.sha === sha)!.path;
+    const path = t.app.snapshots.list().find((entry) => entry.sha === sha)!.path;
     for (const file of git(upstream.bare, 'ls-tree', '--name-only', sha).split('\n')) {
       expect(readFileSync(join(path, file), 'utf8')).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${file}`) + '\n');
     }
@@ -115,8 +116,8 @@ describe('HTTP API: snapshots', () => {
 
   it('caps holdMs at FORGESYNC_SNAPSHOT_API_MAX_HOLD, and the default hold likewise', async () => {
     upstream.commit('main');
-    await t.app.sync('app');
-    const holds = () => t.app.snapshots.cache.holds.live().length;
+    await t.app.replication.sync('app');
+    const holds = () => snapshotHolds(t.app).live().length;
     const before = holds();
 
     const tooLong = await call('POST', '/api/sources/app/snapshots', { ref: 'main', holdMs: 2 * HOUR + 1 });
@@ -144,7 +145,7 @@ describe('HTTP API: snapshots', () => {
 
   it("shows and releases a hold only to the token that made it: another gets the 404 of a handle that does not exist", async () => {
     const sha = upstream.commit('main');
-    await t.app.sync('app');
+    await t.app.replication.sync('app');
     const mine = (await call('POST', '/api/sources/app/snapshots', { ref: sha })).json();
     const listedBy = async (response: Promise<LightMyRequestResponse>) => {
       const listed = await response;
@@ -168,13 +169,13 @@ describe('HTTP API: snapshots', () => {
     expect(bodyWithout(foreign, mine.handle)).toEqual(bodyWithout(missing, unknown));
     const byAdmin = await call('DELETE', `/api/snapshots/${mine.handle}`, undefined, ADMIN);
     expect(bodyWithout(byAdmin, mine.handle)).toEqual(bodyWithout(missing, unknown));
-    expect(t.app.snapshots.cache.holds.find(mine.handle)).toMatchObject({ handle: mine.handle, sha });
+    expect(snapshotHolds(t.app).find(mine.handle)).toMatchObject({ handle: mine.handle, sha });
 
     // The other token's own hold of the same commit is its own to see and release.
     const theirs = (await otherServer.inject({ method: 'POST', url: '/api/sources/app/snapshots', headers: t.auth(OTHER_READ), payload: { ref: sha } })).json();
     // The same snapshot on disk, held twice.
     expect(theirs.sha).toBe(mine.sha);
-    expect(t.app.snapshots.cache.list().filter((entry) => entry.sha === sha)).toHaveLength(1);
+    expect(t.app.snapshots.list().filter((entry) => entry.sha === sha)).toHaveLength(1);
     expect((await listedBy(callOther('GET', '/api/snapshots'))).entry.holds.map((hold: { handle: string }) => hold.handle)).toEqual([theirs.handle]);
     expect((await listedBy(call('GET', '/api/snapshots'))).entry.holds.map((hold: { handle: string }) => hold.handle)).toEqual([mine.handle]);
     expect(bodyWithout(await call('DELETE', `/api/snapshots/${theirs.handle}`), theirs.handle)).toEqual(bodyWithout(missing, unknown));
@@ -184,7 +185,7 @@ describe('HTTP API: snapshots', () => {
 
   it('leaves the CLI (the operator) listing and releasing every hold, and holding beyond the API cap', async () => {
     const sha = upstream.commit('main');
-    await t.app.sync('app');
+    await t.app.replication.sync('app');
     const viaApi = (await call('POST', '/api/sources/app/snapshots', { ref: sha })).json();
 
     const cliHold = await forgesyncCli(t.app, 'snapshot', 'app', '--ref', sha, '--hold', '48h', '--json');
@@ -215,12 +216,12 @@ describe('HTTP API: snapshots', () => {
     // The operator releases anyone's.
     expect((await forgesyncCli(t.app, 'snapshot', 'release', viaApi.handle)).code).toBe(0);
     expect((await forgesyncCli(t.app, 'snapshot', 'release', fromCli.handle)).code).toBe(0);
-    expect(t.app.snapshots.cache.list().find((candidate) => candidate.sha === sha)?.holds).toEqual([]);
+    expect(t.app.snapshots.list().find((candidate) => candidate.sha === sha)?.holds).toEqual([]);
   });
 
   it('reads a file and a directory of any ref without materialising', async () => {
     const sha = upstream.commit('main');
-    await t.app.sync('app');
+    await t.app.replication.sync('app');
     const file = git(upstream.bare, 'ls-tree', '--name-only', sha).split('\n')[0] as string;
     const blob = await call('GET', `/api/sources/app/contents?ref=${sha}&path=${encodeURIComponent(file)}`);
     expect(blob.json()).toEqual({ type: 'blob', sha, path: file, size: expect.any(Number), encoding: 'utf8', content: git(upstream.bare, 'cat-file', 'blob', `${sha}:${file}`) + '\n' });
@@ -249,7 +250,7 @@ describe('HTTP API: snapshots', () => {
   it('says why a temporary clone failed without naming directories on the server', async () => {
     const gone = Upstream.create(undefined, 'gone.git');
     gone.commit('main');
-    await t.app.addSource({ url: gone.bare, name: 'gone' });
+    await t.app.replication.addSource({ url: gone.bare, name: 'gone' });
     rmSync(gone.bare, { recursive: true, force: true });
     const response = await call('POST', '/api/sources/gone/snapshots', { ref: 'main', waitMs: 2000 });
     expect(response.statusCode, response.body).toBe(409);
@@ -282,7 +283,7 @@ describe('HTTP API: the byte budget of held snapshots', () => {
     // Room for one of the commits below held, not two.
     t = await startTestServer({ tokens: { read: READ }, env: { FORGESYNC_SNAPSHOT_MAX_BYTES: '6000' } });
     upstream = Upstream.create();
-    await t.app.addSource({ url: upstream.bare, name: 'app' });
+    await t.app.replication.addSource({ url: upstream.bare, name: 'app' });
   });
   afterAll(async () => {
     await t?.close();
@@ -291,10 +292,10 @@ describe('HTTP API: the byte budget of held snapshots', () => {
   it('answers 409 saying what is held, the limit and what to do, leaves nothing behind, and succeeds after a release', async () => {
     const a = commitSized(4000, 'a');
     const b = commitSized(4000, 'b');
-    await t.app.sync('app');
+    await t.app.replication.sync('app');
     const first = await post(a);
     expect(first.statusCode, first.body).toBe(201);
-    const pathOf = (sha: string) => t.app.snapshots.cache.list().find((entry) => entry.sha === sha)!.path;
+    const pathOf = (sha: string) => t.app.snapshots.list().find((entry) => entry.sha === sha)!.path;
     const sourceDir = join(pathOf(a), '..');
     const before = { files: readdirSync(sourceDir).sort(), holds: readdirSync(join(t.app.config.snapshotsDir, '.holds')).sort() };
 
@@ -316,8 +317,9 @@ describe('HTTP API: the byte budget of held snapshots', () => {
     const retried = await post(b);
     expect(retried.statusCode, retried.body).toBe(201);
     expect(readFileSync(join(pathOf(b), 'big.txt'), 'utf8')).toBe(`${'b'.repeat(3999)}\n`);
-    // The released snapshot, unheld now, made room.
-    await t.app.snapshots.cache.settled();
-    expect(t.app.snapshots.cache.list().map((entry) => entry.sha)).toEqual([b]);
+    // The released snapshot, unheld now, made room (evicted by the pass holding b started).
+    const shas = () => t.app.snapshots.list().map((entry) => entry.sha);
+    await eventually('the unheld snapshot to be evicted', () => shas().length === 1);
+    expect(shas()).toEqual([b]);
   });
 });

@@ -16,10 +16,22 @@ import {
 } from '../../src/snapshots/errors.js';
 import type { Snapshot } from '../../src/snapshots/snapshot.js';
 import { exportCommit, removeTree } from '../../src/snapshots/export.js';
+import { SnapshotCache } from '../../src/snapshots/cache.js';
 import { git, listFiles, removeTempDirs } from '../support/git-fixtures.js';
 import { describeTree } from '../support/trees.js';
 import { Upstream } from '../support/upstream.js';
-import { createTestDatabase, openTestForgesync, testConfig, type TestDatabase } from '../support/harness.js';
+import { createTestDatabase, eventually, openTestForgesync, testConfig, type TestDatabase } from '../support/harness.js';
+import { snapshotHolds } from '../support/stores.js';
+
+/**
+ * A snapshot cache over `app`'s snapshots directory and leases that keeps at
+ * most `maxCount` snapshots (the app's byte budget): what the app's own cache
+ * does when its count budget is that, for a test of eviction.
+ */
+function budgetCache(app: Forgesync, maxCount: number): SnapshotCache {
+  const { config, logger } = app;
+  return new SnapshotCache({ root: config.snapshotsDir, leases: app.kernel.leases, maxCount, maxBytes: config.snapshotMaxBytes, leaseTtlMs: config.leaseTtlMs, logger });
+}
 
 /** Every file (relative path) under a snapshot directory, sorted. */
 const filesOf = (dir: string) => listFiles(dir).map((file) => relative(dir, file)).sort();
@@ -76,7 +88,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     db = await createTestDatabase(kind);
     ({ app } = await openTestForgesync(testConfig(db.url, { FORGESYNC_SNAPSHOT_MAX_COUNT: '20' })));
     upstream = Upstream.create();
-    appSource = await app.addSource({ url: upstream.bare, name: 'app' });
+    appSource = await app.replication.addSource({ url: upstream.bare, name: 'app' });
   });
   afterEach(async () => {
     await app.close();
@@ -87,7 +99,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
   const mirror = () => mirrorPathFor(app.config.mirrorsDir, appSource, upstream.bare);
 
   it('materialises a branch once, read-only, and shares it between readers of that commit', async () => {
-    const first = await app.openSnapshot('app', 'main', { sync: true });
+    const first = await app.snapshots.open('app', 'main', { sync: true });
     expect(first.sha).toBe(git(upstream.bare, 'rev-parse', 'main'));
     expect(first.stale).toBe(false);
     expectExactly(first, upstream.bare);
@@ -97,7 +109,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     expect(statSync(first.path).mode & 0o222).toBe(0);
 
     const inode = statSync(file).ino;
-    const second = await app.openSnapshot('app', first.sha);
+    const second = await app.snapshots.open('app', first.sha);
     expect(second.path).toBe(first.path);
     expect(second.handle).not.toBe(first.handle);
     expect(statSync(file).ino).toBe(inode);
@@ -108,14 +120,14 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
   it('materialises a commit once when two instances ask for it at the same moment', async () => {
     const sha = upstream.commit('main', 5);
-    await app.sync('app');
+    await app.replication.sync('app');
     const { app: second } = await openTestForgesync(app.config);
     try {
-      const [a, b, c] = await Promise.all([app.openSnapshot('app', sha), second.openSnapshot('app', sha), second.openSnapshot('app', 'main')]);
+      const [a, b, c] = await Promise.all([app.snapshots.open('app', sha), second.snapshots.open('app', sha), second.snapshots.open('app', 'main')]);
       expect(new Set([a.path, b.path, c.path]).size).toBe(1);
       expect(new Set([a.handle, b.handle, c.handle]).size).toBe(3);
       expectExactly(a, upstream.bare);
-      const [entry] = app.snapshots.cache.list();
+      const [entry] = app.snapshots.list();
       expect(entry?.holds).toHaveLength(3);
       // No leftover export directories: the losers of the race waited and shared.
       expect(readdirSync(join(entry!.path, '..')).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
@@ -141,7 +153,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     git(w, 'add', '-A');
     git(w, 'commit', '-q', '-m', 'base');
     git(w, 'push', '-q', 'origin', 'main');
-    const base = await app.openSnapshot('app', 'main', { sync: true });
+    const base = await app.snapshots.open('app', 'main', { sync: true });
 
     write('a.txt', 'two\n');
     rmSync(join(w, 'dir'), { recursive: true });
@@ -154,7 +166,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     git(w, 'add', '-A');
     git(w, 'commit', '-q', '-m', 'next');
     git(w, 'push', '-q', 'origin', 'main');
-    const next = await app.openSnapshot('app', 'main', { sync: true });
+    const next = await app.snapshots.open('app', 'main', { sync: true });
     expect(next.sha).not.toBe(base.sha);
 
     // Derived: the unchanged file is the base's (one inode), the changed one is new.
@@ -185,12 +197,12 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
       if (round % 2 === 0) upstream.forcePush('feature/payment');
       else upstream.commit('feature/payment');
       const [main, feature] = await Promise.all([
-        app.openSnapshot('app', 'main', { sync: true }),
-        app.openSnapshot('app', 'feature/payment', { sync: round % 2 === 0 }),
-        app.requestSync('app'),
+        app.snapshots.open('app', 'main', { sync: true }),
+        app.snapshots.open('app', 'feature/payment', { sync: round % 2 === 0 }),
+        app.replication.requestSync('app'),
         (async () => {
           upstream.commit('main');
-          await app.sync('app');
+          await app.replication.sync('app');
         })(),
       ]);
       expect(main.sha).not.toBe(feature.sha);
@@ -206,11 +218,11 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
   it('keeps a snapshot in use intact through a force-push, a sync and git gc --prune=now', async () => {
     upstream.commit('main', 3);
-    const snapshot = await app.openSnapshot('app', 'main', { sync: true });
+    const snapshot = await app.snapshots.open('app', 'main', { sync: true });
     const before = filesOf(snapshot.path).map((file) => [file, readFileSync(join(snapshot.path, file), 'utf8')]);
     upstream.forcePush('main');
     upstream.forcePush('main');
-    await app.sync('app');
+    await app.replication.sync('app');
     execFileSync('git', ['--git-dir', mirror(), 'gc', '--quiet', '--prune=now']);
     // The commit really is gone from the mirror now.
     expect(() => git(mirror(), 'cat-file', '-e', snapshot.sha)).toThrow();
@@ -221,48 +233,44 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
   it('evicts least recently used snapshots beyond the budget, never one in use', async () => {
     const shas = [upstream.commit('main'), upstream.commit('main'), upstream.commit('main'), upstream.commit('main')];
-    await app.sync('app');
-    const cache = app.snapshots.cache;
-    const budget = (cache as unknown as { options: { maxCount: number } }).options;
-    budget.maxCount = 2;
+    await app.replication.sync('app');
+    // The app's snapshots on disk, evicted by a cache of the budget under test (the app's own is large).
+    const cache = (maxCount: number) => budgetCache(app, maxCount);
     const opened: Snapshot[] = [];
     // All four held: over budget, but nothing may go.
-    for (const sha of shas) opened.push(await app.openSnapshot('app', sha));
-    expect(await cache.evict()).toEqual([]);
-    expect(cache.list()).toHaveLength(4);
+    for (const sha of shas) opened.push(await app.snapshots.open('app', sha));
+    expect(await cache(2).evict()).toEqual([]);
+    expect(app.snapshots.list()).toHaveLength(4);
     const [oldestHeld, second, third, newest] = opened as [Snapshot, Snapshot, Snapshot, Snapshot];
     await second.release();
     await third.release();
     // Releasing lets the budget take the released ones (the oldest held one stays).
-    await cache.evict();
-    expect(cache.list().map((entry) => entry.sha).sort()).toEqual([oldestHeld.sha, newest.sha].sort());
+    await cache(2).evict();
+    expect(app.snapshots.list().map((entry) => entry.sha).sort()).toEqual([oldestHeld.sha, newest.sha].sort());
     expect(existsSync(oldestHeld.path)).toBe(true);
     expect(existsSync(second.path)).toBe(false);
     expect(existsSync(third.path)).toBe(false);
     // A snapshot used again moves to the front of the queue.
-    const again = await app.openSnapshot('app', oldestHeld.sha);
+    const again = await app.snapshots.open('app', oldestHeld.sha);
     await oldestHeld.release();
     await newest.release();
-    await cache.evict(); // lets the passes the releases queued finish under the old budget
-    budget.maxCount = 1;
-    expect((await cache.evict()).map((entry) => entry.sha)).toEqual([newest.sha]);
-    expect(cache.list().map((entry) => entry.sha)).toEqual([oldestHeld.sha]);
+    expect((await cache(1).evict()).map((entry) => entry.sha)).toEqual([newest.sha]);
+    expect(app.snapshots.list().map((entry) => entry.sha)).toEqual([oldestHeld.sha]);
     await again.release();
-    await cache.evict();
-    budget.maxCount = 0;
-    await cache.evict();
-    expect(cache.list()).toEqual([]);
+    await cache(1).evict();
+    await cache(0).evict();
+    expect(app.snapshots.list()).toEqual([]);
     expect(readdirSync(dirname(oldestHeld.path))).toEqual([]);
   });
 
   it('serves the last synced commit marked stale when the lease is held elsewhere', async () => {
-    const synced = (await app.openSnapshot('app', 'main', { sync: true })).sha;
+    const synced = (await app.snapshots.open('app', 'main', { sync: true })).sha;
     const newer = upstream.commit('main');
     const other = await openLeaseManager(app.config.leaseUrl);
-    const source = await app.getSource('app');
+    const source = await app.replication.getSource('app');
     const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'other worker' });
     try {
-      const stale = await app.openSnapshot('app', 'main', { sync: true, waitMs: 300 });
+      const stale = await app.snapshots.open('app', 'main', { sync: true, waitMs: 300 });
       expect(stale.stale).toBe(true);
       expect(stale.sha).toBe(synced);
       expect(newer).not.toBe(synced);
@@ -274,14 +282,14 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
   });
 
   it('joins the sync in flight when the lease comes free within waitMs', async () => {
-    await app.openSnapshot('app', 'main', { sync: true });
+    await app.snapshots.open('app', 'main', { sync: true });
     const newer = upstream.commit('main');
     const other = await openLeaseManager(app.config.leaseUrl);
-    const source = await app.getSource('app');
+    const source = await app.replication.getSource('app');
     const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'other worker' });
     setTimeout(() => void lease.release(), 400);
     try {
-      const fresh = await app.openSnapshot('app', 'main', { sync: true, waitMs: 10_000 });
+      const fresh = await app.snapshots.open('app', 'main', { sync: true, waitMs: 10_000 });
       expect(fresh.stale).toBe(false);
       expect(fresh.sha).toBe(newer);
     } finally {
@@ -292,12 +300,12 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
   it('falls back to one temporary clone when there is no mirror yet and its first sync is held elsewhere', async () => {
     const fresh = Upstream.create(undefined, 'fresh.git');
     const sha = fresh.commit('main');
-    await app.addSource({ url: fresh.bare, name: 'fresh' });
-    const source = await app.getSource('fresh');
+    await app.replication.addSource({ url: fresh.bare, name: 'fresh' });
+    const source = await app.replication.getSource('fresh');
     const other = await openLeaseManager(app.config.leaseUrl);
     const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'first clone' });
     try {
-      const snapshot = await app.openSnapshot('fresh', 'main', { waitMs: 200 });
+      const snapshot = await app.snapshots.open('fresh', 'main', { waitMs: 200 });
       expect(snapshot.toJSON()).toMatchObject({ sha, stale: false, temporaryClone: true });
       expectExactly(snapshot, fresh.bare);
       expect(existsSync(mirrorPathFor(app.config.mirrorsDir, source, fresh.bare))).toBe(false);
@@ -310,29 +318,29 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
 
   it('reads files and trees of any commit without materialising', async () => {
     const sha = upstream.commit('main', 2);
-    await app.sync('app');
+    await app.replication.sync('app');
     const names = treeOf(upstream.bare, sha);
     const first = names[0] as string;
-    expect((await app.readFileAt('app', sha, first)).toString()).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${first}`) + '\n');
-    expect((await app.readFileAt('app', 'main', first)).toString()).toContain('main');
-    const entries = await app.listTree('app', sha);
+    expect((await app.snapshots.readFileAt('app', sha, first)).toString()).toBe(git(upstream.bare, 'cat-file', 'blob', `${sha}:${first}`) + '\n');
+    expect((await app.snapshots.readFileAt('app', 'main', first)).toString()).toContain('main');
+    const entries = await app.snapshots.listTree('app', sha);
     expect(entries.map((entry) => entry.name).sort()).toEqual(names);
     expect(entries.every((entry) => entry.type === 'blob' && /^[0-9a-f]{40}$/.test(entry.oid))).toBe(true);
-    await expect(app.readFileAt('app', sha, 'nope.txt')).rejects.toBeInstanceOf(PathNotFoundError);
-    await expect(app.readFileAt('app', 'no-such-branch', first)).rejects.toBeInstanceOf(RevisionNotFoundError);
+    await expect(app.snapshots.readFileAt('app', sha, 'nope.txt')).rejects.toBeInstanceOf(PathNotFoundError);
+    await expect(app.snapshots.readFileAt('app', 'no-such-branch', first)).rejects.toBeInstanceOf(RevisionNotFoundError);
     // A reader process that dies is replaced on the next read.
     execFileSync('pkill', ['-f', '--', `--git-dir=${mirror()} cat-file --batch-command`]);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await app.readFileAt('app', sha, first)).length).toBeGreaterThan(0);
+    expect((await app.snapshots.readFileAt('app', sha, first)).length).toBeGreaterThan(0);
     expect(readdirSync(app.config.dataDir)).not.toContain('snapshots');
   });
 
   it('refuses refs and paths that leave the repository, and symlinks pointing outside the snapshot', async () => {
     for (const ref of ['../../etc', 'main:file', 'main..other', '-x', '--output=/tmp/x', 'a b', 'main^', '@{-1}', '']) {
-      await expect(app.openSnapshot('app', ref), ref).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
+      await expect(app.snapshots.open('app', ref), ref).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
     }
-    await expect(app.readFileAt('app', 'main', '../x')).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
-    await expect(app.readFileAt('app', 'main', '/etc/passwd')).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
+    await expect(app.snapshots.readFileAt('app', 'main', '../x')).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
+    await expect(app.snapshots.readFileAt('app', 'main', '/etc/passwd')).rejects.toBeInstanceOf(InvalidSnapshotRequestError);
 
     writeFileSync(join(upstream.work, 'inside.txt'), 'inside\n');
     symlinkSync('/etc/passwd', join(upstream.work, 'escape'));
@@ -341,7 +349,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     git(upstream.work, 'add', '-A');
     git(upstream.work, 'commit', '-q', '-m', 'links');
     git(upstream.work, 'push', '-q', 'origin', 'main');
-    const snapshot = await app.openSnapshot('app', 'main', { sync: true });
+    const snapshot = await app.snapshots.open('app', 'main', { sync: true });
     expect(snapshot.resolve('ok-link')).toBe(join(snapshot.path, 'inside.txt'));
     expect((await snapshot.readFile('ok-link')).toString()).toBe('inside\n');
     expect(() => snapshot.resolve('escape')).toThrow(SnapshotPathEscapeError);
@@ -356,7 +364,7 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     async function twoCommits(): Promise<{ a: string; b: string; bytes: number }> {
       const a = commitSized(upstream, 4000, 'a');
       const b = commitSized(upstream, 4000, 'b');
-      await app.sync('app');
+      await app.replication.sync('app');
       const bytes = treeBytes(upstream.bare, a);
       expect(treeBytes(upstream.bare, b)).toBe(bytes);
       return { a, b, bytes };
@@ -368,12 +376,12 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
       const maxBytes = 2 * bytes - 1;
       const { app: tight } = await openTestForgesync({ ...app.config, snapshotMaxBytes: maxBytes });
       try {
-        const first = await tight.openSnapshot('app', a, { holdMs: 60_000, owner: 'cli' });
+        const first = await tight.snapshots.open('app', a, { holdMs: 60_000, owner: 'cli' });
         // A second hold of a held snapshot adds no bytes: counted once, it is allowed.
-        const again = await tight.openSnapshot('app', a);
+        const again = await tight.snapshots.open('app', a);
         const before = snapshotFiles(tight.config.snapshotsDir);
 
-        const refused = await tight.openSnapshot('app', b, { holdMs: 60_000 }).catch((error: unknown) => error);
+        const refused = await tight.snapshots.open('app', b, { holdMs: 60_000 }).catch((error: unknown) => error);
         expect(refused).toBeInstanceOf(SnapshotBudgetExceededError);
         expect(refused).toMatchObject({ sha: b, bytes, heldBytes: bytes, maxBytes });
         const message = (refused as Error).message;
@@ -382,20 +390,21 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
         expect(message).toContain('raise FORGESYNC_SNAPSHOT_MAX_BYTES');
         // Nothing made, nothing held: no directory, record, index, temp directory or hold file of b.
         expect(snapshotFiles(tight.config.snapshotsDir)).toEqual(before);
-        expect(tight.snapshots.cache.list().map((entry) => entry.sha)).toEqual([a]);
-        expect(tight.snapshots.cache.holds.live().map((hold) => hold.sha)).toEqual([a, a]);
+        expect(tight.snapshots.list().map((entry) => entry.sha)).toEqual([a]);
+        expect(snapshotHolds(tight).live().map((hold) => hold.sha)).toEqual([a, a]);
 
         await first.release();
         // Still held by `again`: b is still refused.
-        await expect(tight.openSnapshot('app', b)).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
+        await expect(tight.snapshots.open('app', b)).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
         await again.release();
-        const second = await tight.openSnapshot('app', b, { holdMs: 60_000 });
+        const second = await tight.snapshots.open('app', b, { holdMs: 60_000 });
         expectExactly(second, upstream.bare);
-        // The unheld snapshot of a is evicted to make room, as before.
-        await tight.snapshots.cache.settled();
-        expect(tight.snapshots.cache.list().map((entry) => entry.sha)).toEqual([b]);
+        // The unheld snapshot of a is evicted to make room, as before (by the pass holding b started).
+        const shas = () => tight.snapshots.list().map((entry) => entry.sha);
+        await eventually('the unheld snapshot of a to be evicted', () => shas().length === 1);
+        expect(shas()).toEqual([b]);
         // And an unheld snapshot on disk counts too once it would be held again.
-        await expect(tight.openSnapshot('app', a)).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
+        await expect(tight.snapshots.open('app', a)).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
         await second.release();
       } finally {
         await tight.close();
@@ -407,15 +416,15 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
       const config = { ...app.config, snapshotMaxBytes: 2 * bytes - 1 };
       const [{ app: one }, { app: two }] = await Promise.all([openTestForgesync(config), openTestForgesync(config)]);
       try {
-        const results = await Promise.allSettled([one.openSnapshot('app', a), two.openSnapshot('app', b)]);
+        const results = await Promise.allSettled([one.snapshots.open('app', a), two.snapshots.open('app', b)]);
         const fulfilled = results.filter((result) => result.status === 'fulfilled');
         const rejected = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
         expect(fulfilled).toHaveLength(1);
         expect(rejected).toHaveLength(1);
         expect(rejected[0]?.reason).toBeInstanceOf(SnapshotBudgetExceededError);
         // The loser left nothing: one snapshot on disk, one hold.
-        expect(one.snapshots.cache.list()).toHaveLength(1);
-        expect(one.snapshots.cache.holds.live()).toHaveLength(1);
+        expect(one.snapshots.list()).toHaveLength(1);
+        expect(snapshotHolds(one).live()).toHaveLength(1);
       } finally {
         await Promise.all([one.close(), two.close()]);
       }
@@ -424,16 +433,16 @@ describe.each(['sqlite', 'postgres'] as const)('snapshots (%s)', (kind) => {
     it('refuses a temporary clone over the budget and deletes the clone', async () => {
       const fresh = Upstream.create(undefined, 'fresh.git');
       fresh.commit('main');
-      await app.addSource({ url: fresh.bare, name: 'fresh' });
-      const source = await app.getSource('fresh');
+      await app.replication.addSource({ url: fresh.bare, name: 'fresh' });
+      const source = await app.replication.getSource('fresh');
       const { app: tight } = await openTestForgesync({ ...app.config, snapshotMaxBytes: 1 });
       const other = await openLeaseManager(app.config.leaseUrl);
       const lease = await other.acquire(syncLeaseKey(source.id), { ttlMs: 30_000, owner: 'first clone' });
       try {
-        await expect(tight.openSnapshot('fresh', 'main', { waitMs: 200 })).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
+        await expect(tight.snapshots.open('fresh', 'main', { waitMs: 200 })).rejects.toBeInstanceOf(SnapshotBudgetExceededError);
         expect(readdirSync(join(tight.config.snapshotsDir, '.clones'))).toEqual([]);
-        expect(tight.snapshots.cache.list()).toEqual([]);
-        expect(tight.snapshots.cache.holds.live()).toEqual([]);
+        expect(tight.snapshots.list()).toEqual([]);
+        expect(snapshotHolds(tight).live()).toEqual([]);
       } finally {
         await lease.release();
         await other.close();

@@ -5,11 +5,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { changesAfter, type ChangeRow } from '../../src/feeds/store/changes.js';
 import { pruneChangeLog } from '../../src/feeds/prune.js';
-import { runAtomically } from '../../src/store/atomic.js';
-import { appendChanges, appendChangeSteps, headSeq, numberStagedChanges, type ChangeInput } from '../../src/store/change-log.js';
+import { guardedList, run, runBatch, type Batch } from '../../src/store/batch.js';
+import { appendChanges, headSeq, numberStagedChanges, type ChangeInput } from '../../src/store/change-log.js';
 import { sqliteHandle } from '../../src/store/connect.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
-import { runBatch } from '../../src/store/sql.js';
 import type { Schema } from '../../src/store/types.js';
 import { createTestDatabase, type TestDatabase } from '../support/harness.js';
 
@@ -33,9 +32,14 @@ function change(key: string, data: unknown, extra: Partial<ChangeInput> = {}): C
   return { type: 'dev.forgesync.test', module: 'replication', scope: 'scope', key, subject: null, data, ...extra };
 }
 
-/** Appends `changes` in one runAtomically transaction. */
+/** Inside a batch: the statements that append `changes`. */
+function* appending(db: Kysely<Schema>, changes: readonly ChangeInput[], nowMs = 1): Batch<void> {
+  for (const statement of appendChanges(db, changes, nowMs)) yield statement;
+}
+
+/** Appends `changes` in one atomic batch. */
 function append(db: Kysely<Schema>, changes: readonly ChangeInput[], nowMs = 1): Promise<unknown> {
-  return runAtomically(db, appendChangeSteps(db, changes, nowMs).map((step) => () => step));
+  return runBatch(db, () => appending(db, changes, nowMs));
 }
 
 /** appendChanges' statements as SQL + parameters, for a connection of the test's own. */
@@ -104,9 +108,9 @@ describe.each(['sqlite', 'postgres'] as const)('change log on %s', (kind) => {
       [4, null, null, null],
     ]);
 
-    // More than one INSERT chunk (50 rows each), through runBatch's atomic path.
+    // More than one INSERT chunk (50 rows each), in one batch.
     const many = range(0, 119).map((i) => change('many', { i }));
-    await runBatch(db, function* () { yield* appendChanges(db, many, 5); }, { atomic: true });
+    await runBatch(db, () => appending(db, many, 5));
     expect(await headSeq(db)).toBe(4 + 120);
     const rows = await changesAfter(db, 4, 500);
     expect(seqs(rows)).toEqual(range(5, 124));
@@ -117,11 +121,11 @@ describe.each(['sqlite', 'postgres'] as const)('change log on %s', (kind) => {
     await append(db, [change('a', 1), change('a', 2)]);
     const before = await headSeq(db);
     const doomed = [change('doomed', 1), change('doomed', 2), change('doomed', 3)];
-    const appendSteps = () => appendChangeSteps(db, doomed, 1).map((step) => () => step);
-    await expect(runAtomically(db, [...appendSteps(), () => { throw new Error('a step after the append failed'); }])).rejects.toThrow('a step after the append failed');
+    await expect(runBatch(db, function* () { yield* appending(db, doomed); throw new Error('the batch failed after the append'); })).rejects.toThrow('the batch failed after the append');
     // A statement the database refuses (change_head's primary key) after the append.
-    await expect(runAtomically(db, [...appendSteps(), () => db.insertInto('change_head').values({ id: 1, seq: 0 })])).rejects.toThrow();
-    await expect(runBatch(db, function* () { yield* appendChanges(db, doomed, 1); throw new Error('the batch failed'); }, { atomic: true })).rejects.toThrow('the batch failed');
+    await expect(runBatch(db, function* () { yield* appending(db, doomed); yield* run(db.insertInto('change_head').values({ id: 1, seq: 0 })); })).rejects.toThrow();
+    // The same in a guarded list (what an import's page and a feed's run write).
+    await expect(runBatch(db, guardedList({ guards: [], steps: [...appendChanges(db, doomed, 1), db.insertInto('change_head').values({ id: 1, seq: 0 })] }))).rejects.toThrow();
     expect(await headSeq(db)).toBe(before);
     expect((await changesAfter(db, before, 100)).map(plain)).toEqual([]);
     // No gap: the next change takes the very next number.

@@ -7,8 +7,7 @@
  * writes behind its fence in store/run-steps.ts.
  */
 import { sql, type Compilable, type Kysely, type Selectable } from 'kysely';
-import { runAtomically } from '../../store/atomic.js';
-import { runGuarded } from '../../store/guarded.js';
+import { guardedList, run, runBatch } from '../../store/batch.js';
 import type { FeedsTable } from '../../store/feed-tables.js';
 import { fenceGuard } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
@@ -151,11 +150,12 @@ export class FeedRepository {
   /** Deletes the feed with its held-back and dead changes. @throws FeedNotFoundError */
   async remove(name: string): Promise<void> {
     const feed = await this.get(name);
-    await runAtomically(this.db, [
-      () => this.db.deleteFrom('feed_pending').where('feed_id', '=', feed.id),
-      () => this.db.deleteFrom('feed_dead_letters').where('feed_id', '=', feed.id),
-      () => this.db.deleteFrom('feeds').where('id', '=', feed.id),
-    ]);
+    const db = this.db;
+    await runBatch(db, function* () {
+      yield* run(db.deleteFrom('feed_pending').where('feed_id', '=', feed.id));
+      yield* run(db.deleteFrom('feed_dead_letters').where('feed_id', '=', feed.id));
+      yield* run(db.deleteFrom('feeds').where('id', '=', feed.id));
+    });
   }
 
   /** Records what a user asked of a feed (`paused`, a partial or full sync, a replay). @throws FeedNotFoundError */
@@ -205,7 +205,7 @@ export class FeedRepository {
    * feed, or it was removed.
    */
   async fenced(feedId: number, fence: bigint, steps: readonly (Compilable | null)[], now = new Date()): Promise<boolean> {
-    return (await runGuarded(this.db, [this.guard(feedId, fence, now)], steps)) !== null;
+    return (await runBatch(this.db, guardedList({ guards: [this.guard(feedId, fence, now)], steps }))) !== null;
   }
 
   /** The fence the feed's row was last written with (see writeFenced). */

@@ -7,7 +7,7 @@
  * (Compilable) to run behind the feed's fence (FeedRepository.fenced).
  */
 import { sql, type Compilable, type Kysely } from 'kysely';
-import { runAtomically } from '../../store/atomic.js';
+import { run, runBatch } from '../../store/batch.js';
 import type { Schema } from '../../store/types.js';
 
 /** A held-back or dead change as a run records it. */
@@ -98,18 +98,19 @@ export function insertHeldSteps(db: Kysely<Schema>, table: 'feed_pending' | 'fee
  * many moved. A change already held back keeps its row.
  */
 export async function requeueDeadLetters(db: Kysely<Schema>, feedId: number, now: Date): Promise<number> {
-  const [moved] = await runAtomically(db, [
-    () =>
+  return runBatch(db, function* () {
+    const moved = yield* run(
       db
         .insertInto('feed_pending')
         .columns(['feed_id', 'seq', 'change_key', 'attempts', 'next_at', 'last_error'])
         .expression((eb) => eb.selectFrom('feed_dead_letters').select(['feed_id', 'seq', 'change_key', sql.lit(0).as('attempts'), sql.lit(0).as('next_at'), 'last_error']).where('feed_id', '=', feedId))
         .onConflict((oc) => oc.columns(['feed_id', 'seq']).doNothing())
         .returning('seq'),
-    () => db.deleteFrom('feed_dead_letters').where('feed_id', '=', feedId),
-    () => db.updateTable('feeds').set({ partial_requested: 1, pending_at: 0, updated_at: now.getTime() }).where('id', '=', feedId),
-  ]);
-  return moved!.length;
+    );
+    yield* run(db.deleteFrom('feed_dead_letters').where('feed_id', '=', feedId));
+    yield* run(db.updateTable('feeds').set({ partial_requested: 1, pending_at: 0, updated_at: now.getTime() }).where('id', '=', feedId));
+    return moved.rows.length;
+  });
 }
 
 /** Feed `feedId`'s dead letters, in order of their change numbers. */

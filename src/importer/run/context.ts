@@ -10,7 +10,7 @@ import { ForgesyncError } from '../../errors.js';
 import type { GithubClient, RequestCounts } from '../github/client.js';
 import type { RateBudget } from '../github/pacer.js';
 import { zeroCounts } from '../github/client.js';
-import { runGuarded } from '../../store/guarded.js';
+import { guardedList, runBatch } from '../../store/batch.js';
 import type { ImportRecord, ImportRepository } from '../store/imports.js';
 import type { Compilable } from 'kysely';
 import type { FileHosts } from '../attachments/scan.js';
@@ -162,7 +162,10 @@ export class RunContext {
   async #write(fence: bigint, steps: readonly (Compilable | null)[], counts: RequestCounts, rate: RateBudget[]): Promise<true | null> {
     const now = Date.now();
     const hold = fence !== this.#fenceTaken || steps.some((step) => step !== null && this.imports.updatesImportRow(step)) ? 'take' : 'share';
-    const written = await runGuarded(this.db, [this.imports.guardStep({ importId: this.importId, run: this.run, fence, hold, now })], [this.imports.progressStep(this.importId, now, counts, rate), ...steps]);
+    const written = await runBatch(
+      this.db,
+      guardedList({ guards: [this.imports.guardStep({ importId: this.importId, run: this.run, fence, hold, now })], steps: [this.imports.progressStep(this.importId, now, counts, rate), ...steps] }),
+    );
     if (written && hold === 'take') this.#fenceTaken = fence;
     return written;
   }

@@ -8,7 +8,7 @@ import { storedRepository } from '../store/objects.js';
 import { zeroCounts, type GithubClient, type RequestCounts } from '../github/client.js';
 import { Semaphore } from '../github/pacer.js';
 import { failureSteps, objectWork } from '../stages/object-work.js';
-import { runGuarded } from '../../store/guarded.js';
+import { guardedList, runBatch } from '../../store/batch.js';
 import type { ImportRecord } from '../store/imports.js';
 import type { Stage } from '../types.js';
 import { takeCounts, type RunContext, type RunDeps } from './context.js';
@@ -227,13 +227,15 @@ export class ObjectJobs {
           writeFenced(
             lease,
             (fence) =>
-              runGuarded(
+              runBatch(
                 database.db,
-                [
-                  imports.jobGuardStep(importId, record.run),
-                  waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now()),
-                ],
-                [imports.progressStep(importId, Date.now(), counts, null), ...steps],
+                guardedList({
+                  guards: [
+                    imports.jobGuardStep(importId, record.run),
+                    waiter.finishStep(importId, key, record.run, fence, { state, error: 'failure' in outcome ? outcome.failure?.error : null }, Date.now()),
+                  ],
+                  steps: [imports.progressStep(importId, Date.now(), counts, null), ...steps],
+                }),
               ),
             () => waiter.storedFence(importId, key),
           ),

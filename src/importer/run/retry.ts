@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../logging/logger.js';
-import { backoffDelay, type BackoffPolicy } from '../../replication/backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
 import { isTransientImportError } from '../errors.js';
 
 /**

@@ -101,42 +101,71 @@ export const PAGE_WALK_MAX = 1000;
 async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor): Promise<Cursor> {
   let cursor = start;
   const query = { ...collection.fullQuery, per_page: String(PER_PAGE) };
-  const width = ctx.concurrency;
   // What a page of this list is expected to bring: the largest seen (pages are asked for while those expected fit the run's PageBudget).
   let expected = 0;
   if (cursor.lastPage === null) {
-    // Page 1 counts in the run's page budget until stored, like every page a walk reads in parallel.
-    const firstHold = await ctx.pages.open();
-    try {
-      const first = await fetchPage(ctx, collection, { ...query, page: '1' }, null, false, firstHold);
-      firstHold.read();
-      expected = first.bytes;
-      const items = listOf(collection, first);
-      const claimed = first.links.last ? pageOf(first.links.last) : 1;
-      cursor = {
-        ...cursor,
-        lastPage: claimed,
-        doneThrough: 1,
-        donePages: [],
-        since: githubTime(first.date - WATERMARK_SLACK_MS),
-        // Where a sync asks the same first page (small lists, events), it asks conditionally with this.
-        etag: first.etag ?? null,
-        pages: 1,
-        items: items.length,
-        ...(collection.newestFirst?.fullToo && items.length > 0 ? { [collection.newestFirst.field]: collection.newestFirst.valueOf(items[0]) } : {}),
-      };
-      cursor = believeLastPage(cursor);
-      // One page (no `last`), or a page 1 that says it is the end (no `next`, or nothing in it) whatever it claims.
-      if ((cursor.lastPage === 1 && cursor.claimedLast === null) || !first.links.next || items.length === 0) cursor.done = true;
-      await commitPage(ctx, collection, items, cursor);
-      if (cursor.done) return cursor;
-    } finally {
-      firstHold.release();
-    }
+    ({ cursor, expected } = await walkFirstPage(ctx, collection, cursor, query));
+    if (cursor.done) return cursor;
   }
   // A cursor stored before the bound (or by a walk that believed too much) is bounded as it is read.
   cursor = believeLastPage(cursor);
   if (cursor.claimedLast !== null) return pastTheBound(ctx, collection, cursor, query);
+  const walked = await walkPagesInParallel(ctx, collection, { start: cursor, query, expected });
+  cursor = walked.cursor;
+  if (walked.capped) {
+    const since = collection.sinceQuery && collection.capSince ? await collection.capSince() : null;
+    if (since !== null) {
+      cursor = { ...cursor, walkSince: since, lastPage: 1 };
+      await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
+      return sinceWalk(ctx, collection, cursor);
+    }
+    await collection.onCap?.();
+  }
+  cursor = { ...cursor, done: true };
+  await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
+  return cursor;
+}
+
+/** A page walk's page 1: the last page it claims, the watermark, its rows; the cursor after it, and the bytes a page is expected to bring. */
+async function walkFirstPage(ctx: RunContext, collection: Collection, start: Cursor, query: Record<string, string>): Promise<{ cursor: Cursor; expected: number }> {
+  // Page 1 counts in the run's page budget until stored, like every page a walk reads in parallel.
+  const firstHold = await ctx.pages.open();
+  try {
+    const first = await fetchPage(ctx, collection, { ...query, page: '1' }, null, false, firstHold);
+    firstHold.read();
+    const items = listOf(collection, first);
+    const claimed = first.links.last ? pageOf(first.links.last) : 1;
+    let cursor: Cursor = {
+      ...start,
+      lastPage: claimed,
+      doneThrough: 1,
+      donePages: [],
+      since: githubTime(first.date - WATERMARK_SLACK_MS),
+      // Where a sync asks the same first page (small lists, events), it asks conditionally with this.
+      etag: first.etag ?? null,
+      pages: 1,
+      items: items.length,
+      ...(collection.newestFirst?.fullToo && items.length > 0 ? { [collection.newestFirst.field]: collection.newestFirst.valueOf(items[0]) } : {}),
+    };
+    cursor = believeLastPage(cursor);
+    // One page (no `last`), or a page 1 that says it is the end (no `next`, or nothing in it) whatever it claims.
+    if ((cursor.lastPage === 1 && cursor.claimedLast === null) || !first.links.next || items.length === 0) cursor.done = true;
+    await commitPage(ctx, collection, items, cursor);
+    return { cursor, expected: first.bytes };
+  } finally {
+    firstHold.release();
+  }
+}
+
+/**
+ * The pages after page 1 not yet done, fetched in parallel and committed one at a time in arrival order;
+ * `capped` when GitHub answered 422 (its page cap) for one of them.
+ */
+async function walkPagesInParallel(ctx: RunContext, collection: Collection, options: { start: Cursor; query: Record<string, string>; expected: number }): Promise<{ cursor: Cursor; capped: boolean }> {
+  const { query } = options;
+  let { expected } = options;
+  let cursor = options.start;
+  const width = ctx.concurrency;
   const lastPage = cursor.lastPage!;
   const doneAtStart = cursor;
   let nextPage = cursor.doneThrough + 1;
@@ -200,18 +229,7 @@ async function pageWalk(ctx: RunContext, collection: Collection, start: Cursor):
   await Promise.all(Array.from({ length: Math.max(1, Math.min(width, lastPage - cursor.doneThrough)) }, worker));
   await chain.catch(() => undefined);
   if (failure !== undefined) throw failure;
-  if (capPage !== Infinity) {
-    const since = collection.sinceQuery && collection.capSince ? await collection.capSince() : null;
-    if (since !== null) {
-      cursor = { ...cursor, walkSince: since, lastPage: 1 };
-      await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
-      return sinceWalk(ctx, collection, cursor);
-    }
-    await collection.onCap?.();
-  }
-  cursor = { ...cursor, done: true };
-  await ctx.commit([writeCursorStep(ctx.db, ctx.importId, cursor, Date.now())]);
-  return cursor;
+  return { cursor, capped: capPage !== Infinity };
 }
 
 /** A page walk's cursor whose last page is past PAGE_WALK_MAX: walked by number through page 1 only, the claim kept as `claimedLast`. */

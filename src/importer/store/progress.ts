@@ -1,5 +1,5 @@
 import { type Compilable, type Kysely } from 'kysely';
-import { runAtomically, type Row } from '../../store/atomic.js';
+import { run, runBatch, type Row } from '../../store/batch.js';
 import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 import type { RequestCounts } from '../github/client.js';
@@ -106,21 +106,21 @@ export class ImportProgress {
    * Takes no lock on the `imports` row: anyone may run it at any time.
    */
   async compact(importId: number): Promise<void> {
-    await runAtomically(this.#db, [
-      () => this.#db.deleteFrom('import_progress').where('import_id', '=', importId).returningAll(),
-      ([deleted]) => {
-        if (!deleted || deleted.length === 0) return null;
-        const sorted = [...deleted].sort((a, b) => Number(a.id) - Number(b.id));
-        const counts = sorted.map(countsOf).reduce((sum, counts) => {
-          for (const key of Object.keys(sum) as (keyof RequestCounts)[]) sum[key] += counts[key];
-          return sum;
-        });
-        // The rate budgets stay as stored (JSON text): the newest row that has them.
-        const rate = sorted.findLast((row) => row.rate !== null && row.rate !== undefined)?.rate;
-        const at = sorted.reduce((latest, row) => Math.max(latest, Number(row.at)), 0);
-        return this.#insert.bind(importId, at, ...COUNT_COLUMNS.map((column) => counts[COUNT_KEYS[column]]), rate === undefined ? null : String(rate));
-      },
-    ]);
+    const db = this.#db;
+    const insert = this.#insert;
+    await runBatch(db, function* () {
+      const deleted = (yield* run(db.deleteFrom('import_progress').where('import_id', '=', importId).returningAll())).rows;
+      if (deleted.length === 0) return;
+      const sorted = [...deleted].sort((a, b) => Number(a.id) - Number(b.id));
+      const counts = sorted.map(countsOf).reduce((sum, counts) => {
+        for (const key of Object.keys(sum) as (keyof RequestCounts)[]) sum[key] += counts[key];
+        return sum;
+      });
+      // The rate budgets stay as stored (JSON text): the newest row that has them.
+      const rate = sorted.findLast((row) => row.rate !== null && row.rate !== undefined)?.rate;
+      const at = sorted.reduce((latest, row) => Math.max(latest, Number(row.at)), 0);
+      yield* run(insert, importId, at, ...COUNT_COLUMNS.map((column) => counts[COUNT_KEYS[column]]), rate === undefined ? null : String(rate));
+    });
   }
 }
 

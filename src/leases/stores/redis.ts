@@ -89,55 +89,8 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
   } catch (err) {
     throw new LeaseBackendUnavailableError('redis', redactUrl(url), err);
   }
-
-  // A command sent on a connection whose peer went silent (hung server, partition without a
-  // reset) would wait for TCP to give up, which takes many minutes; ioredis resends it only once
-  // a new connection is ready; and a reconnect whose handshake goes unanswered stays in
-  // 'connect' forever (connectTimeout covers only TCP). ioredis's commandTimeout would fail
-  // such commands, at the price of a timer per command on the hot path, but would leave the
-  // stuck handshake alone. So one coarse timer watches instead: the same command at the head
-  // of ioredis's queue of commands awaiting a reply over three checks, or a handshake
-  // unfinished as long, means the connection is dead. Closing it fails every pending
-  // command; the 'end' handler then opens a new one.
-  let closing = false;
-  let oldest: unknown;
-  let stalledChecks = 0;
-  client.on('end', () => {
-    if (!closing) client.connect().catch(() => {}); // failures go to 'error' and retryStrategy
-  });
-  const watchdog = setInterval(() => {
-    const head = client.status === 'ready' ? client.commandQueue.peekFront() : undefined;
-    const stalled = client.status === 'connect' || (head !== undefined && head === oldest);
-    oldest = head;
-    stalledChecks = stalled ? stalledChecks + 1 : 0;
-    if (stalledChecks >= 2) {
-      stalledChecks = 0;
-      client.disconnect(); // a manual close: ioredis rejects all pending commands, then emits 'end'
-    }
-  }, STALL_CHECK_MS).unref();
-
-  /**
-   * Errors the server answered with (a script bug, OOM, READONLY) pass through as they are;
-   * anything else means the connection failed, and is reported as the backend being unavailable.
-   */
-  const failure = (err: unknown): unknown =>
-    err instanceof ReplyError ? err : new LeaseBackendUnavailableError('redis', redactUrl(url), err);
-  const rethrow = (err: unknown): never => {
-    throw failure(err);
-  };
-
-  /**
-   * Runs a script with EVALSHA, sending its source with EVAL when the server lacks it (first
-   * use, restart, failover), and decodes the reply. Hand-rolled rather than ioredis
-   * defineCommand (same EVALSHA-then-EVAL behaviour) so that the hot path has one promise
-   * layer: defineCommand adds its own `.catch` layer and per-call wrappers, ~0.3 µs a call.
-   */
-  function run<T>(script: Script, keys: number, args: (string | number)[], decode: (reply: unknown) => T): Promise<T> {
-    return client.evalsha(script.sha, keys, ...args).then(decode, (err: unknown) => {
-      if (!(err instanceof ReplyError && (err as Error).message.startsWith('NOSCRIPT'))) throw failure(err);
-      return client.eval(script.lua, keys, ...args).then(decode, rethrow);
-    });
-  }
+  const watchdog = watchForStalls(client);
+  const { run, rethrow } = scriptRunner(client, url);
 
   function acquireThen<T>({ key, token, ttlMs, owner, withHolder }: StoreAcquireRequest, then: (result: StoreAcquireResult) => T): Promise<T> {
     const sentAt = Date.now();
@@ -181,25 +134,8 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
       return run(INSPECT, 1, [leaseKey(key)], decodeInspect);
     },
 
-    async list(prefix: string): Promise<LeaseHolder[]> {
-      const match = `forgesync:lease:{${escapeGlob(prefix)}*`;
-      const names = new Set<string>(); // SCAN may return a name more than once
-      let cursor = '0';
-      do {
-        const [next, batch] = await client.scan(cursor, 'MATCH', match, 'COUNT', SCAN_COUNT).catch(rethrow);
-        for (const name of batch) names.add(name);
-        cursor = next;
-      } while (cursor !== '0');
-
-      // One inspect per key, concurrently: ioredis pipelines them on the one connection.
-      const found = await Promise.all([...names].map((name) => run(INSPECT, 1, [name], decodeInspect)));
-      const holders: LeaseHolder[] = [];
-      for (const holder of found) {
-        // null: expired or released since SCAN saw it. The prefix check matters because the
-        // pattern also matches the closing brace: prefix "a}" would match the key "a".
-        if (holder?.key.startsWith(prefix)) holders.push(holder);
-      }
-      return holders.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    list(prefix: string): Promise<LeaseHolder[]> {
+      return listHolders({ client, run, rethrow }, prefix);
     },
 
     forceRelease(key: string, fence?: bigint): Promise<boolean> {
@@ -211,8 +147,7 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
     },
 
     async close(): Promise<void> {
-      closing = true;
-      clearInterval(watchdog);
+      watchdog.stop();
       try {
         await client.quit();
       } catch {
@@ -220,4 +155,95 @@ export async function createRedisStore(url: string): Promise<LeaseStore> {
       }
     },
   };
+}
+
+/**
+ * Watches `client` for a dead connection, and reconnects after it is closed until {@link stop}.
+ *
+ * A command sent on a connection whose peer went silent (hung server, partition without a
+ * reset) would wait for TCP to give up, which takes many minutes; ioredis resends it only once
+ * a new connection is ready; and a reconnect whose handshake goes unanswered stays in
+ * 'connect' forever (connectTimeout covers only TCP). ioredis's commandTimeout would fail
+ * such commands, at the price of a timer per command on the hot path, but would leave the
+ * stuck handshake alone. So one coarse timer watches instead: the same command at the head
+ * of ioredis's queue of commands awaiting a reply over three checks, or a handshake
+ * unfinished as long, means the connection is dead. Closing it fails every pending
+ * command; the 'end' handler then opens a new one.
+ */
+function watchForStalls(client: Redis): { stop(): void } {
+  let closing = false;
+  let oldest: unknown;
+  let stalledChecks = 0;
+  client.on('end', () => {
+    if (!closing) client.connect().catch(() => {}); // failures go to 'error' and retryStrategy
+  });
+  const watchdog = setInterval(() => {
+    const head = client.status === 'ready' ? client.commandQueue.peekFront() : undefined;
+    const stalled = client.status === 'connect' || (head !== undefined && head === oldest);
+    oldest = head;
+    stalledChecks = stalled ? stalledChecks + 1 : 0;
+    if (stalledChecks >= 2) {
+      stalledChecks = 0;
+      client.disconnect(); // a manual close: ioredis rejects all pending commands, then emits 'end'
+    }
+  }, STALL_CHECK_MS).unref();
+  return {
+    stop: () => {
+      closing = true;
+      clearInterval(watchdog);
+    },
+  };
+}
+
+/** Runs one of the scripts and decodes its reply (see {@link scriptRunner}). */
+type RunScript = <T>(script: Script, keys: number, args: (string | number)[], decode: (reply: unknown) => T) => Promise<T>;
+
+/** The script runner of a store on `client`, and how it reports a failed command. */
+function scriptRunner(client: Redis, url: string): { run: RunScript; rethrow: (err: unknown) => never } {
+  /**
+   * Errors the server answered with (a script bug, OOM, READONLY) pass through as they are;
+   * anything else means the connection failed, and is reported as the backend being unavailable.
+   */
+  const failure = (err: unknown): unknown =>
+    err instanceof ReplyError ? err : new LeaseBackendUnavailableError('redis', redactUrl(url), err);
+  const rethrow = (err: unknown): never => {
+    throw failure(err);
+  };
+
+  /**
+   * Runs a script with EVALSHA, sending its source with EVAL when the server lacks it (first
+   * use, restart, failover), and decodes the reply. Hand-rolled rather than ioredis
+   * defineCommand (same EVALSHA-then-EVAL behaviour) so that the hot path has one promise
+   * layer: defineCommand adds its own `.catch` layer and per-call wrappers, ~0.3 µs a call.
+   */
+  function run<T>(script: Script, keys: number, args: (string | number)[], decode: (reply: unknown) => T): Promise<T> {
+    return client.evalsha(script.sha, keys, ...args).then(decode, (err: unknown) => {
+      if (!(err instanceof ReplyError && (err as Error).message.startsWith('NOSCRIPT'))) throw failure(err);
+      return client.eval(script.lua, keys, ...args).then(decode, rethrow);
+    });
+  }
+  return { run, rethrow };
+}
+
+/** The holders of the leases whose keys start with `prefix`, by key: SCAN, then one pipelined inspect per key. */
+async function listHolders(store: { client: Redis; run: RunScript; rethrow: (err: unknown) => never }, prefix: string): Promise<LeaseHolder[]> {
+  const { client, run, rethrow } = store;
+  const match = `forgesync:lease:{${escapeGlob(prefix)}*`;
+  const names = new Set<string>(); // SCAN may return a name more than once
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(cursor, 'MATCH', match, 'COUNT', SCAN_COUNT).catch(rethrow);
+    for (const name of batch) names.add(name);
+    cursor = next;
+  } while (cursor !== '0');
+
+  // One inspect per key, concurrently: ioredis pipelines them on the one connection.
+  const found = await Promise.all([...names].map((name) => run(INSPECT, 1, [name], decodeInspect)));
+  const holders: LeaseHolder[] = [];
+  for (const holder of found) {
+    // null: expired or released since SCAN saw it. The prefix check matters because the
+    // pattern also matches the closing brace: prefix "a}" would match the key "a".
+    if (holder?.key.startsWith(prefix)) holders.push(holder);
+  }
+  return holders.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }

@@ -26,14 +26,8 @@ interface HolderRow extends HolderColumns {
 
 const toHolder = (row: HolderRow): LeaseHolder => holderFromRow(row.key, row);
 
-/**
- * The embedded lease backend: a table in the project's SQLite file. Every
- * operation is one statement, so SQLite's write lock makes it atomic across
- * all processes sharing the file (a CLI beside a running server). Times are
- * epoch milliseconds of this machine's clock, the only clock all those
- * processes share.
- */
-export async function createSqliteStore(url: string): Promise<LeaseStore> {
+/** Opens the SQLite file of `url` and makes sure the leases table is there. */
+function openLeaseDb(url: string): Database.Database {
   let file: string;
   try {
     file = sqliteFilePath(url);
@@ -48,7 +42,11 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
   } catch (error) {
     throw new LeaseBackendUnavailableError('sqlite', url, error);
   }
+  return db;
+}
 
+/** The statements of the store, prepared once. */
+function prepareStatements(db: Database.Database) {
   // pluck: the fence itself rather than a row object around it (this runs on every acquire).
   const acquire = db.prepare<[string, string, string, number, string, number, number], bigint>(`
     INSERT INTO forgesync_leases (key, token, fence, owner_name, owner_pid, owner_host, acquired_at, expires_at)
@@ -91,6 +89,19 @@ export async function createSqliteStore(url: string): Promise<LeaseStore> {
     `UPDATE forgesync_leases SET token = NULL, expires_at = NULL
      WHERE key = ? AND token IS NOT NULL AND expires_at > ? AND fence = ?`,
   );
+  return { acquire, live, extend, tokenOf, release, listAll, listPrefix, raise, forceAny, forceFence };
+}
+
+/**
+ * The embedded lease backend: a table in the project's SQLite file. Every
+ * operation is one statement, so SQLite's write lock makes it atomic across
+ * all processes sharing the file (a CLI beside a running server). Times are
+ * epoch milliseconds of this machine's clock, the only clock all those
+ * processes share.
+ */
+export async function createSqliteStore(url: string): Promise<LeaseStore> {
+  const db = openLeaseDb(url);
+  const { acquire, live, extend, tokenOf, release, listAll, listPrefix, raise, forceAny, forceFence } = prepareStatements(db);
 
   function take({ key, token, ttlMs, owner, withHolder }: StoreAcquireRequest): StoreAcquireResult {
     const now = Date.now();

@@ -17,7 +17,7 @@ export function countTarget(counts: RegistryCounts, target: Exclude<ResyncTarget
  * worker, 202), bulk resync by filter (with a dry run that only counts),
  * and the overview the dashboard's front page shows.
  */
-export function sourceActionRoutes(app: Replication, tokens: AuthTokens): FastifyPluginAsyncZod {
+export function sourceActionRoutes(replication: Replication, tokens: AuthTokens): FastifyPluginAsyncZod {
   return async (server) => {
     const admin = access('admin', tokens);
 
@@ -38,7 +38,7 @@ export function sourceActionRoutes(app: Replication, tokens: AuthTokens): Fastif
           },
         },
         async (request, reply) => {
-          const requested = await app.requestSync(request.params.name, { trigger: 'manual' });
+          const requested = await replication.requestSync(request.params.name, { trigger: 'manual' });
           return reply.code(202).send({ name: request.params.name, requested });
         },
       );
@@ -61,7 +61,7 @@ export function sourceActionRoutes(app: Replication, tokens: AuthTokens): Fastif
       },
       async (request) => {
         const { filter, dryRun } = request.body;
-        const affected = dryRun ? countTarget(await app.registry.counts(), filter) : await app.requestSyncMany(filter, { trigger: 'manual' });
+        const affected = dryRun ? countTarget(await replication.registry.counts(), filter) : await replication.requestSyncMany(filter, { trigger: 'manual' });
         if (!dryRun) request.log.info({ event: 'bulk_resync', filter, affected }, `resync requested for ${affected} sources`);
         return { affected, dryRun };
       },
@@ -79,11 +79,11 @@ export function sourceActionRoutes(app: Replication, tokens: AuthTokens): Fastif
         },
       },
       async () => {
-        const counts = await app.registry.counts();
+        const counts = await replication.registry.counts();
         return {
           counts: { ...counts, total: counts.pending + counts.started + counts.synced + counts.failed },
-          scheduler: { state: app.scheduler.state },
-          capacity: await app.syncLoad(),
+          scheduler: { state: replication.scheduler.state },
+          capacity: await replication.syncLoad(),
         };
       },
     );

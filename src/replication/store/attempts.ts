@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { fenceText, toAttempt, truncateFailure } from './rows.js';
-import { prepared, run, type Batch, type PreparedQuery } from '../../store/sql.js';
+import { run, type Batch } from '../../store/batch.js';
+import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { AttemptResult, Schema, SyncAttempt, SyncTrigger } from '../../store/types.js';
 
 /** How many attempts are kept per source; older ones are pruned on insert. */
@@ -57,7 +58,7 @@ export function attemptQueries(db: Kysely<Schema>): AttemptQueries {
   };
 }
 
-/** Records a running attempt and prunes the source's history; returns its id (run it with runBatch). */
+/** Records a running attempt and prunes the source's history; returns its id (a batch: see store/batch.ts). */
 export function* insertAttempt(queries: AttemptQueries, attempt: { sourceId: number; trigger: SyncTrigger; fence: bigint | null; now: Date }): Batch<number> {
   const { sourceId, trigger, fence, now } = attempt;
   const row = (yield* run(queries.insert, sourceId, trigger, now.getTime(), fence)).rows[0];
@@ -66,7 +67,7 @@ export function* insertAttempt(queries: AttemptQueries, attempt: { sourceId: num
   return Number(row.id);
 }
 
-/** Completes attempt `id`; false when it no longer exists (pruned or source removed). Run it with runBatch. */
+/** Completes attempt `id`; false when it no longer exists (pruned or source removed). A batch: see store/batch.ts. */
 export function* completeAttempt(queries: AttemptQueries, id: number, outcome: AttemptOutcome): Batch<boolean> {
   const error = outcome.error == null ? null : truncateFailure(outcome.error);
   const result = yield* run(queries.complete, outcome.now.getTime(), outcome.result, error, outcome.refsChanged ?? null, id);

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { runAtomically, type Row } from '../../store/atomic.js';
+import { run, runBatch } from '../../store/batch.js';
 import type { Database } from '../../store/database.js';
 import { ms } from './registry-statements.js';
 import { inIdOrder, selectSourcesByIds, toSourceWithRegistry } from './rows.js';
@@ -39,20 +39,13 @@ export async function claimDue(database: Pick<Database, 'db' | 'dialect'>, now: 
   if (limit === 0) return [];
   let due = db.selectFrom('registry').select('source_id').where('next_run_at', '<=', nowMs).orderBy('next_run_at').orderBy('source_id').limit(limit);
   if (dialect === 'postgres') due = due.forUpdate().skipLocked();
-  const picked = (previous: Row[][]) => previous[0]!.map((row) => Number(row.source_id));
-  const [claimed, , rows] = await runAtomically(db, [
-    () => due,
-    (previous) => {
-      const ids = picked(previous);
-      return ids.length === 0 ? null : db.updateTable('registry').set({ next_run_at: ms(nowMs + Math.round(options.claimMs)) }).where('source_id', 'in', ids);
-    },
-    (previous) => {
-      const ids = picked(previous);
-      return ids.length === 0 ? null : selectSourcesByIds(db, ids).where('s.enabled', '=', 1);
-    },
-  ]);
-  const sources = (rows as unknown as Parameters<typeof toSourceWithRegistry>[0][]).map(toSourceWithRegistry);
-  return inIdOrder(sources, picked([claimed!]));
+  const { picked, rows } = await runBatch(db, function* () {
+    const ids = (yield* run(due)).rows.map((row) => Number(row.source_id));
+    if (ids.length === 0) return { picked: ids, rows: [] };
+    yield* run(db.updateTable('registry').set({ next_run_at: ms(nowMs + Math.round(options.claimMs)) }).where('source_id', 'in', ids));
+    return { picked: ids, rows: (yield* run(selectSourcesByIds(db, ids).where('s.enabled', '=', 1))).rows };
+  });
+  return inIdOrder(rows.map(toSourceWithRegistry), picked);
 }
 
 /**

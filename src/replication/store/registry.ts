@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../errors.js';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
-import { appendChanges, appendChangeSteps, type ChangeInput } from '../../store/change-log.js';
-import { runGuarded } from '../../store/guarded.js';
+import { appendChanges, type ChangeInput } from '../../store/change-log.js';
+import { guardedList, run, runBatch } from '../../store/batch.js';
 import { claimDue, dueForVerification, registryCounts, type RegistryCounts } from './registry-queries.js';
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from '../../store/database.js';
@@ -9,7 +9,7 @@ import { SourceNotFoundError } from '../../store/errors.js';
 import { toRegistryRow, truncateFailure } from './rows.js';
 import { epochGuard, finishSyncedArgs, ms, registryStatements, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
 import { matchRequests, type MatchRequests, type MatchedRequest } from './match-requests.js';
-import { fenceGuard, requestedChanges, run, runBatch } from '../../store/sql.js';
+import { fenceGuard, requestedChanges } from '../../store/sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from '../../store/types.js';
 
 /** Which rows requestMany() records a request on. */
@@ -199,12 +199,17 @@ export class RegistryRepository {
   ): Promise<{ row: RegistryRow; attemptId: number } | null> {
     const start = this.#start;
     const attempts = this.#attempts;
-    return runBatch(this.#db, function* () {
-      const started = (yield* run(start, now.getTime(), fence, sourceId, epoch ?? null)).rows[0];
-      if (!started) return null;
-      const attemptId = yield* insertAttempt(attempts, { sourceId, trigger, fence, now });
-      return { row: toRegistryRow(started), attemptId };
-    });
+    return runBatch(
+      this.#db,
+      function* () {
+        const started = (yield* run(start, now.getTime(), fence, sourceId, epoch ?? null)).rows[0];
+        if (!started) return null;
+        const attemptId = yield* insertAttempt(attempts, { sourceId, trigger, fence, now });
+        return { row: toRegistryRow(started), attemptId };
+      },
+      // Every sync starts here: on PostgreSQL each statement goes on its own, a transaction would add two round trips to each start.
+      { atomic: false },
+    );
   }
 
   /**
@@ -255,7 +260,7 @@ export class RegistryRepository {
     });
     if (changes.length === 0) return Number((await update.executeTakeFirst()).numUpdatedRows) > 0;
     // The changes are recorded only with the write that makes them: a refused guard records nothing.
-    return (await runGuarded(this.#db, [update.returning('source_id')], appendChangeSteps(this.#db, changes, nowMs))) !== null;
+    return (await runBatch(this.#db, guardedList({ guards: [update.returning('source_id')], steps: appendChanges(this.#db, changes, nowMs) }))) !== null;
   }
 
   /** Guarded: puts a started row back to pending (clean shutdown or abort; the request is kept). */
@@ -349,12 +354,13 @@ export class RegistryRepository {
 
   /** Records a running attempt (keeping the last 100 per source); returns its id. `now` defaults to the current time. */
   startAttempt(sourceId: number, { trigger, fence, now = new Date() }: { trigger: SyncTrigger; fence: bigint | null; now?: Date }): Promise<number> {
-    return runBatch(this.#db, () => insertAttempt(this.#attempts, { sourceId, trigger, fence, now }));
+    // The prune may miss its turn on PostgreSQL (the next insert prunes): no transaction needed.
+    return runBatch(this.#db, () => insertAttempt(this.#attempts, { sourceId, trigger, fence, now }), { atomic: false });
   }
 
   /** Completes an attempt with its result; false when it no longer exists. */
   finishAttempt(id: number, outcome: AttemptOutcome): Promise<boolean> {
-    return runBatch(this.#db, () => completeAttempt(this.#attempts, id, outcome));
+    return runBatch(this.#db, () => completeAttempt(this.#attempts, id, outcome), { atomic: false });
   }
 
   /** The newest `limit` attempts of a source, newest first. */

@@ -1,8 +1,8 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, StoreDialect } from '../../store/database.js';
 import { SourceExistsError, SourceNotFoundError } from '../../store/errors.js';
-import { runAtomically } from '../../store/atomic.js';
-import { matchKey } from './match-key.js';
+import { run, runBatch } from '../../store/batch.js';
+import { matchKey } from '../../util/match-key.js';
 import {
   fenceText,
   registryColumns,
@@ -68,8 +68,8 @@ export class SourceRepository {
     const now = Date.now();
     const db = this.#db;
     try {
-      const results = await runAtomically(db, [
-        () =>
+      const { source, registry } = await runBatch(db, function* () {
+        const source = (yield* run(
           db
             .insertInto('sources')
             .values({
@@ -85,11 +85,12 @@ export class SourceRepository {
               updated_at: now,
             })
             .returningAll(),
-        (previous) =>
+        )).rows[0]!;
+        const registry = (yield* run(
           db
             .insertInto('registry')
             .values({
-              source_id: Number(previous[0]![0]!.id),
+              source_id: Number(source.id),
               state: 'pending',
               retry_count: 0,
               verification_state: 'unverified',
@@ -102,9 +103,9 @@ export class SourceRepository {
               updated_at: now,
             })
             .returning([...registryColumns, fenceText]),
-      ]);
-      const source = results[0]![0] as unknown as SourceRecord;
-      const registry = results[1]![0] as unknown as RegistryRecord;
+        )).rows[0]!;
+        return { source, registry };
+      });
       return { ...toSource(source), registry: toRegistryRow(registry) };
     } catch (error) {
       if (isUniqueViolation(error)) throw new SourceExistsError(input.name);
@@ -207,39 +208,31 @@ export class SourceRepository {
     };
     const db = this.#db;
     try {
-      const results = await runAtomically(db, [
+      const row = await runBatch(db, function* () {
         // A new URL: the mirror must be fetched again from the new upstream.
-        () =>
-          patch.url === undefined
-            ? null
-            : db
-                .updateTable('registry')
-                .set({
-                  ...requestedChanges(now),
-                  checksum: null,
-                  verification_state: 'unverified',
-                  verified_at: null,
-                  missing_on_primary: 0,
-                })
-                .where('source_id', '=', (eb) =>
-                  eb.selectFrom('sources').select('id').where('name', '=', name).where('url', '<>', patch.url!),
-                ),
-        () => db.updateTable('sources').set({ ...values, updated_at: now }).where('name', '=', name).returning('id'),
+        if (patch.url !== undefined) {
+          yield* run(
+            db
+              .updateTable('registry')
+              .set({
+                ...requestedChanges(now),
+                checksum: null,
+                verification_state: 'unverified',
+                verified_at: null,
+                missing_on_primary: 0,
+              })
+              .where('source_id', '=', (eb) => eb.selectFrom('sources').select('id').where('name', '=', name).where('url', '<>', patch.url!)),
+          );
+        }
+        const found = (yield* run(db.updateTable('sources').set({ ...values, updated_at: now }).where('name', '=', name).returning('id'))).rows[0];
+        if (!found) throw new SourceNotFoundError(name);
         // Disabled: never due; enabled, or a new schedule: looked at now (the scheduler decides).
-        (previous) =>
-          patch.enabled === undefined && patch.intervalMs === undefined && patch.cron === undefined
-            ? null
-            : db
-                .updateTable('registry')
-                .set({ next_run_at: patch.enabled === false ? null : now })
-                .where('source_id', '=', Number(previous[1]![0]?.id ?? -1)),
-        (previous) => {
-          const found = previous[1]![0];
-          if (!found) throw new SourceNotFoundError(name);
-          return selectSourcesWithRegistry(db).where('s.id', '=', Number(found.id));
-        },
-      ]);
-      return toSourceWithRegistry(results[3]![0] as unknown as SourceRecord & RegistryRecord);
+        if (patch.enabled !== undefined || patch.intervalMs !== undefined || patch.cron !== undefined) {
+          yield* run(db.updateTable('registry').set({ next_run_at: patch.enabled === false ? null : now }).where('source_id', '=', Number(found.id)));
+        }
+        return (yield* run(selectSourcesWithRegistry(db).where('s.id', '=', Number(found.id)))).rows[0]!;
+      });
+      return toSourceWithRegistry(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw new SourceExistsError(patch.name ?? name);
       throw error;

@@ -56,7 +56,7 @@ export function refusal(status: number, result: WebhookResult, error: string, me
 
 /** What finish() needs: where to count and log, and for which receiver. */
 export interface ReceiverContext {
-  app: Replication;
+  replication: Replication;
   /** The webhooks logger (`component: webhooks`), not the HTTP access logger (warn and above only). */
   logger: Logger;
   /**
@@ -76,7 +76,7 @@ export interface ReceiverContext {
  */
 export function finish(context: ReceiverContext, request: FastifyRequest, reply: FastifyReply, outcome: DeliveryOutcome): FastifyReply {
   const { provider, deliveryLogger: logger } = context;
-  context.app.metrics.webhooks.inc({ provider, result: outcome.result });
+  context.replication.metrics.webhooks.inc({ provider, result: outcome.result });
   const delivery = DELIVERY_HEADERS.map((name) => request.headers[name]).find((value) => typeof value === 'string');
   const fields = {
     event: 'webhook',

@@ -49,8 +49,8 @@ interface Verified {
  * authenticated delivery is answered 202 `{ "result": "accepted" }`.
  * The body is not needed; when it is JSON it must be well-formed (400).
  */
-export function genericReceiver(app: Replication): ReceiverSpec {
-  const secret = app.webhookSecrets.generic;
+export function genericReceiver(replication: Replication): ReceiverSpec {
+  const secret = replication.webhookSecrets.generic;
   // The setting's parser refused a malformed secret already; decode it once.
   const key = secret === undefined ? undefined : decodeWebhookSecret(secret);
   const verified = new WeakMap<FastifyRequest, Verified>();
@@ -85,11 +85,11 @@ export function genericReceiver(app: Replication): ReceiverSpec {
       if (raw.length > 0 && /json/i.test(type)) parsePayload(raw, type); // well-formed or 400 (nothing claimed); the content is not needed
       const name = (request.params as { source: string }).source;
       const { id, signedAt } = delivery.headers;
-      const run = await app.oncePerDelivery(
+      const run = await replication.oncePerDelivery(
         // Claimed until the timestamp leaves the window, judged by the instant it was checked, so a
         // delivery checked just before its expiry cannot take over its own expired claim.
         { provider: 'generic', id, receivedAt: delivery.checkedAt, expiresAt: new Date(signedAt.getTime() + TIMESTAMP_TOLERANCE_MS) },
-        async () => requestSources(app, 'generic', await sourcesNamed(app, name)),
+        async () => requestSources(replication, 'generic', await sourcesNamed(replication, name)),
       );
       if (run.duplicate) {
         return { status: 202, result: 'duplicate', event: 'generic', reason: 'this webhook-id was acted on before; nothing recorded', body: ANSWER };
@@ -100,7 +100,7 @@ export function genericReceiver(app: Replication): ReceiverSpec {
 }
 
 /** The source named `name`, as a list for requestSources (empty when there is none). */
-async function sourcesNamed(app: Replication, name: string) {
-  const source = await app.sources.find(name);
+async function sourcesNamed(replication: Replication, name: string) {
+  const source = await replication.sources.find(name);
   return source ? [source] : [];
 }

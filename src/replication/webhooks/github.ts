@@ -1,4 +1,4 @@
-import { fullNameKey, matchKey, matchKeyHost } from '../store/match-key.js';
+import { fullNameKey, matchKey, matchKeyHost } from '../../util/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
 import type { DeliveryIntent } from './delivery.js';
 

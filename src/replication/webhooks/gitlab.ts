@@ -1,4 +1,4 @@
-import { fullNameKey, matchKey } from '../store/match-key.js';
+import { fullNameKey, matchKey } from '../../util/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
 import type { DeliveryIntent } from './delivery.js';
 

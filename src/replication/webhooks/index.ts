@@ -29,12 +29,12 @@ export type { WebhookProvider, WebhookResult } from './delivery.js';
  * matching source → 202 with nothing recorded, unconfigured receiver → 404.
  * A refused delivery never touches the store.
  */
-export function webhookRoutes(app: Replication, options: { readerThreads: number }): FastifyPluginAsyncZod {
+export function webhookRoutes(replication: Replication, options: { readerThreads: number }): FastifyPluginAsyncZod {
   return async (server) => {
     const scope = server as unknown as FastifyInstance;
-    const readers = openReaders({ github: app.webhookSecrets.github }, options.readerThreads);
+    const readers = openReaders({ github: replication.webhookSecrets.github }, options.readerThreads);
     scope.addHook('onClose', () => readers.close());
-    for (const spec of receivers(app, readers)) await scope.register(registerReceiver(app, spec));
+    for (const spec of receivers(replication, readers)) await scope.register(registerReceiver(replication, spec));
   };
 }
 
@@ -45,8 +45,8 @@ export function webhookRoutes(app: Replication, options: { readerThreads: number
  * the event loop: its deliveries name their source in the path, and its
  * once-per-id claim needs the registry between the check and the answer.
  */
-function receivers(app: Replication, readers: DeliveryReaders): ReceiverSpec[] {
-  const secrets = app.webhookSecrets;
+function receivers(replication: Replication, readers: DeliveryReaders): ReceiverSpec[] {
+  const secrets = replication.webhookSecrets;
   return [
     {
       provider: 'github',
@@ -59,7 +59,7 @@ function receivers(app: Replication, readers: DeliveryReaders): ReceiverSpec[] {
         header(request, 'x-hub-signature-256') ? null : refusal(401, 'unauthorized', 'unauthorized', 'missing X-Hub-Signature-256 header'),
       handle: async (request, raw) =>
         actOn(
-          app,
+          replication,
           await readers.read({
             provider: 'github',
             body: raw,
@@ -82,8 +82,8 @@ function receivers(app: Replication, readers: DeliveryReaders): ReceiverSpec[] {
         return tokenMatches(token, secret) ? null : refusal(401, 'unauthorized', 'unauthorized', 'X-Gitlab-Token does not match');
       },
       handle: async (request, raw) =>
-        actOn(app, await readers.read({ provider: 'gitlab', body: raw, event: header(request, 'x-gitlab-event'), contentType: header(request, 'content-type') })),
+        actOn(replication, await readers.read({ provider: 'gitlab', body: raw, event: header(request, 'x-gitlab-event'), contentType: header(request, 'content-type') })),
     },
-    genericReceiver(app),
+    genericReceiver(replication),
   ];
 }

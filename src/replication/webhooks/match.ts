@@ -11,7 +11,7 @@ import type { DeliveryIntent, DeliveryOutcome } from './delivery.js';
  * none does (nothing recorded).
  */
 export async function requestMatching(
-  app: Replication,
+  replication: Replication,
   event: string,
   keys: ReadonlyArray<string | null | undefined>,
   note?: string,
@@ -20,19 +20,19 @@ export async function requestMatching(
   if (wanted.length === 0) {
     return { status: 202, result: 'unknown_repository', event, reason: 'the payload names no repository URL' };
   }
-  const matched = await app.requestSyncMatching(wanted);
+  const matched = await replication.requestSyncMatching(wanted);
   if (matched.length > 0) return accepted(event, matched.map((source) => source.name), note);
   // Nothing recorded: say whether a disabled source matched (a read only on this rare path).
-  const disabled = (await app.sources.findByMatchKeys(wanted)).length > 0;
+  const disabled = (await replication.sources.findByMatchKeys(wanted)).length > 0;
   return notRequested(event, disabled);
 }
 
 /** Records a webhook request for each enabled source of `sources` (the generic hook's source by name). */
-export async function requestSources(app: Replication, event: string, sources: Source[]): Promise<DeliveryOutcome> {
+export async function requestSources(replication: Replication, event: string, sources: Source[]): Promise<DeliveryOutcome> {
   const requested: string[] = [];
   for (const source of sources.filter((s) => s.enabled)) {
     try {
-      await app.requestSync(source, { trigger: 'webhook' });
+      await replication.requestSync(source, { trigger: 'webhook' });
       requested.push(source.name);
     } catch (error) {
       if (!(error instanceof SourceNotFoundError)) throw error; // removed meanwhile: nothing to sync
@@ -52,9 +52,9 @@ function notRequested(event: string, disabled: boolean): DeliveryOutcome {
 }
 
 /** Answers a read delivery: as it stands, or by recording its sync request (see requestMatching). */
-export async function actOn(app: Replication, intent: DeliveryIntent): Promise<DeliveryOutcome> {
+export async function actOn(replication: Replication, intent: DeliveryIntent): Promise<DeliveryOutcome> {
   if ('answer' in intent) return intent.answer;
   const { event, keys, note, warnWhenAccepted } = intent.request;
-  const outcome = await requestMatching(app, event, keys, note);
+  const outcome = await requestMatching(replication, event, keys, note);
   return warnWhenAccepted && outcome.result === 'accepted' ? { ...outcome, warn: true } : outcome;
 }

@@ -38,9 +38,9 @@ export function header(request: FastifyRequest, name: string): string | undefine
  * headers are checked before the body is even read; every answer, refusals
  * and parser errors included, is counted and logged once by finish().
  */
-export function registerReceiver(app: Replication, spec: ReceiverSpec) {
-  const logger = app.logger.child({ component: 'webhooks' });
-  const context: ReceiverContext = { app, logger, deliveryLogger: logger.child({}, { redact: [] }), provider: spec.provider };
+export function registerReceiver(replication: Replication, spec: ReceiverSpec) {
+  const logger = replication.logger.child({ component: 'webhooks' });
+  const context: ReceiverContext = { replication, logger, deliveryLogger: logger.child({}, { redact: [] }), provider: spec.provider };
   return async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

@@ -1,5 +1,6 @@
 // forgesync dashboard: the shell. Plain browser JavaScript in ES modules, no build
-// step, no framework. It loads the pages listed in pages.js, puts their sections
+// step, no framework. It loads the pages listed in pages.js (which the server makes
+// from the modules' definitions, see server/routes/dashboard.ts), puts their sections
 // and navigation links on the page, asks for a token when the API wants one, and
 // runs the refresh loop: every 2 s while work runs (or just after an action),
 // every 10 s when all is idle or the tab is hidden, at once on navigation.

@@ -43,18 +43,25 @@ function readAssets(): Map<string, Asset> {
   return assets;
 }
 
+/** The shell's own page (the leases), after the modules' pages. */
+const SHELL_PAGES = ['/dashboard/leases.js'];
+
 /**
- * The page modules that pages.js lists (its quoted `'/dashboard/….js'` paths) must
- * all be among the assets: a page missing from `dist/` (or misspelt) fails the
- * server at boot rather than the dashboard in a browser.
+ * `/dashboard/pages.js`, which the shell (app.js) loads: the page modules
+ * in the order of the navigation, the first being the home page. Every one
+ * must be among the assets: a page missing from `dist/` (or misspelt in a
+ * module's definition) fails the server at boot rather than the dashboard
+ * in a browser.
  */
-function checkPageList(assets: Map<string, Asset>): void {
-  const list = assets.get('/dashboard/pages.js')?.body.toString('utf8') ?? '';
-  for (const [, path] of list.matchAll(/'(\/dashboard\/[^']+\.js)'/g)) {
-    if (!assets.has(path!)) {
-      throw new Error(`the dashboard page ${path} listed in pages.js is not among the dashboard files of ${fileURLToPath(SOURCE_ROOT)} (src/<capability>/dashboard/; run npm run build)`);
+function pageList(assets: Map<string, Asset>, modulePages: readonly string[]): Asset {
+  const pages = [...modulePages, ...SHELL_PAGES];
+  for (const path of pages) {
+    if (!assets.has(path)) {
+      throw new Error(`the dashboard page ${path} is not among the dashboard files of ${fileURLToPath(SOURCE_ROOT)} (src/<capability>/dashboard/; run npm run build)`);
     }
   }
+  const body = `// The dashboard's pages, in the order of the navigation (from the modules' definitions).\nexport const PAGE_MODULES = ${JSON.stringify(pages)};\n`;
+  return { type: TYPES['.js']!, body: Buffer.from(body) };
 }
 
 /**
@@ -82,11 +89,11 @@ export const DASHBOARD_CSP = [
  * from the JSON API with the bearer token the user enters (kept in session
  * storage, sent as a header: no cookie, so nothing for CSRF to ride on).
  */
-export function dashboardRoutes(): FastifyPluginAsyncZod {
+export function dashboardRoutes(modulePages: readonly string[]): FastifyPluginAsyncZod {
   return async (server) => {
     // Read once at start: a missing file fails the server at boot, not a user later.
     const assets = readAssets();
-    checkPageList(assets);
+    assets.set('/dashboard/pages.js', pageList(assets, modulePages));
     const page = assets.get('/dashboard/index.html');
     if (!page) throw new Error(`the dashboard's index.html is missing from ${fileURLToPath(new URL(`${SHELL_FOLDER}/dashboard/`, SOURCE_ROOT))}; run npm run build`);
 

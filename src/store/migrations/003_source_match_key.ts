@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
-import { matchKey } from '../../replication/store/match-key.js';
+import { matchKey } from '../../util/match-key.js';
 
 /**
  * `sources.match_key`: the normalised `host/owner/repo` of the source's URL

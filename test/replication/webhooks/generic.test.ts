@@ -7,19 +7,20 @@ import { buildServer, type ForgesyncServer } from '../../../src/server/app.js';
 import { createTestDatabase, openTestForgesync, testConfig } from '../../support/harness.js';
 import { startTestServer, type TestServer } from '../../support/test-server.js';
 import { deliveryId, genericDelivery, SECRETS, standardSecret, WEBHOOK_ENV } from './fixtures.js';
+import { metricValues } from '../../support/metrics.js';
 
 const MINUTE = 60_000;
 const ACCEPTED = '{"result":"accepted"}';
 
 /** requested_seq of every source, by name: the registry's record of requests. */
 async function requestCounts(t: { app: TestServer['app'] }): Promise<Record<string, number>> {
-  const sources = await t.app.replication.sources.list();
+  const sources = await t.app.replication.listSources();
   return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
 }
 
 async function webhookCount(t: TestServer, result: string): Promise<number> {
-  const metric = await t.app.replication.metrics.webhooks.get();
-  return metric.values.find((v) => v.labels.provider === 'generic' && v.labels.result === result)?.value ?? 0;
+  const values = await metricValues(t.app, 'forgesync_webhooks_total');
+  return values.find((v) => v.labels.provider === 'generic' && v.labels.result === result)?.value ?? 0;
 }
 
 /** What a sender can see of an answer: status, the headers that describe the body, and the body's bytes. */
@@ -41,10 +42,10 @@ let t: TestServer;
 
 beforeAll(async () => {
   t = await startTestServer({ env: WEBHOOK_ENV, listen: true });
-  await t.app.addSource({ url: 'git@gitlab.example.com:ops/infra.git', name: 'infra' });
-  await t.app.addSource({ url: 'https://git.example.com/ops/other.git', name: 'other' });
-  await t.app.addSource({ url: 'https://git.example.com/ops/dormant.git', name: 'dormant' });
-  await t.app.updateSource('dormant', { enabled: false });
+  await t.app.replication.addSource({ url: 'git@gitlab.example.com:ops/infra.git', name: 'infra' });
+  await t.app.replication.addSource({ url: 'https://git.example.com/ops/other.git', name: 'other' });
+  await t.app.replication.addSource({ url: 'https://git.example.com/ops/dormant.git', name: 'dormant' });
+  await t.app.replication.updateSource('dormant', { enabled: false });
 });
 afterAll(async () => t?.close());
 
@@ -241,7 +242,7 @@ describe.each(['sqlite', 'postgres'] as const)('generic webhook ids across proce
       const { app } = await openTestForgesync(testConfig(database.url, WEBHOOK_ENV));
       processes.push({ app, server: await buildServer(app, { tokens: { admin: testSecret('SHARED_ADMIN_TOKEN'), read: undefined } }) });
     }
-    await processes[0]!.app.addSource({ url: 'https://git.example.com/ops/shared.git', name: 'shared' });
+    await processes[0]!.app.replication.addSource({ url: 'https://git.example.com/ops/shared.git', name: 'shared' });
   });
   afterAll(async () => {
     for (const { app, server } of processes) {
@@ -251,7 +252,7 @@ describe.each(['sqlite', 'postgres'] as const)('generic webhook ids across proce
     await database?.drop();
   });
 
-  const seq = async () => (await processes[1]!.app.getSource('shared')).registry.requestedSeq;
+  const seq = async () => (await processes[1]!.app.replication.getSource('shared')).registry.requestedSeq;
 
   it('one process acts on a delivery; the other, given the same delivery, answers the same and records nothing', async () => {
     const start = await seq();

@@ -5,16 +5,17 @@ import { eventually } from '../../support/harness.js';
 import { signBody } from '../../../src/replication/webhooks/signature.js';
 import { startTestServer, type TestServer } from '../../support/test-server.js';
 import { githubDelivery, githubExample, SECRETS, WEBHOOK_ENV } from './fixtures.js';
+import { metricValues } from '../../support/metrics.js';
 
 /** requested_seq of every source, by name: the registry's record of requests. */
 async function requestCounts(t: TestServer): Promise<Record<string, number>> {
-  const sources = await t.app.replication.sources.list();
+  const sources = await t.app.replication.listSources();
   return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
 }
 
 async function webhookCount(t: TestServer, provider: string, result: string): Promise<number> {
-  const metric = await t.app.replication.metrics.webhooks.get();
-  return metric.values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
+  const values = await metricValues(t.app, 'forgesync_webhooks_total');
+  return values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
 }
 
 function webhookLogLines(t: TestServer) {
@@ -28,14 +29,14 @@ describe('GitHub webhooks', () => {
     t = await startTestServer({ env: WEBHOOK_ENV });
     // The examples' repository is Codertocat/Hello-World on github.com: this
     // source spells it differently (case, no .git) and must still match.
-    await t.app.addSource({ url: 'https://github.com/codertocat/hello-world', name: 'hello' });
-    await t.app.addSource({ url: 'git@github.com:acme/widgets.git', name: 'widgets' });
-    await t.app.addSource({ url: 'https://ghe.example.com/platform/tools.git', name: 'tools' });
-    await t.app.addSource({ url: 'https://github.com/octocoders/old-name.git', name: 'renamed' });
-    await t.app.addSource({ url: 'https://github.com/octocat/Hello-World', name: 'transferred' });
-    await t.app.addSource({ url: 'https://github.com/acme/switched.git', name: 'switched' });
-    await t.app.addSource({ url: 'https://github.com/acme/dormant.git', name: 'dormant' });
-    await t.app.updateSource('dormant', { enabled: false });
+    await t.app.replication.addSource({ url: 'https://github.com/codertocat/hello-world', name: 'hello' });
+    await t.app.replication.addSource({ url: 'git@github.com:acme/widgets.git', name: 'widgets' });
+    await t.app.replication.addSource({ url: 'https://ghe.example.com/platform/tools.git', name: 'tools' });
+    await t.app.replication.addSource({ url: 'https://github.com/octocoders/old-name.git', name: 'renamed' });
+    await t.app.replication.addSource({ url: 'https://github.com/octocat/Hello-World', name: 'transferred' });
+    await t.app.replication.addSource({ url: 'https://github.com/acme/switched.git', name: 'switched' });
+    await t.app.replication.addSource({ url: 'https://github.com/acme/dormant.git', name: 'dormant' });
+    await t.app.replication.updateSource('dormant', { enabled: false });
   });
   afterAll(async () => t?.close());
 
@@ -141,19 +142,19 @@ describe('GitHub webhooks', () => {
       ['sha1 scheme', 'sha1=0123456789abcdef0123456789abcdef01234567'],
       ['garbage', 'not a signature'],
     ] as const)('%s signature → 401', async (_label, signature) => {
-      const before = await t.app.replication.sources.list();
+      const before = await t.app.replication.listSources();
       const response = await t.server.inject(githubDelivery('push', push(), { signature }));
       expect(response.statusCode).toBe(401);
       expect(response.json()).toMatchObject({ error: 'unauthorized' });
-      expect(await t.app.replication.sources.list()).toEqual(before);
+      expect(await t.app.replication.listSources()).toEqual(before);
     });
 
     it('signed with another secret → 401', async () => {
-      const before = await t.app.replication.sources.list();
+      const before = await t.app.replication.listSources();
       const response = await t.server.inject(githubDelivery('push', push(), { secret: 'not-the-secret' }));
       expect(response.statusCode).toBe(401);
       expect(response.json().message).toMatch(/signature does not match/);
-      expect(await t.app.replication.sources.list()).toEqual(before);
+      expect(await t.app.replication.listSources()).toEqual(before);
     });
 
     it('a valid signature over a modified body → 401', async () => {
@@ -163,7 +164,7 @@ describe('GitHub webhooks', () => {
     });
 
     it('malformed JSON (correctly signed) → 400', async () => {
-      const before = await t.app.replication.sources.list();
+      const before = await t.app.replication.listSources();
       const body = '{"ref": "refs/heads/main", ';
       const delivery = githubDelivery('push', null, { signature: null });
       const response = await t.server.inject({
@@ -174,7 +175,7 @@ describe('GitHub webhooks', () => {
       expect(response.statusCode).toBe(400);
       expect(response.json()).toMatchObject({ error: 'invalid_payload' });
       expect(response.json().message).toMatch(/not valid JSON/);
-      expect(await t.app.replication.sources.list()).toEqual(before);
+      expect(await t.app.replication.listSources()).toEqual(before);
     });
 
     it('a JSON array, or a missing X-GitHub-Event → 400', async () => {
@@ -188,12 +189,12 @@ describe('GitHub webhooks', () => {
     });
 
     it('a body over the 1 MiB limit → 413, even when signed', async () => {
-      const before = await t.app.replication.sources.list();
+      const before = await t.app.replication.listSources();
       const big = { ...push(), padding: 'x'.repeat(1024 * 1024) };
       const response = await t.server.inject(githubDelivery('push', big));
       expect(response.statusCode).toBe(413);
       expect(response.json()).toMatchObject({ error: 'payload_too_large' });
-      expect(await t.app.replication.sources.list()).toEqual(before);
+      expect(await t.app.replication.listSources()).toEqual(before);
     });
   });
 
@@ -205,7 +206,7 @@ describe('GitHub webhooks', () => {
     expect(await webhookCount(t, 'github', 'invalid')).toBe(4);
     expect(await webhookCount(t, 'github', 'unknown_repository')).toBe(1);
     expect(await webhookCount(t, 'github', 'ignored')).toBe(lines.filter((l) => l.result === 'ignored').length);
-    const total = (await t.app.replication.metrics.webhooks.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const total = (await metricValues(t.app, 'forgesync_webhooks_total')).reduce((sum, v) => sum + v.value, 0);
     expect(total).toBe(responses);
     for (const line of lines) {
       expect(line).toMatchObject({ provider: 'github' });
@@ -221,8 +222,8 @@ describe('an unconfigured receiver', () => {
   it('answers 404 naming the setting, and never accepts an unsigned delivery', async () => {
     const t = await startTestServer();
     try {
-      await t.app.addSource({ url: 'https://github.com/Codertocat/Hello-World.git', name: 'hello' });
-      const before = await t.app.replication.sources.list();
+      await t.app.replication.addSource({ url: 'https://github.com/Codertocat/Hello-World.git', name: 'hello' });
+      const before = await t.app.replication.listSources();
       for (const signature of [null, undefined]) {
         const response = await t.server.inject(githubDelivery('push', githubExample('push'), { signature }));
         expect(response.statusCode).toBe(404);
@@ -234,7 +235,7 @@ describe('an unconfigured receiver', () => {
       expect(gitlab.json().message).toMatch(/FORGESYNC_GITLAB_WEBHOOK_TOKEN/);
       const generic = await t.server.inject({ method: 'POST', url: '/hooks/generic/hello', payload: {} });
       expect(generic.json().message).toMatch(/FORGESYNC_GENERIC_WEBHOOK_SECRET/);
-      expect(await t.app.replication.sources.list()).toEqual(before);
+      expect(await t.app.replication.listSources()).toEqual(before);
     } finally {
       await t.close();
     }
@@ -246,9 +247,9 @@ describe('repository deleted upstream', () => {
     const t = await startTestServer({ env: WEBHOOK_ENV, service: true });
     const upstream = Upstream.create();
     try {
-      await t.app.addSource({ url: upstream.bare, name: 'doomed' });
+      await t.app.replication.addSource({ url: upstream.bare, name: 'doomed' });
       const synced = await eventually('first sync', async () => {
-        const s = await t.app.getSource('doomed');
+        const s = await t.app.replication.getSource('doomed');
         return s.registry.state === 'synced' ? s : null;
       });
       rmSync(upstream.bare, { recursive: true, force: true });
@@ -261,7 +262,7 @@ describe('repository deleted upstream', () => {
       expect(response.statusCode).toBe(202);
       expect(response.json()).toMatchObject({ result: 'accepted', sources: ['doomed'] });
       const gone = await eventually('missing_on_primary', async () => {
-        const s = await t.app.getSource('doomed');
+        const s = await t.app.replication.getSource('doomed');
         return s.registry.missingOnPrimary ? s : null;
       });
       expect(gone.registry.state).toBe('failed');
@@ -277,14 +278,14 @@ describe('over real HTTP', () => {
   it('accepts a signed delivery and refuses a 2 MiB body with 413 before handling it', async () => {
     const t = await startTestServer({ env: WEBHOOK_ENV, listen: true });
     try {
-      await t.app.addSource({ url: 'https://github.com/Codertocat/Hello-World.git', name: 'hello' });
+      await t.app.replication.addSource({ url: 'https://github.com/Codertocat/Hello-World.git', name: 'hello' });
       const body = JSON.stringify(githubExample('push'));
       const headers = { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signBody(SECRETS.github, body) };
       const ok = await fetch(`${t.url}/hooks/github`, { method: 'POST', headers, body });
       expect(ok.status).toBe(202);
       expect(await ok.json()).toEqual({ result: 'accepted', sources: ['hello'] });
 
-      const before = await t.app.replication.sources.list();
+      const before = await t.app.replication.listSources();
       const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
       const tooBig = await fetch(`${t.url}/hooks/github`, {
         method: 'POST',
@@ -293,7 +294,7 @@ describe('over real HTTP', () => {
       });
       expect(tooBig.status).toBe(413);
       expect(await tooBig.json()).toMatchObject({ error: 'payload_too_large' });
-      expect(await t.app.replication.sources.list()).toEqual(before);
+      expect(await t.app.replication.listSources()).toEqual(before);
       expect(t.logs.lines.filter((l) => l.event === 'webhook').map((l) => l.result)).toEqual(['accepted', 'invalid']);
     } finally {
       await t.close();

@@ -7,24 +7,25 @@ import {
   SECRETS,
   WEBHOOK_ENV,
 } from './fixtures.js';
+import { metricValues } from '../../support/metrics.js';
 
 async function requestCounts(t: TestServer): Promise<Record<string, number>> {
-  const sources = await t.app.replication.sources.list();
+  const sources = await t.app.replication.listSources();
   return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
 }
 
 async function webhookCount(t: TestServer, provider: string, result: string): Promise<number> {
-  const metric = await t.app.replication.metrics.webhooks.get();
-  return metric.values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
+  const values = await metricValues(t.app, 'forgesync_webhooks_total');
+  return values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
 }
 
 let t: TestServer;
 
 beforeAll(async () => {
   t = await startTestServer({ env: WEBHOOK_ENV });
-  await t.app.addSource({ url: 'https://gitlab.example.com/group/sub/project.git', name: 'project' });
-  await t.app.addSource({ url: 'git@gitlab.example.com:ops/infra.git', name: 'infra' });
-  await t.app.addSource({ url: 'https://gitlab.example.com/team/app', name: 'app' });
+  await t.app.replication.addSource({ url: 'https://gitlab.example.com/group/sub/project.git', name: 'project' });
+  await t.app.replication.addSource({ url: 'git@gitlab.example.com:ops/infra.git', name: 'infra' });
+  await t.app.replication.addSource({ url: 'https://gitlab.example.com/team/app', name: 'app' });
 });
 afterAll(async () => t?.close());
 
@@ -70,11 +71,11 @@ describe('GitLab webhooks', () => {
     ['wrong', 'not-the-token'],
     ['a prefix of the right one', SECRETS.gitlab.slice(0, -1)],
   ] as const)('%s X-Gitlab-Token → 401, nothing stored touched', async (_label, token) => {
-    const before = await t.app.replication.sources.list();
+    const before = await t.app.replication.listSources();
     const response = await t.server.inject(gitlabDelivery('Push Hook', gitlabPush('gitlab.example.com', 'team/app'), token));
     expect(response.statusCode).toBe(401);
     expect(response.json()).toMatchObject({ error: 'unauthorized' });
-    expect(await t.app.replication.sources.list()).toEqual(before);
+    expect(await t.app.replication.listSources()).toEqual(before);
   });
 
   it('malformed JSON → 400', async () => {

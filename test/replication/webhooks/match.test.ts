@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/database.js';
-import { fullNameKey, matchKey } from '../../../src/replication/store/match-key.js';
+import { fullNameKey, matchKey } from '../../../src/util/match-key.js';
 import { migrationProvider } from '../../../src/store/migrations/index.js';
 import { RegistryRepository } from '../../../src/replication/store/registry.js';
 import { SourceRepository } from '../../../src/replication/store/sources.js';

@@ -4,6 +4,7 @@ import { eventually, refsOf } from '../../support/harness.js';
 import { Upstream } from '../../support/upstream.js';
 import { startTestServer } from '../../support/test-server.js';
 import { githubDelivery, githubExample, WEBHOOK_ENV } from './fixtures.js';
+import { replicationStores } from '../../support/stores.js';
 
 const DELIVERIES = 300;
 /** Deliveries before which a new commit lands upstream (the last one just before the last delivery). */
@@ -14,8 +15,8 @@ describe('a webhook storm', () => {
     const t = await startTestServer({ env: WEBHOOK_ENV, service: true });
     const upstream = Upstream.create();
     try {
-      const added = await t.app.addSource({ url: upstream.bare, name: 'stormy' });
-      await eventually('first sync', async () => (await t.app.getSource('stormy')).registry.state === 'synced');
+      const added = await t.app.replication.addSource({ url: upstream.bare, name: 'stormy' });
+      await eventually('first sync', async () => (await t.app.replication.getSource('stormy')).registry.state === 'synced');
       const stormStart = new Date();
 
       // The real push payload, its clone URL pointed at the local upstream.
@@ -37,15 +38,15 @@ describe('a webhook storm', () => {
       expect(answered.map((r) => r.statusCode)).toEqual(Array(DELIVERIES).fill(202));
       expect(new Set(answered.map((r) => r.json().result))).toEqual(new Set(['accepted']));
 
-      const requested = (await t.app.getSource('stormy')).registry.requestedSeq;
+      const requested = (await t.app.replication.getSource('stormy')).registry.requestedSeq;
       expect(requested).toBe(added.registry.requestedSeq + DELIVERIES);
       const done = await eventually('the storm to be served', async () => {
-        const s = await t.app.getSource('stormy');
+        const s = await t.app.replication.getSource('stormy');
         return s.registry.state === 'synced' && s.registry.completedSeq >= requested ? s : null;
       });
       expect(refsOf(done.registry.mirrorPath!)).toBe(refsOf(upstream.bare));
 
-      const attempts = (await t.app.replication.registry.attempts(done.id, 10 * DELIVERIES)).filter((a) => a.startedAt >= stormStart);
+      const attempts = (await replicationStores(t.app).registry.attempts(done.id, 10 * DELIVERIES)).filter((a) => a.startedAt >= stormStart);
       const fetches = attempts.filter((a) => a.result === 'synced').length;
       // Each commit can cost at most one fetch. A no-op round (the upstream's refs read from its
       // files) costs about a millisecond, so requests are served round by round rather than

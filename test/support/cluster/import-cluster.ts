@@ -156,7 +156,7 @@ export class ImportCluster {
 }
 
 export interface ImportChaosOptions {
-  cluster: ImportCluster;
+  processes: ImportCluster;
   /** The fake the import under chaos fetches from: its counted requests ÷ `budget` is the import's progress. */
   fake: FakeGitHub;
   budget: number;
@@ -223,8 +223,8 @@ export class ImportChaos {
   async killScheduler(low: number, high: number): Promise<void> {
     if (!(await this.#at(low, high))) return;
     this.#record(`kill:scheduler@${this.#percent()}`);
-    await this.options.cluster.scheduler.crash();
-    await this.options.cluster.scheduler.start();
+    await this.options.processes.scheduler.crash();
+    await this.options.processes.scheduler.start();
   }
 
   /** Waits for a random point in `low`–`high`; false when the import was judged done first. */
@@ -235,7 +235,7 @@ export class ImportChaos {
   }
 
   #up(): ForgesyncProcess[] {
-    return this.options.cluster.workers.filter((worker) => !this.#down.has(worker));
+    return this.options.processes.workers.filter((worker) => !this.#down.has(worker));
   }
 
   #pick<T>(list: readonly T[]): T {

@@ -25,6 +25,12 @@ async function requireNumber(deps: RouteDeps, context: RepoContext, number: numb
 
 /** Issues, their comments and their events. */
 export function issueRoutes(server: ApiServer, deps: RouteDeps): void {
+  repositoryWideRoutes(server, deps);
+  perIssueRoutes(server, deps);
+}
+
+/** The repository's issues, and the comments and events of all of them. */
+function repositoryWideRoutes(server: ApiServer, deps: RouteDeps): void {
   const prefix = server.prefix;
 
   server.get(
@@ -81,6 +87,11 @@ export function issueRoutes(server: ApiServer, deps: RouteDeps): void {
       return sendPage(request, reply, context, { ...result, data: withIssues }, page);
     },
   );
+}
+
+/** One issue (or pull request's issue shape), its comments and its events. */
+function perIssueRoutes(server: ApiServer, deps: RouteDeps): void {
+  const prefix = server.prefix;
 
   server.get(
     '/repos/:owner/:repo/issues/:issue_number',

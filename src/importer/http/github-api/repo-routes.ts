@@ -37,6 +37,13 @@ export function sortMilestones(milestones: Record<string, unknown>[], sort: 'due
 
 /** The repository and its project data that are not issues or pull requests; users. */
 export function repoRoutes(server: ApiServer, deps: RouteDeps): void {
+  repositoryListRoutes(server, deps);
+  branchProtectionRoutes(server, deps);
+  userRoutes(server, deps);
+}
+
+/** The repository, and its labels, milestones, releases and collaborators. */
+function repositoryListRoutes(server: ApiServer, deps: RouteDeps): void {
   const prefix = server.prefix;
 
   server.get('/repos/:owner/:repo', routeOptions('Repository', 'Get a repository', { params: RepoParams }), async (request, reply) => {
@@ -96,7 +103,11 @@ export function repoRoutes(server: ApiServer, deps: RouteDeps): void {
       return sendPage(request, reply, context, result, page);
     },
   );
+}
 
+/** A protected branch's settings, with the branch name encoded or not. */
+function branchProtectionRoutes(server: ApiServer, deps: RouteDeps): void {
+  const prefix = server.prefix;
   const protection = async (request: FastifyRequest, reply: FastifyReply, params: { owner: string; repo: string }, branch: string) => {
     const context = await repoContext(deps, request, prefix, params);
     const data = await objectByKey(deps.database, context.imported.id, 'protected_branch', branch);
@@ -118,7 +129,10 @@ export function repoRoutes(server: ApiServer, deps: RouteDeps): void {
       return protection(request, reply, request.params, rest.slice(0, -PROTECTION_SUFFIX.length));
     },
   );
+}
 
+/** A user, as the import recorded them. */
+function userRoutes(server: ApiServer, deps: RouteDeps): void {
   server.get('/users/:username', routeOptions('User', 'Get a user', { params: UserParams }), async (request, reply) => {
     const data = await userData(deps.database, request.params.username);
     if (data === undefined) throw notFound();

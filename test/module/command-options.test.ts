@@ -16,7 +16,7 @@ import {
   wholeBigInt,
   wholeNumber,
   type OptionParser,
-} from '../../src/cli/options.js';
+} from '../../src/module/command-options.js';
 import { parseRoles } from '../../src/cluster/roles.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { LOOPBACK_NETWORKS } from '../support/egress.js';
