@@ -1,5 +1,7 @@
 import { Command, CommanderError } from 'commander';
+import type { ModuleApis } from '../app/compose.js';
 import { MODULES } from '../app/modules.js';
+import type { AnyModuleDefinition } from '../module/definition.js';
 import { withApiOf } from './app-context.js';
 import { leaseCommands } from './lease-commands.js';
 import { serveCommand } from './serve-command.js';
@@ -14,10 +16,9 @@ export function buildProgram(): Command {
     .option('--lease-url <url>', 'lease backend URL (default: $FORGESYNC_LEASE_URL, else the database)')
     .showHelpAfterError()
     .exitOverride();
-  for (const module of MODULES) {
-    // Each module's commands get its API only (the generic hides which module a definition is).
-    const commands = (module.commands as (withApi: ReturnType<typeof withApiOf>) => Command[])(withApiOf(module.name));
-    for (const command of commands) program.addCommand(command);
+  // Each module's commands reach its own API only.
+  for (const module of MODULES as readonly AnyModuleDefinition[]) {
+    for (const command of module.commands(withApiOf(module.name as keyof ModuleApis))) program.addCommand(command);
   }
   program.addCommand(serveCommand());
   program.addCommand(leaseCommands());
