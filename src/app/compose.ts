@@ -1,4 +1,5 @@
 import { pickSettings, type SettingGroup, type SettingValues } from '../config/setting.js';
+import type { CloningApi } from '../cloning/api.js';
 import type { ClusterApi } from '../cluster/api.js';
 import type { FeedsApi } from '../feeds/api.js';
 import type { ImporterApi } from '../importer/api.js';
@@ -6,6 +7,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import type { ModuleDefinition, ModuleServices, OpenedModule } from '../module/definition.js';
 import type { ReplicationApi } from '../replication/api.js';
 import type { SnapshotsApi } from '../snapshots/api.js';
+import { cloningDefinition } from '../cloning/definition.js';
 import { clusterDefinition } from '../cluster/definition.js';
 import { feedsDefinition } from '../feeds/definition.js';
 import { importerDefinition } from '../importer/definition.js';
@@ -20,6 +22,7 @@ export interface ModuleApis {
   readonly snapshots: SnapshotsApi;
   readonly importer: ImporterApi;
   readonly feeds: FeedsApi;
+  readonly cloning: CloningApi;
 }
 
 /** A module as opened, with its name and dashboard pages (the kernel's view, and what the server serves of it). */
@@ -49,7 +52,8 @@ export async function composeModules(kernel: Kernel, services: ModuleServices, c
   const snapshots = await open(snapshotsDefinition, { sources: replication, shardFiles: cluster.shardReads });
   const importer = await open(importerDefinition, { sources: replication, placement: cluster.placement });
   const feeds = await open(feedsDefinition, {});
-  return { apis: { cluster, replication, snapshots, importer, feeds }, opened };
+  const cloning = await open(cloningDefinition, { sources: replication, shardFiles: cluster.shardReads });
+  return { apis: { cluster, replication, snapshots, importer, feeds, cloning }, opened };
 }
 
 function notOpenYet(name: string): never {

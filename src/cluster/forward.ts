@@ -15,6 +15,15 @@ export const CALLER_HEADER = 'forgesync-caller';
 /** Response headers worth passing back; hop-by-hop and length headers are the proxy's own. */
 const PASSED_HEADERS = ['content-type', 'retry-after', 'cache-control', 'www-authenticate'];
 
+/** A request to a worker: a JSON body, or a stream with the headers that describe it. */
+export interface ShardRequest {
+  method: string;
+  url: string;
+  body?: unknown;
+  /** The caller's headers that go on: git's protocol, and with a streamed body its content type and encoding. */
+  headers?: Record<string, string>;
+}
+
 export interface ShardReadsOptions {
   shards: ShardRepository;
   /** The shard whose files this process has (it runs that shard's worker), or null. */
@@ -74,16 +83,19 @@ export class ShardReads {
    * went away).
    * @throws ShardUnreachableError when the worker does not answer
    */
-  async send(target: ShardTarget, request: { method: string; url: string; body?: unknown }, caller: string, signal?: AbortSignal): Promise<ForwardedResponse> {
+  async send(target: ShardTarget, request: ShardRequest, caller: string, signal?: AbortSignal): Promise<ForwardedResponse> {
     const token = this.options.clusterToken;
     if (token === undefined) throw new ShardUnreachableError(target.shard, 'is not asked: this process has no FORGESYNC_CLUSTER_TOKEN');
     const hasBody = request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD';
+    // A stream (git's request body) goes on as it arrives, with the headers that say what it is; anything else as JSON.
+    const streamed = hasBody && request.body instanceof Readable;
+    const bodyHeaders = { ...request.headers, ...(hasBody && !streamed ? { 'content-type': 'application/json' } : {}) };
     let response: Response;
     try {
       response = await fetch(`${target.endpoint}${request.url}`, {
         method: request.method,
-        headers: { authorization: `Bearer ${token}`, [CALLER_HEADER]: caller, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
-        ...(hasBody ? { body: JSON.stringify(request.body) } : {}),
+        headers: { authorization: `Bearer ${token}`, [CALLER_HEADER]: caller, ...bodyHeaders },
+        ...(streamed ? { body: request.body as Readable, duplex: 'half' } : hasBody ? { body: JSON.stringify(request.body) } : {}),
         // The token goes to the registered endpoint only, never where a redirect points.
         redirect: 'manual',
         ...(signal ? { signal } : {}),
@@ -130,7 +142,14 @@ export class ShardReads {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) controller.abort();
     });
-    return relay(reply, await this.send(target, { method: request.method, url: request.url, body: request.body }, caller, controller.signal));
+    // git's protocol always; what a streamed body is, with it (a JSON body is sent anew, as JSON).
+    const names = request.body instanceof Readable ? ['git-protocol', 'content-type', 'content-encoding'] : ['git-protocol'];
+    const headers: Record<string, string> = {};
+    for (const name of names) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    return relay(reply, await this.send(target, { method: request.method, url: request.url, body: request.body, headers }, caller, controller.signal));
   }
 
   #usable(entry: { id: string; state: string; endpoint: string | null }): string {

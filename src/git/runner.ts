@@ -232,9 +232,15 @@ export class GitRunner {
    * with the same environment and process-group handling as {@link run}; stdin
    * and stdout are pipes the caller speaks the protocol over.
    */
-  start(args: string[], options: Pick<GitRunOptions, 'cwd'> = {}): GitProcess {
+  start(args: string[], options: Pick<GitRunOptions, 'cwd'> & { gitProtocol?: string } = {}): GitProcess {
     checkArgs(args);
-    return startGitProcess(this.gitBinary, args, options.cwd, this.#env({}, undefined));
+    const env = this.#env({}, undefined);
+    if (options.gitProtocol !== undefined) {
+      // What a client asked for in its Git-Protocol header (serving: `version=2`), passed to upload-pack as git-http-backend does.
+      if (!/^[A-Za-z0-9=:._-]{1,100}$/.test(options.gitProtocol)) throw new InvalidGitOptionError('GIT_PROTOCOL may hold only letters, digits and = : . _ -');
+      env.GIT_PROTOCOL = options.gitProtocol;
+    }
+    return startGitProcess(this.gitBinary, args, options.cwd, env);
   }
 
   /** Registers a remote this runner prepared (frozen: nothing about it changes after the checks). */

@@ -25,13 +25,31 @@ export function safeEqual(given: string, expected: string): boolean {
  * session storage and sends it itself, so there is no ambient cookie for a
  * cross-site request to ride on.
  */
-function tokenOf(request: FastifyRequest): string | undefined {
-  return /^(?:Bearer|token)\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+function tokenOf(request: FastifyRequest, schemes: TokenSchemes = {}): string | undefined {
+  const header = request.headers.authorization ?? '';
+  const bearer = /^(?:Bearer|token)\s+(\S+)$/i.exec(header)?.[1];
+  if (bearer || !schemes.basic) return bearer;
+  // Basic: the token is the password, whatever the user name (what git and its credential helpers send).
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header)?.[1];
+  if (!basic) return undefined;
+  const decoded = Buffer.from(basic, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 || colon === decoded.length - 1 ? undefined : decoded.slice(colon + 1);
+}
+
+/**
+ * Which Authorization schemes carry the token besides Bearer: HTTP Basic
+ * only where a non-browser client needs it (git's smart HTTP). Never on the
+ * API: a browser that was once given Basic credentials sends them with
+ * every request to the origin, which a cross-site page could ride on.
+ */
+export interface TokenSchemes {
+  basic?: boolean;
 }
 
 /** The role a token grants, or null. There is no open mode: no token, no access. */
-export function roleOf(request: FastifyRequest, tokens: AuthTokens): Role | null {
-  const given = tokenOf(request);
+export function roleOf(request: FastifyRequest, tokens: AuthTokens, schemes: TokenSchemes = {}): Role | null {
+  const given = tokenOf(request, schemes);
   if (!given) return null;
   if (tokens.admin && safeEqual(given, tokens.admin)) return 'admin';
   if (tokens.read && safeEqual(given, tokens.read)) return 'read';
@@ -134,12 +152,12 @@ export type Authentication = { role: Role } | { refused: 'unauthorized' } | { re
  * before; a failure is counted (per address and per token) and answered
  * `throttled` once either is past the limit.
  */
-export function authenticate(request: FastifyRequest, tokens: AuthTokens): Authentication {
-  const role = roleOf(request, tokens);
+export function authenticate(request: FastifyRequest, tokens: AuthTokens, schemes: TokenSchemes = {}): Authentication {
+  const role = roleOf(request, tokens, schemes);
   if (role) return { role };
   const failures = tokens.failures;
   if (!failures) return { refused: 'unauthorized' };
-  const attempt = { address: request.ip, token: tokenOf(request) };
+  const attempt = { address: request.ip, token: tokenOf(request, schemes) };
   const wait = failures.retryAfter(attempt);
   if (wait > 0) return { refused: 'throttled', retryAfterS: wait };
   failures.record(attempt);

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { BIN, forgesyncCli } from '../support/cluster/processes.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
+import { FIXTURE_ENV } from '../support/git-fixtures.js';
 import { createTestDatabase, eventually, openTestForgesync, testConfig, testJobsUrl, type CapturedLogs, type TestDatabase } from '../support/harness.js';
 import { shardStore, snapshotHolds } from '../support/stores.js';
 
@@ -134,6 +136,21 @@ describe('shards: an api process forwards snapshot and contents reads to the own
     const failed = await run(process.execPath, [BIN, 'show', names.get('a')!, 'no-such-branch:'], { env: { PATH: process.env.PATH, ...env } }).catch((error: { code: number; stderr: string }) => error);
     expect('code' in failed && failed.code).toBe(1);
     expect((failed as { stderr: string }).stderr).toMatch(/no-such-branch/);
+  });
+
+  it('serves clones and fetches (v0 and v2) of sources on either shard through the api, streamed both ways', async () => {
+    for (const name of names.values()) {
+      const { registry } = await apps[apps.length - 1]!.replication.getSource(name);
+      expect(registry.state).toBe('synced');
+      for (const version of ['0', '2']) {
+        const dir = mkdtempSync(join(tmpdir(), 'forgesync-clone-'));
+        const gitArgs = ['-c', `http.extraHeader=Authorization: Bearer ${READ}`, '-c', `protocol.version=${version}`];
+        await run('git', [...gitArgs, 'clone', '-q', '--filter=blob:none', `${base}/git/${name}.git`, 'copy'], { cwd: dir, env: FIXTURE_ENV });
+        // The checkout fetched the left-out blobs through the api too (a POST with a request body).
+        expect(readFileSync(join(dir, 'copy', 'big.txt'), 'utf8')).toBe(big);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
   });
 
   it('lets only the cluster token into a worker endpoint, and says why a read cannot be forwarded', async () => {

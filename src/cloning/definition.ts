@@ -1,0 +1,45 @@
+import { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { mirrorPathFor } from '../git/mirror.js';
+import type { ModuleDefinition, ModuleServices } from '../module/definition.js';
+import type { ReplicationApi } from '../replication/api.js';
+import type { ShardReads } from '../cluster/api.js';
+import type { CloningApi } from './api.js';
+import type { ForgesyncServer } from '../server/app.js';
+import type { RouteContext } from '../server/module-routes.js';
+import { cloningSettings } from './settings.js';
+
+/** What serving clones needs: the sources and where their mirrors are. */
+export interface CloningNeeds {
+  sources: ReplicationApi;
+  /** Distributed mode: where a source's files are (a worker of its shard serves its clones). */
+  shardFiles: ShardReads | undefined;
+}
+
+/** Cloning from forgesync: every source served over Git's smart HTTP under `/git/`. */
+export const cloningDefinition = {
+  name: 'cloning',
+  settings: cloningSettings,
+  open(services: ModuleServices, _settings: Record<string, never>, needs: CloningNeeds) {
+    const { runner, config } = services;
+    /** The source's mirror, when there is such a source and it has been cloned. */
+    const mirrorOf = async (name: string): Promise<string | undefined> => {
+      const source = await needs.sources.findSource(name);
+      if (!source) return undefined;
+      const mirror = mirrorPathFor(config.mirrorsDir, source, source.url);
+      return existsSync(mirror) ? mirror : undefined;
+    };
+    const register = async (server: ForgesyncServer, context: RouteContext, shardFiles: ShardReads | undefined) => {
+      // Loaded only by a serving process.
+      const { gitRoutes } = await import('./http/routes.js');
+      await server.register(gitRoutes({ tokens: context.tokens, runner, mirrorOf, shardFiles }));
+    };
+    return {
+      api: {} as CloningApi,
+      routes: (server: ForgesyncServer, context: RouteContext) => register(server, context, needs.shardFiles),
+      // A worker serves its own mirrors to api processes, never forwarding further.
+      shardRoutes: (server: ForgesyncServer, context: RouteContext) => register(server, context, undefined),
+    };
+  },
+  commands: (): Command[] => [],
+} satisfies ModuleDefinition<'cloning', typeof cloningSettings, CloningNeeds, CloningApi>;

@@ -1,0 +1,94 @@
+import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { GitProcess, GitRunner } from '../../git/runner.js';
+import { authenticate, callerOf, type AuthTokens } from '../../server/auth.js';
+import type { ShardReads } from '../../cluster/api.js';
+import { advertisement, MAX_REQUEST_BYTES, uploadPack } from '../upload-pack.js';
+
+/** What the routes need: where a source's mirror is (undefined: no such source, or not cloned yet), and the git runner. */
+export interface GitRouteOptions {
+  tokens: AuthTokens;
+  runner: GitRunner;
+  mirrorOf(name: string): Promise<string | undefined>;
+  /** Distributed mode: a source whose mirror is on another shard is served by that shard's worker (both ways streamed). */
+  shardFiles?: ShardReads | undefined;
+}
+
+/** `<name>[.git]/<what>`: the name may itself hold slashes; the suffix is optional, as forges have it. */
+const PATH = /^(?<name>.+?)(?:\.git)?\/(?<what>info\/refs|git-upload-pack|git-receive-pack)$/;
+
+const READ_ONLY = 'forgesync: this copy is read-only; push to the upstream repository instead\n';
+const CHALLENGE = 'Basic realm="forgesync"';
+
+/**
+ * Git's smart HTTP under `/git/`: the ref advertisement and upload-pack for
+ * clones and fetches (protocol v0/v1 and v2), and a 403 for pushes. A read
+ * or admin token is the password of HTTP Basic (any user name) or a Bearer
+ * token. git sends its first request without credentials and asks its
+ * credential helper on a 401 challenge: such a request is not a failed
+ * authentication and is never counted against the address (a CI fan-out
+ * from one NAT address must not lock itself out); a wrong token is.
+ */
+export function gitRoutes(options: GitRouteOptions): FastifyPluginAsyncZod {
+  return async (server) => {
+    // The request body goes to upload-pack as it arrives (capped there, decompressed when gzip).
+    server.addContentTypeParser(['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'], (_request, payload, done) => done(null, payload));
+    server.route({
+      method: ['GET', 'POST'],
+      url: '/git/*',
+      schema: { hide: true },
+      handler: async (request, reply) => {
+        const path = PATH.exec((request.params as { '*': string })['*'])?.groups;
+        if (!path) return text(reply, 404, 'forgesync: not a git repository path\n');
+        if (!authorized(request, reply, options.tokens)) return reply;
+        const { name, what } = path as { name: string; what: string };
+        const service = what === 'info/refs' ? (request.query as { service?: string }).service : what;
+        if (service === 'git-receive-pack') return text(reply, 403, READ_ONLY);
+        if (service !== 'git-upload-pack') return text(reply, 403, 'forgesync: only the smart HTTP protocol is served (git 1.6.6 or later)\n');
+        if ((what === 'info/refs') !== (request.method === 'GET')) return text(reply, 405, 'forgesync: method not allowed\n');
+        const remote = await options.shardFiles?.endpointFor(name);
+        if (remote) return options.shardFiles!.forward(remote, request, reply, callerOf(request) ?? 'git');
+        const mirror = await options.mirrorOf(name);
+        if (!mirror) return text(reply, 404, `forgesync: repository "${name}" not found\n`);
+        const gitProtocol = header(request, 'git-protocol');
+        if (request.method === 'GET') return stream(reply, advertisement(options.runner, mirror, gitProtocol), 'application/x-git-upload-pack-advertisement');
+        if (Number(request.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return text(reply, 413, `forgesync: the request body is over ${MAX_REQUEST_BYTES} bytes\n`);
+        const gzip = header(request, 'content-encoding') === 'gzip';
+        return stream(reply, uploadPack(options.runner, mirror, { body: request.body as Readable, gzip, gitProtocol }), 'application/x-git-upload-pack-result');
+      },
+    });
+  };
+}
+
+/** Whether the request carries a token that may read; if not, the answer is sent (401 with git's challenge, or 429). */
+function authorized(request: FastifyRequest, reply: FastifyReply, tokens: AuthTokens): boolean {
+  if (request.headers.authorization === undefined) {
+    // git's first try: not a failure, just the challenge that makes it ask for credentials.
+    void text(reply.header('www-authenticate', CHALLENGE), 401, 'forgesync: authentication required\n');
+    return false;
+  }
+  const outcome = authenticate(request, tokens, { basic: true });
+  if ('role' in outcome) return true;
+  if (outcome.refused === 'throttled') {
+    void text(reply.header('retry-after', String(outcome.retryAfterS)), 429, `forgesync: too many failed authentications; try again in ${outcome.retryAfterS} s\n`);
+  } else {
+    void text(reply.header('www-authenticate', CHALLENGE), 401, 'forgesync: the token was not accepted\n');
+  }
+  return false;
+}
+
+/** Streams git's answer; git is stopped when the client goes away before it ends. */
+function stream(reply: FastifyReply, answer: { git: GitProcess; body: Readable }, type: string): FastifyReply {
+  reply.raw.once('close', () => answer.git.stop());
+  return reply.header('content-type', type).header('cache-control', 'no-cache, max-age=0, must-revalidate').send(answer.body);
+}
+
+function text(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(body);
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,186 @@
+import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_ENV, git, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
+import { testSecret } from '../support/secrets.js';
+
+/*
+ * Real git clients against forgesync's smart HTTP: clones and fetches in
+ * protocol v0 and v2, partial and shallow, ls-remote; pushes refused; git's
+ * own authentication dance (a first request without credentials, then the
+ * token as Basic password or Bearer).
+ */
+
+const run = promisify(execFile);
+const READ = testSecret('CLONE_READ_TOKEN');
+
+/** Runs the git CLI without blocking the event loop (the server answering it runs in this process). */
+async function gitAsync(cwd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run('git', args, { cwd, env: FIXTURE_ENV, maxBuffer: 64 * 1024 * 1024 });
+  return stdout.trim();
+}
+
+/** `refname → sha` lines, sorted, of `git ls-remote`-shaped output or `show-ref`. */
+function refLines(text: string, prefix = 'refs/'): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, ref]) => ref?.startsWith(prefix) && !ref.endsWith('^{}'))
+    .map(([sha, ref]) => `${ref} ${sha}`)
+    .sort();
+}
+
+describe('cloning over smart HTTP', () => {
+  let t: TestServer;
+  let upstream: Upstream;
+  let base: string;
+  const bearer = ['-c', `http.extraHeader=Authorization: Bearer ${READ}`];
+
+  beforeAll(async () => {
+    t = await startTestServer({ listen: true, tokens: { read: READ } });
+    upstream = Upstream.create(tempDir());
+    for (let i = 0; i < 5; i++) upstream.commit();
+    upstream.branch('feature');
+    upstream.tag('v1', true);
+    upstream.publish();
+    await t.app.replication.addSource({ name: 'widgets', url: upstream.bare });
+    expect((await t.app.replication.sync('widgets')).served).toBe(true);
+    base = `${t.url}/git`;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    removeTempDirs();
+  });
+
+  it('lists the refs with ls-remote, as the upstream has them, with and without .git', async () => {
+    const expected = refLines(git(upstream.bare, 'show-ref'));
+    expect(refLines(await gitAsync(tempDir(), ...bearer, 'ls-remote', `${base}/widgets.git`))).toEqual(expected);
+    expect(refLines(await gitAsync(tempDir(), ...bearer, '-c', 'protocol.version=0', 'ls-remote', `${base}/widgets`))).toEqual(expected);
+  });
+
+  for (const version of ['0', '2']) {
+    it(`clones in protocol v${version} with the token as Basic password, then fetches what the upstream added`, async () => {
+      const dir = tempDir();
+      const url = `${t.url!.replace('http://', `http://anyone:${READ}@`)}/git/widgets.git`;
+      await gitAsync(dir, '-c', `protocol.version=${version}`, 'clone', '-q', url, 'copy');
+      const copy = join(dir, 'copy');
+      expect(git(copy, 'rev-parse', 'HEAD')).toBe(git(upstream.bare, 'rev-parse', 'main'));
+      expect(git(copy, 'rev-parse', 'origin/feature')).toBe(git(upstream.bare, 'rev-parse', 'feature'));
+      await gitAsync(copy, 'fsck', '--strict');
+
+      const next = upstream.commit();
+      upstream.publish();
+      expect((await t.app.replication.sync('widgets')).served).toBe(true);
+      await gitAsync(copy, '-c', `protocol.version=${version}`, 'fetch', '-q', 'origin');
+      expect(git(copy, 'rev-parse', 'origin/main')).toBe(next);
+    });
+  }
+
+  it('serves partial clones (blob:none, tree:0, blob:limit) that fetch what they left out on checkout', async () => {
+    for (const filter of ['blob:none', 'tree:0', 'blob:limit=1']) {
+      const dir = tempDir();
+      await gitAsync(dir, ...bearer, 'clone', '-q', `--filter=${filter}`, `${base}/widgets.git`, 'copy');
+      const copy = join(dir, 'copy');
+      expect(git(copy, 'config', 'remote.origin.partialclonefilter')).toBe(filter);
+      expect(git(copy, 'show', 'HEAD:file.txt')).toBe(git(upstream.bare, 'show', 'main:file.txt'));
+    }
+  });
+
+  it('serves shallow clones and deepens them', async () => {
+    const dir = tempDir();
+    await gitAsync(dir, ...bearer, 'clone', '-q', '--depth', '1', `${base}/widgets.git`, 'copy');
+    const copy = join(dir, 'copy');
+    expect(git(copy, 'rev-list', '--count', 'HEAD')).toBe('1');
+    await gitAsync(copy, ...bearer, 'fetch', '-q', '--deepen', '2');
+    expect(git(copy, 'rev-list', '--count', 'HEAD')).toBe('3');
+    await gitAsync(copy, ...bearer, 'fetch', '-q', '--shallow-since', '2000-01-01');
+    expect(git(copy, 'rev-list', '--count', 'HEAD')).toBe(git(upstream.bare, 'rev-list', '--count', 'main'));
+  });
+
+  it('refuses pushes: the copy is read-only', async () => {
+    const dir = tempDir();
+    await gitAsync(dir, ...bearer, 'clone', '-q', `${base}/widgets.git`, 'copy');
+    const copy = join(dir, 'copy');
+    git(copy, 'commit', '-q', '--allow-empty', '-m', 'local');
+    const failed = await gitAsync(copy, ...bearer, 'push', 'origin', 'HEAD:main').catch((error: { stderr: string }) => error);
+    expect((failed as { stderr: string }).stderr).toMatch(/read-only/);
+    expect((await fetch(`${base}/widgets.git/git-receive-pack`, { method: 'POST', headers: { authorization: `Bearer ${READ}` } })).status).toBe(403);
+  });
+
+  it("answers git's first, credential-less request with a Basic challenge that is never counted as a failure", async () => {
+    for (let i = 0; i < 30; i++) {
+      const answer = await fetch(`${base}/widgets.git/info/refs?service=git-upload-pack`);
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toBe('Basic realm="forgesync"');
+    }
+    // 30 challenges later (the failure limit is 20), a wrong token is still just refused, not throttled.
+    const wrong = await fetch(`${base}/widgets.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from('x:not-the-token').toString('base64')}` } });
+    expect(wrong.status).toBe(401);
+    const right = await fetch(`${base}/widgets.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from(`x:${READ}`).toString('base64')}` } });
+    expect(right.status).toBe(200);
+    expect(right.headers.get('content-type')).toBe('application/x-git-upload-pack-advertisement');
+    expect(await right.text()).toMatch(/^001e# service=git-upload-pack\n0000/);
+  });
+
+  it('answers 404 for unknown names and paths that leave the tree, the same whatever exists', async () => {
+    const headers = { authorization: `Bearer ${READ}` };
+    // (A client normalises `a/../b` itself: these reach the server as written.)
+    for (const path of ['nothing.git', '..%2F..%2Fetc', 'widgets%2F..%2Fwidgets', '%2e%2e%2Fwidgets', 'widgets%00']) {
+      const answer = await fetch(`${base}/${path}/info/refs?service=git-upload-pack`, { headers });
+      expect(answer.status, path).toBe(404);
+    }
+  });
+
+  it('accepts a gzip request body (as git sends large negotiations)', async () => {
+    const pkt = (line: string) => (Buffer.byteLength(line) + 4).toString(16).padStart(4, '0') + line;
+    const body = gzipSync(`${pkt('command=ls-refs\n')}0001${pkt('symrefs\n')}0000`);
+    const answer = await fetch(`${base}/widgets.git/git-upload-pack`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${READ}`, 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip', 'git-protocol': 'version=2' },
+      body,
+    });
+    expect(answer.status).toBe(200);
+    const text = await answer.text();
+    expect(text).toContain(`${git(upstream.bare, 'rev-parse', 'main')} refs/heads/main`);
+    expect(text).toContain('HEAD symref-target:refs/heads/main');
+  });
+
+  it('stops upload-pack when a stalled client goes away', async () => {
+    const running = async () => (await run('pgrep', ['-f', 'upload-pack --stateless-rpc']).catch(() => ({ stdout: '' }))).stdout.trim().split('\n').filter(Boolean).length;
+    const before = await running();
+    const outgoing = httpRequest(new URL(`${base}/widgets.git/git-upload-pack`), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${READ}`, 'content-type': 'application/x-git-upload-pack-request', 'transfer-encoding': 'chunked' },
+    });
+    outgoing.on('error', () => undefined);
+    // Half a negotiation, then nothing: upload-pack waits for the rest.
+    outgoing.write('0032want ');
+    await eventually('upload-pack started for the stalled request', async () => ((await running()) > before ? true : null));
+    outgoing.destroy();
+    await eventually('upload-pack stopped once the client went away', async () => ((await running()) === before ? true : null));
+  });
+
+  it('refuses a request body announced over the cap before reading it', async () => {
+    const url = new URL(`${base}/widgets.git/git-upload-pack`);
+    const status = await new Promise<number>((resolve, reject) => {
+      const outgoing = httpRequest(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${READ}`, 'content-type': 'application/x-git-upload-pack-request', 'content-length': String(2 * 1024 ** 3) },
+      });
+      outgoing.on('response', (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+        outgoing.destroy();
+      });
+      outgoing.on('error', reject);
+      outgoing.write('0000');
+    });
+    expect(status).toBe(413);
+  });
+});
