@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import { mirrorPathFor } from '../git/mirror.js';
+import { hasServedView, servedViewOf } from '../git/served-view.js';
 import type { ModuleDefinition, ModuleServices } from '../module/definition.js';
 import type { ReplicationApi } from '../replication/api.js';
 import type { ShardReads } from '../cluster/api.js';
@@ -26,8 +26,9 @@ export const cloningDefinition = {
     const mirrorOf = async (name: string): Promise<string | undefined> => {
       const source = await needs.sources.findSource(name);
       if (!source) return undefined;
+      // Served from the mirror's view: its refs move all at once (see git/served-view.ts).
       const mirror = mirrorPathFor(config.mirrorsDir, source, source.url);
-      return existsSync(mirror) ? mirror : undefined;
+      return hasServedView(mirror) ? servedViewOf(mirror) : undefined;
     };
     const register = async (server: ForgesyncServer, context: RouteContext, shardFiles: ShardReads | undefined) => {
       // Loaded only by a serving process.

@@ -4,17 +4,7 @@ import { join } from 'node:path';
 import { GitCommandError } from './errors.js';
 import { removeStaleLocks, type RemovedLock } from './locks.js';
 import { mirrorDirName, safeJoin } from './paths.js';
-import {
-  countRefChanges,
-  localHead,
-  localRefs,
-  objectsPresent,
-  readHeadFile,
-  readRefFiles,
-  refsChecksum,
-  type RefMap,
-  type RemoteListing,
-} from './refs.js';
+import { countRefChanges, localHead, localRefs, objectsPresent, readHeadFile, readRefFiles, refsChecksum, type RefMap, type RemoteListing } from './refs.js';
 import { listRemote } from './remote-refs.js';
 import { isFetchSummaryLine, refChanges } from './ref-changes.js';
 import type { RefChange } from '../store/change-log.js';
@@ -32,6 +22,7 @@ import {
   writeMirrorMeta,
 } from './storage.js';
 import { validateRemoteUrl } from './url.js';
+import { hasServedView, publishServedView } from './served-view.js';
 
 export { lsRemote, localRefs, localHead, refsChecksum, countRefChanges, type RefMap, type RemoteListing } from './refs.js';
 export { cleanupTempDirs, removeMirror, mirrorPathFor } from './storage.js';
@@ -130,6 +121,7 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
     // Same refs, compared as maps: the checksums are computed once, in result().
     const unchanged = countRefChanges(before, upstream.refs) === 0;
     if (unchanged && (upstream.head === undefined || upstream.head === inspection.head)) {
+      if (!hasServedView(path)) publishServedView(path, before, inspection.head);
       return result('noop', path, [], before, upstream, inspection.head);
     }
     outcome = await fetchOrReclone(target, fetchLines);
@@ -138,6 +130,7 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
   }
   const head = await followUpstreamHead(target, upstream.head);
   const after = readRefFiles(path) ?? (await localRefs(runner, path, { signal }));
+  publishServedView(path, after, head);
   const changes = await refChanges(runner, path, before, after, signal, fetchLines);
   const { action, reason } = outcome;
   return { ...result(action, path, changes, after, upstream, head), ...(reason ? { reason } : {}) };

@@ -1,6 +1,7 @@
 import { cp } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeMirror, mirrorPathFor } from '../git/mirror.js';
+import { servedViewOf } from '../git/served-view.js';
 import { remoteTarget, validateRemoteUrl } from '../git/url.js';
 import type { Job, JobKind } from '../jobs/types.js';
 import type { LeaseHolder } from '../leases/types.js';
@@ -226,7 +227,9 @@ export class Replication {
       syncLeaseKey(source.id),
       { ttlMs: this.options.leaseTtlMs, owner: ownerName(`copy ${source.name}`), waitMs: options.waitMs ?? DEFAULT_REMOVE_WAIT_MS, retryMs: 200 },
       async () => {
-        await cp(path, dest, { recursive: true, errorOnExist: true, force: false });
+        // The repository only: not the view clones are served from (see git/served-view.ts).
+        const view = servedViewOf(path);
+        await cp(path, dest, { recursive: true, errorOnExist: true, force: false, filter: (from) => from !== view });
         return true;
       },
     );

@@ -103,6 +103,54 @@ describe('cloning over smart HTTP', () => {
     expect(git(copy, 'rev-list', '--count', 'HEAD')).toBe(git(upstream.bare, 'rev-list', '--count', 'main'));
   });
 
+  it('shows a clone during a sync the refs from before it or after it, never a mix, each with its objects', async () => {
+    const racing = Upstream.create(tempDir(), 'racing');
+    const BRANCHES = 40;
+    /** Every branch moved to a commit of its own; returns the branch → sha map the upstream then has. */
+    const moveAll = (round: number) => {
+      for (let i = 0; i < BRANCHES; i++) racing.commit(`round ${round} branch ${i}`, `b${i}`);
+      racing.publish();
+      return refLines(git(racing.bare, 'show-ref'), 'refs/heads/b').join('\n');
+    };
+    const before = moveAll(1);
+    await t.app.replication.addSource({ name: 'racing', url: racing.bare });
+    expect((await t.app.replication.sync('racing')).served).toBe(true);
+    const after = moveAll(2);
+    const seen = new Set<string>();
+    // The sync's fetch waits a little, so that readers list the refs before it, across it and after it.
+    const { runner } = t.app;
+    const plainRun = runner.run.bind(runner);
+    runner.run = async (args, options) => {
+      if (args.includes('fetch')) await new Promise((resolve) => setTimeout(resolve, 500));
+      return plainRun(args, options);
+    };
+    let done = false;
+    const syncing = t.app.replication.sync('racing').finally(() => {
+      done = true;
+      runner.run = plainRun;
+    });
+    const listings: Promise<void>[] = [];
+    for (let reader = 0; reader < 3; reader++) {
+      listings.push(
+        (async () => {
+          for (let i = 0; !done || i < 2; i++) {
+            const listing = refLines(await gitAsync(tempDir(), ...bearer, 'ls-remote', `${base}/racing.git`), 'refs/heads/b').join('\n');
+            expect([before, after], 'a listing mixing the two states').toContain(listing);
+            seen.add(listing === before ? 'before' : 'after');
+          }
+        })(),
+      );
+    }
+    // A clone while the sync runs gets every object its refs name.
+    const dir = tempDir();
+    await gitAsync(dir, ...bearer, 'clone', '-q', '--mirror', `${base}/racing.git`, 'copy.git');
+    await gitAsync(join(dir, 'copy.git'), 'fsck', '--strict');
+    expect([before, after]).toContain(refLines(git(join(dir, 'copy.git'), 'show-ref'), 'refs/heads/b').join('\n'));
+    await Promise.all(listings);
+    expect((await syncing).served).toBe(true);
+    expect([...seen].sort()).toEqual(['after', 'before']);
+  });
+
   it('refuses pushes: the copy is read-only', async () => {
     const dir = tempDir();
     await gitAsync(dir, ...bearer, 'clone', '-q', `${base}/widgets.git`, 'copy');
