@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Forgesync } from '../app/forgesync.js';
 import type { ModuleApis } from '../app/compose.js';
+import type { LoadConfigOptions } from '../app/config.js';
 import { createLogger } from '../logging/logger.js';
 import type { WithApi } from '../module/definition.js';
 import { commandConfig } from './context.js';
@@ -9,7 +10,7 @@ export interface WithForgesyncOptions {
   /** The level logged at unless FORGESYNC_LOG_LEVEL says otherwise (default `warn`). */
   logLevel?: string;
   /** Settings the command's own flags give (`serve --role`), over file and environment. */
-  overrides?: Readonly<Record<string, string | undefined>>;
+  overrides?: LoadConfigOptions['overrides'];
 }
 
 /**

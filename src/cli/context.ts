@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type ForgesyncConfig } from '../app/config.js';
+import { loadConfig, type ForgesyncConfig, type LoadConfigOptions } from '../app/config.js';
 
 /** Options every command accepts (defined on the root program). */
 export interface GlobalOptions {
@@ -13,7 +13,7 @@ export interface GlobalOptions {
  * The configuration for a command: global flags and the command's own
  * (`overrides`, by setting key) applied over file and environment.
  */
-export function commandConfig(command: Command, overrides: Readonly<Record<string, string | undefined>> = {}): ForgesyncConfig {
+export function commandConfig(command: Command, overrides: LoadConfigOptions['overrides'] = {}): ForgesyncConfig {
   const options = command.optsWithGlobals<GlobalOptions>();
   return loadConfig({
     configFile: options.config,

@@ -33,11 +33,10 @@ export class RequestTooLargeError extends Error {
 
 /** One upload-pack for one request, stopped when the client goes away or after its time. */
 function startUploadPack(runner: GitRunner, mirror: string, args: string[], gitProtocol: string | undefined): GitProcess {
-  const git = runner.start([...SERVER_CONFIG, 'upload-pack', '--stateless-rpc', ...args, mirror], gitProtocol === undefined ? {} : { gitProtocol });
-  const timer = setTimeout(() => git.stop(), UPLOAD_PACK_TIMEOUT_MS);
-  timer.unref();
-  git.child.once('exit', () => clearTimeout(timer));
-  return git;
+  return runner.start([...SERVER_CONFIG, 'upload-pack', '--stateless-rpc', ...args, mirror], {
+    timeoutMs: UPLOAD_PACK_TIMEOUT_MS,
+    ...(gitProtocol === undefined ? {} : { gitProtocol }),
+  });
 }
 
 /**

@@ -165,12 +165,23 @@ function collectOutput(child: ChildProcess, request: GitProcessRequest, kill: (e
   };
 }
 
+/** One long-lived git process to start (the runner has checked the arguments and built the environment). */
+export interface GitStartRequest {
+  binary: string;
+  args: string[];
+  cwd: string | undefined;
+  env: NodeJS.ProcessEnv;
+  /** Stopped after this long, if it has not ended (default: when its caller stops it). */
+  timeoutMs?: number;
+}
+
 /**
  * Starts a long-lived git process (e.g. `cat-file --batch-command`) in its
  * own process group; stdin and stdout are pipes the caller speaks the
  * protocol over.
  */
-export function startGitProcess(binary: string, args: string[], cwd: string | undefined, env: NodeJS.ProcessEnv): GitProcess {
+export function startGitProcess(request: GitStartRequest): GitProcess {
+  const { binary, args, cwd, env } = request;
   const child = spawnGit(binary, args, cwd, env, 'pipe') as ChildProcessWithoutNullStreams;
   const pid = child.pid;
   if (pid !== undefined) liveGroups.add(pid);
@@ -178,14 +189,14 @@ export function startGitProcess(binary: string, args: string[], cwd: string | un
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => tail.push(chunk));
   child.stdin.on('error', () => undefined);
+  const stop = () => {
+    if (pid !== undefined && liveGroups.delete(pid)) killGroup(pid);
+  };
+  const timer = request.timeoutMs === undefined ? undefined : setTimeout(stop, Math.min(request.timeoutMs, MAX_TIMER_MS));
+  timer?.unref();
   child.on('exit', () => {
+    clearTimeout(timer);
     if (pid !== undefined) liveGroups.delete(pid);
   });
-  return {
-    child,
-    stderr: () => tail.toString(),
-    stop: () => {
-      if (pid !== undefined && liveGroups.delete(pid)) killGroup(pid);
-    },
-  };
+  return { child, stderr: () => tail.toString(), stop };
 }

@@ -232,7 +232,7 @@ export class GitRunner {
    * with the same environment and process-group handling as {@link run}; stdin
    * and stdout are pipes the caller speaks the protocol over.
    */
-  start(args: string[], options: Pick<GitRunOptions, 'cwd'> & { gitProtocol?: string } = {}): GitProcess {
+  start(args: string[], options: Pick<GitRunOptions, 'cwd'> & { gitProtocol?: string; timeoutMs?: number } = {}): GitProcess {
     checkArgs(args);
     const env = this.#env({}, undefined);
     if (options.gitProtocol !== undefined) {
@@ -240,7 +240,7 @@ export class GitRunner {
       if (!/^[A-Za-z0-9=:._-]{1,100}$/.test(options.gitProtocol)) throw new InvalidGitOptionError('GIT_PROTOCOL may hold only letters, digits and = : . _ -');
       env.GIT_PROTOCOL = options.gitProtocol;
     }
-    return startGitProcess(this.gitBinary, args, options.cwd, env);
+    return startGitProcess({ binary: this.gitBinary, args, cwd: options.cwd, env, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) });
   }
 
   /** Registers a remote this runner prepared (frozen: nothing about it changes after the checks). */

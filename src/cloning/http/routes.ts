@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GitProcess, GitRunner } from '../../git/runner.js';
 import { authenticate, callerOf, type AuthTokens } from '../../server/auth.js';
 import type { ShardReads } from '../../cluster/api.js';
+import { header } from '../../server/routes/common.js';
 import { advertisement, MAX_REQUEST_BYTES, uploadPack } from '../upload-pack.js';
 
 /** What the routes need: where a source's mirror is (undefined: no such source, or not cloned yet), and the git runner. */
@@ -86,9 +87,4 @@ function stream(reply: FastifyReply, answer: { git: GitProcess; body: Readable }
 
 function text(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(body);
-}
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
 }

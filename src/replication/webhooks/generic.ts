@@ -3,7 +3,8 @@ import type { Replication } from '../module.js';
 import { parsePayload } from './body.js';
 import type { DeliveryOutcome } from './delivery.js';
 import { requestSources } from './match.js';
-import { header, type ReceiverSpec } from './receiver.js';
+import { header } from '../../server/routes/common.js';
+import type { ReceiverSpec } from './receiver.js';
 import {
   decodeWebhookSecret,
   readStandardHeaders,

@@ -5,7 +5,8 @@ import { refusal } from './delivery.js';
 import { genericReceiver } from './generic.js';
 import { actOn } from './match.js';
 import { openReaders, type DeliveryReaders } from './readers.js';
-import { header, registerReceiver, type ReceiverSpec } from './receiver.js';
+import { header } from '../../server/routes/common.js';
+import { registerReceiver, type ReceiverSpec } from './receiver.js';
 import { tokenMatches } from './signature.js';
 
 export { signBody } from './signature.js';

@@ -25,12 +25,6 @@ export interface ReceiverSpec {
   handle(request: FastifyRequest, raw: Buffer): Promise<DeliveryOutcome>;
 }
 
-/** The value of a request header, when present once as a string. */
-export function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
 /**
  * Registers one receiver in its own encapsulated scope: the body is kept as
  * the raw Buffer (any content type, Fastify's bodyLimit → 413) so the

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { requireRole, type AuthTokens, type Role } from '../auth.js';
 import { ErrorSchema } from '../schemas.js';
@@ -32,4 +33,10 @@ export function errorResponses<const C extends number>(...codes: C[]): Record<C 
 /** A `{ error: 'not_found', message }` body. */
 export function notFound(message: string): z.output<typeof ErrorSchema> {
   return { error: 'not_found', message };
+}
+
+/** The value of a request header, when present once as a string. */
+export function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -4,6 +4,8 @@ import type { WebhookEventName } from '@octokit/webhooks-types';
 import type { InjectOptions } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { signBody } from '../../../src/replication/webhooks/signature.js';
+import type { Forgesync } from '../../../src/app/forgesync.js';
+import { metricValues } from '../../support/metrics.js';
 import { testSecret } from '../../support/secrets.js';
 
 /**
@@ -202,4 +204,16 @@ export function gitlabRepositoryUpdate(host: string, path: string) {
     changes: [{ before: '8205ea8d81ce0c6b90fbe8280d118cc9fdad6130', after: '4045ea7a3df38697b3730a20fb73c8bed8a3e69e', ref: 'refs/heads/main' }],
     refs: ['refs/heads/main'],
   };
+}
+
+/** requested_seq of every source, by name: the registry's record of requests. */
+export async function requestCounts(t: { app: Forgesync }): Promise<Record<string, number>> {
+  const sources = await t.app.replication.listSources();
+  return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
+}
+
+/** `forgesync_webhooks_total` of one provider and result. */
+export async function webhookCount(t: { app: Forgesync }, provider: string, result: string): Promise<number> {
+  const values = await metricValues(t.app, 'forgesync_webhooks_total');
+  return values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
 }

@@ -6,22 +6,10 @@ import { signBody } from '../../../src/replication/webhooks/signature.js';
 import { buildServer, type ForgesyncServer } from '../../../src/server/app.js';
 import { createTestDatabase, openTestForgesync, testConfig } from '../../support/harness.js';
 import { startTestServer, type TestServer } from '../../support/test-server.js';
-import { deliveryId, genericDelivery, SECRETS, standardSecret, WEBHOOK_ENV } from './fixtures.js';
-import { metricValues } from '../../support/metrics.js';
+import { deliveryId, genericDelivery, requestCounts, SECRETS, standardSecret, WEBHOOK_ENV, webhookCount } from './fixtures.js';
 
 const MINUTE = 60_000;
 const ACCEPTED = '{"result":"accepted"}';
-
-/** requested_seq of every source, by name: the registry's record of requests. */
-async function requestCounts(t: { app: TestServer['app'] }): Promise<Record<string, number>> {
-  const sources = await t.app.replication.listSources();
-  return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
-}
-
-async function webhookCount(t: TestServer, result: string): Promise<number> {
-  const values = await metricValues(t.app, 'forgesync_webhooks_total');
-  return values.find((v) => v.labels.provider === 'generic' && v.labels.result === result)?.value ?? 0;
-}
 
 /** What a sender can see of an answer: status, the headers that describe the body, and the body's bytes. */
 function visible(response: LightMyRequestResponse) {
@@ -52,7 +40,7 @@ afterAll(async () => t?.close());
 describe('generic webhook (Standard Webhooks)', () => {
   it('a delivery signed by the standardwebhooks signer → 202 {"result":"accepted"}, one sync request; the same webhook-id again → the same answer, nothing more', async () => {
     const before = await requestCounts(t);
-    const duplicatesBefore = await webhookCount(t, 'duplicate');
+    const duplicatesBefore = await webhookCount(t, 'generic', 'duplicate');
     const delivery = genericDelivery('infra');
     const first = await t.server.inject(delivery);
     expect(first.statusCode).toBe(202);
@@ -64,7 +52,7 @@ describe('generic webhook (Standard Webhooks)', () => {
       expect(visible(again)).toEqual(visible(first));
     }
     expect(await requestCounts(t)).toEqual({ ...before, infra: before.infra! + 1 });
-    expect(await webhookCount(t, 'duplicate')).toBe(duplicatesBefore + 3);
+    expect(await webhookCount(t, 'generic', 'duplicate')).toBe(duplicatesBefore + 3);
     const id = delivery.headers['webhook-id']!;
     expect(logLinesOf(t, id).map((line) => line.result)).toEqual(['accepted', 'duplicate', 'duplicate', 'duplicate']);
   });
@@ -88,16 +76,16 @@ describe('generic webhook (Standard Webhooks)', () => {
 
   it('known, unknown and disabled names get byte-identical answers; only the log and metrics tell them apart', async () => {
     const before = await requestCounts(t);
-    const counts = { accepted: await webhookCount(t, 'accepted'), unknown: await webhookCount(t, 'unknown_repository'), ignored: await webhookCount(t, 'ignored') };
+    const counts = { accepted: await webhookCount(t, 'generic', 'accepted'), unknown: await webhookCount(t, 'generic', 'unknown_repository'), ignored: await webhookCount(t, 'generic', 'ignored') };
     const known = genericDelivery('infra');
     const unknown = genericDelivery('no-such-source');
     const disabled = genericDelivery('dormant');
     const answers = [await t.server.inject(known), await t.server.inject(unknown), await t.server.inject(disabled)];
     expect(answers.map(visible)).toEqual(Array(3).fill({ status: 202, type: 'application/json; charset=utf-8', length: String(ACCEPTED.length), body: ACCEPTED }));
     expect(await requestCounts(t)).toEqual({ ...before, infra: before.infra! + 1 });
-    expect(await webhookCount(t, 'accepted')).toBe(counts.accepted + 1);
-    expect(await webhookCount(t, 'unknown_repository')).toBe(counts.unknown + 1);
-    expect(await webhookCount(t, 'ignored')).toBe(counts.ignored + 1);
+    expect(await webhookCount(t, 'generic', 'accepted')).toBe(counts.accepted + 1);
+    expect(await webhookCount(t, 'generic', 'unknown_repository')).toBe(counts.unknown + 1);
+    expect(await webhookCount(t, 'generic', 'ignored')).toBe(counts.ignored + 1);
     expect(logLinesOf(t, unknown.headers['webhook-id']!)[0]).toMatchObject({ result: 'unknown_repository', status: 202 });
     expect(logLinesOf(t, disabled.headers['webhook-id']!)[0]).toMatchObject({ result: 'ignored', status: 202 });
 

@@ -4,19 +4,8 @@ import { Upstream } from '../../support/upstream.js';
 import { eventually } from '../../support/harness.js';
 import { signBody } from '../../../src/replication/webhooks/signature.js';
 import { startTestServer, type TestServer } from '../../support/test-server.js';
-import { githubDelivery, githubExample, SECRETS, WEBHOOK_ENV } from './fixtures.js';
 import { metricValues } from '../../support/metrics.js';
-
-/** requested_seq of every source, by name: the registry's record of requests. */
-async function requestCounts(t: TestServer): Promise<Record<string, number>> {
-  const sources = await t.app.replication.listSources();
-  return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
-}
-
-async function webhookCount(t: TestServer, provider: string, result: string): Promise<number> {
-  const values = await metricValues(t.app, 'forgesync_webhooks_total');
-  return values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
-}
+import { githubDelivery, githubExample, requestCounts, SECRETS, WEBHOOK_ENV, webhookCount } from './fixtures.js';
 
 function webhookLogLines(t: TestServer) {
   return t.logs.lines.filter((line) => line.event === 'webhook');

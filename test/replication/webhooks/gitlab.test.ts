@@ -1,23 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../support/test-server.js';
-import {
-  gitlabDelivery,
-  gitlabPush,
-  gitlabRepositoryUpdate,
-  SECRETS,
-  WEBHOOK_ENV,
-} from './fixtures.js';
-import { metricValues } from '../../support/metrics.js';
-
-async function requestCounts(t: TestServer): Promise<Record<string, number>> {
-  const sources = await t.app.replication.listSources();
-  return Object.fromEntries(sources.map((s) => [s.name, s.registry.requestedSeq]));
-}
-
-async function webhookCount(t: TestServer, provider: string, result: string): Promise<number> {
-  const values = await metricValues(t.app, 'forgesync_webhooks_total');
-  return values.find((v) => v.labels.provider === provider && v.labels.result === result)?.value ?? 0;
-}
+import { gitlabDelivery, gitlabPush, gitlabRepositoryUpdate, requestCounts, SECRETS, WEBHOOK_ENV, webhookCount } from './fixtures.js';
 
 let t: TestServer;
 
