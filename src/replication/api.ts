@@ -29,7 +29,10 @@ export type ReplicationApi = Pick<
   | 'copyMirror'
   | 'removeMovedCopies'
   | 'onMirrorRemoved'
+  | 'followSyncs'
 >;
+
+export type { SyncFollower, SyncedMirror } from './sync.js';
 
 /**
  * Where sources are placed (the cluster module answers it): the storage

@@ -20,7 +20,8 @@ import { nameFromUrl, validateSourceName } from './names.js';
 import { parseCron, parseInterval } from './schedule.js';
 import { removeMovedCopies } from './janitor.js';
 import { Scheduler } from './scheduler.js';
-import { SyncService, syncLeaseKey } from './sync.js';
+import { SyncService, syncLeaseKey, type SyncFollower } from './sync.js';
+import { SyncFollowers } from './followers.js';
 import { Nudger, SYNC_JOB, VERIFY_JOB } from './nudger.js';
 import { Batcher } from '../util/batcher.js';
 import { Signal } from '../util/signal.js';
@@ -55,6 +56,7 @@ export class Replication {
   readonly jobs: Record<string, JobKind>;
   readonly #deliveries: WebhookDeliveryRepository;
   readonly #mirrorRemoved = new Signal<string>();
+  readonly #followers: SyncFollowers;
   readonly #nudger: Nudger;
   /**
    * Concurrent deliveries' requests go together (a group commit: one UPDATE
@@ -75,6 +77,7 @@ export class Replication {
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
     this.sources = new SourceRepository(database);
+    this.#followers = new SyncFollowers(logger);
     // A started row is looked at again (did its worker die?) and a lost job swept after two lease ttls.
     this.registry = new RegistryRepository(database, { defaultIntervalMs: settings.syncIntervalMs, startedRecheckMs: 2 * options.leaseTtlMs });
     this.#deliveries = new WebhookDeliveryRepository(database);
@@ -99,6 +102,7 @@ export class Replication {
         this.metrics.syncDuration.observe(durationMs / 1000);
       },
       onSkip: () => this.metrics.leaseSkips.inc(),
+      afterSync: (synced, signal) => this.#followers.run(synced, signal),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     this.verifier = new Verifier({ registry: this.registry, leases, runner: options.runner, logger, leaseTtlMs: options.leaseTtlMs });
@@ -153,6 +157,11 @@ export class Replication {
   /** Calls `listener` with the path of every mirror deleted from now on (removed or moved away), so that readers of it can let go. */
   onMirrorRemoved(listener: (mirrorPath: string) => void): () => void {
     return this.#mirrorRemoved.listen(listener);
+  }
+
+  /** Runs `follower` after every sync of a mirror in this process, under the source's lease (see SyncFollower); the returned function stops that. */
+  followSyncs(follower: SyncFollower): () => void {
+    return this.#followers.add(follower);
   }
 
   /** Registers an upstream; its first sync is requested at once. */

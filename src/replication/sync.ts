@@ -55,6 +55,34 @@ export interface SyncServiceOptions {
   localShard?: string;
   /** Called for a source whose job reached a shard that does not hold it (to send it where it lives). */
   onElsewhere?: (source: Source) => void;
+  /** Runs after each attempt that left the mirror synced (moved or not), still under the lease (see SyncFollower). */
+  afterSync?: (synced: SyncedMirror, signal: AbortSignal) => Promise<void>;
+}
+
+/** A mirror a sync has just left synced, as the work that follows it sees it. */
+export interface SyncedMirror {
+  source: Source;
+  /** Absolute path of the bare mirror. */
+  mirror: string;
+  /** The sync's result: what moved, the mirror's checksum. */
+  result: MirrorSyncResult;
+}
+
+/**
+ * Work that follows a source's sync on its mirror (fetching its LFS objects,
+ * housekeeping), so that it never runs beside a sync or a removal of that
+ * mirror. Contract: `afterSync` runs after every attempt that left the
+ * mirror synced, whether refs moved or not (so work a crash interrupted is
+ * caught up by the next sync), in the process that synced it, while the
+ * source's lease is held and heartbeated; `signal` aborts when the lease is
+ * lost or the process stops, and the follower must then stop soon. A
+ * follower's failure is logged and never fails the sync; the next sync
+ * calls it again.
+ */
+export interface SyncFollower {
+  /** Names the follower in log lines. */
+  readonly name: string;
+  afterSync(synced: SyncedMirror, signal: AbortSignal): Promise<void>;
 }
 
 /** How this process's sync of a source relates to its placement: the epoch its writes carry, whether it moves the source here. */
@@ -197,6 +225,7 @@ export class SyncService {
       outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
       if (counters && (synced.refChanges.length > 0 || previous !== 'synced')) this.options.onChanges?.();
       requestPending = counters !== null && counters.requestedSeq > counters.completedSeq;
+      if (counters && this.options.afterSync) await this.options.afterSync({ source, mirror: synced.path, result: synced }, signal);
     } catch (caught) {
       error = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
       if (signal.aborted) outcome = 'lost';
