@@ -6,45 +6,47 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SCRIPT = join(ROOT, 'scripts/ensure-chromium.mjs');
+const SCRIPT = join(ROOT, 'scripts/ensure-clients.mjs');
 
 /**
- * A fresh machine has no chromium; the README's test command must install it
- * (the dashboard test needs it) instead of failing. The script is run with a
- * stub apt-get first on PATH that records its arguments and "installs" the
- * browser by creating the file the script looks for.
+ * A fresh machine has neither chromium nor git-lfs; the README's test
+ * command must install them (the dashboard and LFS tests drive them) instead
+ * of failing. The script is run with a stub apt-get first on PATH that
+ * records its arguments and "installs" each package by creating the file the
+ * script looks for.
  */
-describe('npm test on a machine without chromium', () => {
-  it('runs the chromium check before the suite, and .ci/run goes through npm test', () => {
+describe('npm test on a machine without the clients the tests drive', () => {
+  it('runs the client check before the suite, and .ci/run goes through npm test', () => {
     const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    expect(scripts.test!.startsWith('node scripts/ensure-chromium.mjs && ')).toBe(true);
+    expect(scripts.test!.startsWith('node scripts/ensure-clients.mjs && ')).toBe(true);
     expect(scripts.test).toMatch(/vitest run$/);
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm test$/m);
   });
 
-  it('installs the chromium package when the browser is missing', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forgesync-chromium-'));
+  it('installs the missing packages, in one apt-get install', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'forgesync-clients-'));
     const browser = join(dir, 'chromium');
+    const lfs = join(dir, 'git-lfs');
     const calls = join(dir, 'calls');
     for (const tool of ['apt-get', 'sudo']) {
       const body =
         tool === 'sudo'
           ? '#!/bin/sh\n[ "$1" = -n ] && shift\n[ "$1" = true ] && exit 0\nexec "$@"\n'
-          : `#!/bin/sh\necho "$@" >> ${calls}\n[ "$1" = install ] && touch ${browser}\nexit 0\n`;
+          : `#!/bin/sh\necho "$@" >> ${calls}\n[ "$1" = install ] && touch ${browser} ${lfs}\nexit 0\n`;
       writeFileSync(join(dir, tool), body);
       chmodSync(join(dir, tool), 0o755);
     }
-    const env = { ...process.env, PATH: `${dir}:${process.env.PATH}`, FORGESYNC_CHROMIUM_PATH: browser };
+    const env = { ...process.env, PATH: `${dir}:${process.env.PATH}`, FORGESYNC_CHROMIUM_PATH: browser, FORGESYNC_GIT_LFS_PATH: lfs };
     execFileSync(process.execPath, [SCRIPT], { env, stdio: 'pipe' });
-    expect(existsSync(browser)).toBe(true);
-    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['update', 'install -y --no-install-recommends chromium']);
+    expect(existsSync(browser) && existsSync(lfs)).toBe(true);
+    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['update', 'install -y --no-install-recommends chromium git-lfs']);
     // Present now: nothing more is installed.
     execFileSync(process.execPath, [SCRIPT], { env, stdio: 'pipe' });
     expect(readFileSync(calls, 'utf8').trim().split('\n')).toHaveLength(2);
   });
 
   it('fails with the command to run when the install does not produce the browser', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forgesync-chromium-'));
+    const dir = mkdtempSync(join(tmpdir(), 'forgesync-clients-'));
     writeFileSync(join(dir, 'apt-get'), '#!/bin/sh\nexit 0\n');
     writeFileSync(join(dir, 'sudo'), '#!/bin/sh\n[ "$1" = -n ] && shift\n[ "$1" = true ] && exit 0\nexec "$@"\n');
     chmodSync(join(dir, 'apt-get'), 0o755);
