@@ -10,7 +10,7 @@ import { access, BEARER, errorResponses } from '../server/routes/common.js';
 import { objectAtJson, snapshotAnswerJson, snapshotEntryAnswerJson } from './json.js';
 import type { Snapshots } from './service.js';
 
-const SourceParamsSchema = z.object({ name: z.string().min(1).max(100) });
+const SourceParamsSchema = z.object({ name: z.string().min(1).max(200) });
 
 /** The request body; `holdMs` is capped by FORGESYNC_SNAPSHOT_API_MAX_HOLD (`maxHoldMs`), which the OpenAPI document shows too. */
 function snapshotBodySchema(maxHoldMs: number) {

@@ -64,7 +64,7 @@ const validates = (parse: () => unknown): boolean => {
 };
 const isString = (value: unknown, min: number, max: number): value is string => typeof value === 'string' && value.length >= min && value.length <= max;
 const goodUrl = (value: unknown) => isString(value, 1, 2000) && validates(() => validateRemoteUrl(value, PROTOCOLS));
-const goodName = (value: unknown) => isString(value, 1, 100) && validates(() => validateSourceName(value));
+const goodName = (value: unknown) => isString(value, 1, 200) && validates(() => validateSourceName(value));
 const goodInterval = (value: unknown) => isString(value, 1, 20) && validates(() => parseInterval(value));
 const goodCron = (value: unknown) => isString(value, 1, 200) && validates(() => parseCron(value));
 const goodRef = (value: unknown) => isString(value, 1, 255) && validates(() => validateRevision(value));

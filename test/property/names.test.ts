@@ -15,7 +15,11 @@ const nameLike = fc.oneof(
   hostileString({ maxLength: 12, long: 400 }),
   fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z0-9._-]{1,8}$/), piece, hostileUnit), { maxLength: 8 }).map((parts) => parts.join('')),
   fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$/),
+  fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,30}$/), fc.constantFrom('', '.', '..', '.git', '-x')), { minLength: 1, maxLength: 9 }).map((parts) => parts.join('/')),
 );
+
+/** The documented pattern: segments separated by single slashes, each starting with a letter or digit, 200 characters at most. */
+const DOCUMENTED = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(?:\/[A-Za-z0-9][A-Za-z0-9._-]{0,99})*$/;
 
 describe(`validateSourceName (${SOURCE_NAME_RUNS} cases per property)`, () => {
   it('returns the name unchanged only when it matches the documented pattern and has no "..", else refuses naming the source name', () => {
@@ -28,7 +32,8 @@ describe(`validateSourceName (${SOURCE_NAME_RUNS} cases per property)`, () => {
           return;
         }
         expect(outcome.value).toBe(name);
-        expect(name).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/);
+        expect(name).toMatch(DOCUMENTED);
+        expect(name.length).toBeLessThanOrEqual(200);
         expect(name).not.toContain('..');
       }),
       SOURCE_NAME_RUNS,
@@ -36,7 +41,7 @@ describe(`validateSourceName (${SOURCE_NAME_RUNS} cases per property)`, () => {
   });
 
   it('accepts every name of the documented pattern without ".." (it is not stricter than documented)', () => {
-    const valid = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/).filter((name) => !name.includes('..'));
+    const valid = fc.stringMatching(DOCUMENTED).filter((name) => name.length <= 200 && !name.includes('..'));
     check(
       fc.property(valid, (name) => {
         expect(validateSourceName(name)).toBe(name);

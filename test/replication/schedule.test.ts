@@ -38,7 +38,9 @@ describe('backoff', () => {
 describe('source names', () => {
   it('accepts plain names and refuses traversal', () => {
     expect(validateSourceName('repo.one_2-x')).toBe('repo.one_2-x');
-    for (const bad of ['../x', 'a/b', '.hidden', '', 'x'.repeat(101), 'a..b', '-flag']) {
+    expect(validateSourceName('team-a/api')).toBe('team-a/api');
+    expect(validateSourceName('group/sub.group/project-1')).toBe('group/sub.group/project-1');
+    for (const bad of ['../x', 'a/../b', 'a//b', '/a', 'a/', 'a/.git', '.hidden', '', 'x'.repeat(101), `${'x/'.repeat(100)}x`, 'a..b', '-flag', 'a/-b', 'a\\b']) {
       expect(() => validateSourceName(bad)).toThrow(/source name/);
     }
     expect(nameFromUrl('https://github.com/org/Repo.git')).toBe('Repo');

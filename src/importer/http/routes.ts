@@ -5,12 +5,12 @@ import { access, BEARER, errorResponses } from '../../server/routes/common.js';
 import type { Importer } from '../module.js';
 import { importStatusAnswer } from '../status.js';
 
-const NameParams = z.object({ name: z.string().min(1).max(100) });
+const NameParams = z.object({ name: z.string().min(1).max(200) });
 
 const CreateBody = z
   .object({
     project: z.string().min(3).max(200).describe('`owner/repo`'),
-    name: z.string().min(1).max(100).optional(),
+    name: z.string().min(1).max(200).optional(),
     apiUrl: z.string().min(1).max(2000).optional().describe('default https://api.github.com; GitHub Enterprise: https://host/api/v3'),
     credentials: z.array(z.string().min(1).max(64)).max(20).optional().describe('names of credentials bound to the API host (never tokens)'),
     concurrency: z.number().int().min(1).max(100).optional(),

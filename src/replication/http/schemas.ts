@@ -101,7 +101,7 @@ function oneSchedule(value: { interval?: string | undefined; cron?: string | und
 export const CreateSourceBodySchema = z
   .strictObject({
     url: z.string().min(1).max(2000).describe('upstream URL (https, ssh; others only when configured)'),
-    name: z.string().min(1).max(100).optional().describe('default: from the URL'),
+    name: z.string().min(1).max(200).optional().describe('default: from the URL; segments separated by / (team-a/api) are fine'),
     ...schedule,
     credentialRef: z.string().min(1).max(300).optional(),
   })
@@ -119,7 +119,7 @@ export const UpdateSourceBodySchema = z
   .refine((value) => Object.values(value).some((field) => field !== undefined), { message: 'give at least one field to change' });
 
 /** `:name` of a source. */
-export const SourceParamsSchema = z.object({ name: z.string().min(1).max(100) });
+export const SourceParamsSchema = z.object({ name: z.string().min(1).max(200).describe('a name with / is sent percent-encoded (team-a%2Fapi)') });
 
 /** `?attempts=` of the source detail. */
 export const SourceDetailQuerySchema = z.object({ attempts: z.coerce.number().int().min(0).max(100).default(20) });
