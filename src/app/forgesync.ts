@@ -42,6 +42,8 @@ export class Forgesync implements ModuleApis {
     readonly kernel: Kernel,
     /** The one hardened git runner every module runs git through. */
     readonly runner: GitRunner,
+    /** The operator's credentials, feed secrets and scoped readers (the secrets file and the environment). */
+    readonly credentials: CredentialStore,
     apis: ModuleApis,
     readonly modules: readonly NamedModule[],
   ) {
@@ -55,7 +57,7 @@ export class Forgesync implements ModuleApis {
     try {
       const services = servicesOf(kernel, config, options);
       const { apis, opened } = await composeModules(kernel, services, config);
-      return new Forgesync(config, kernel, services.runner, apis, opened);
+      return new Forgesync(config, kernel, services.runner, services.credentials, apis, opened);
     } catch (error) {
       await kernel.close();
       throw error;

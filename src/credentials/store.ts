@@ -4,6 +4,7 @@ import { DEFAULT_PROTOCOLS } from '../git/url.js';
 import type { Logger } from '../logging/logger.js';
 import { CredentialUnavailableError, FeedSecretUnavailableError, InvalidCredentialRefError } from './errors.js';
 import { BINDING_FORMS, boundTo, hostOf, parseHostBinding, type HostBinding } from './hosts.js';
+import { parseReaders, type ScopedReader } from './readers.js';
 
 /** A credential the operator defined: the secret and the hosts it may be sent to. */
 export interface Credential {
@@ -29,11 +30,17 @@ interface BoundSecret {
 /** A feed secret the operator defined: a webhook signing secret or NATS token, and the sink hosts it may be used with. */
 export type FeedSecret = BoundSecret;
 
-/** What the secrets file defines: credentials, and feed secrets (keys `feed:<name>`), each by lower-case name. */
+/** What the secrets file defines: credentials, and feed secrets (keys `feed:<name>`), each by lower-case name; readers (key `readers`). */
 interface SecretsFile {
   credentials: Map<string, Credential>;
   feedSecrets: Map<string, FeedSecret>;
+  readers: readonly ScopedReader[];
 }
+
+/** The secrets file's key of the scoped readers (so no credential is named `readers` there). */
+const READERS_KEY = 'readers';
+
+const emptySecrets = (): SecretsFile => ({ credentials: new Map(), feedSecrets: new Map(), readers: [] });
 
 /** The two kinds of entries, as the secrets file and the environment name them. */
 const KINDS = {
@@ -70,6 +77,7 @@ export function validateCredentialName(reference: string): string {
  * secrets and tokens of feeds' sinks) are defined alike: `"feed:<name>": {
  * "secret": "…", "hosts": […] }` in the file (a credential name has no colon),
  * or `FORGESYNC_FEED_SECRET_<NAME>` with `FORGESYNC_FEED_SECRET_<NAME>_HOSTS`.
+ * Scoped readers are the file's `"readers"` object (see credentials/readers.ts).
  *
  * The secrets file is read only as a regular file of at most 1 MiB, without
  * blocking the event loop, and again only when it changed. What is wrong with
@@ -130,6 +138,11 @@ export class CredentialStore {
     return entry.secret;
   }
 
+  /** The scoped readers the secrets file defines now (none when it is unset or unusable: that is logged). */
+  async readers(): Promise<readonly ScopedReader[]> {
+    return (await this.#fromFile()).readers;
+  }
+
   async #lookup(name: string): Promise<Credential | undefined> {
     const entry = this.#fromEnv(KINDS.credential, name);
     return entry ? { name: entry.name, token: entry.secret, hosts: entry.hosts } : (await this.#fromFile()).credentials.get(name);
@@ -150,7 +163,7 @@ export class CredentialStore {
 
   async #fromFile(): Promise<SecretsFile> {
     const path = this.options.secretsFile;
-    if (!path) return { credentials: new Map(), feedSecrets: new Map() };
+    if (!path) return emptySecrets();
     try {
       const info = await stat(path);
       const key = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
@@ -161,7 +174,7 @@ export class CredentialStore {
       return secrets;
     } catch (error) {
       this.#report(path, (error as Error).message);
-      return { credentials: new Map(), feedSecrets: new Map() };
+      return emptySecrets();
     }
   }
 
@@ -216,10 +229,14 @@ function parseSecretsFile(text: string): SecretsFile {
     throw new Error('is not valid JSON');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('must hold a JSON object of credentials by name');
-  const secrets: SecretsFile = { credentials: new Map(), feedSecrets: new Map() };
+  const secrets = emptySecrets();
   let index = 0;
   for (const [key, entry] of Object.entries(value)) {
     index++;
+    if (key === READERS_KEY) {
+      secrets.readers = parseReaders(entry);
+      continue;
+    }
     const kind = key.startsWith(KINDS.feedSecret.keyPrefix) ? KINDS.feedSecret : KINDS.credential;
     const name = key.slice(kind.keyPrefix.length);
     if (!NAME.test(name)) throw new Error(`has a ${kind.label} name that is not 1-64 letters, digits and "_" (entry ${index})`);

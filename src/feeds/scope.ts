@@ -1,3 +1,4 @@
+import { globRegex } from '../util/glob.js';
 import { InvalidFeedInputError } from './errors.js';
 
 /** The change types a feed can ask for (`--types`); a pattern may end in `*`. */
@@ -34,14 +35,9 @@ export function parseSourcesGlob(value: string | undefined | null): string | nul
   return value;
 }
 
-function globRegex(glob: string, star: string): RegExp {
-  const escaped = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, star).replace(/\?/g, '.');
-  return new RegExp(`^${escaped}$`);
-}
-
 /** A scope compiled for matching changes in memory. */
 export function scopeMatcher(scope: FeedScope): (type: string, name: string) => boolean {
-  const types = scope.types?.map((pattern) => globRegex(pattern, '.*')) ?? null;
-  const sources = scope.sources === null ? null : globRegex(scope.sources, '.*');
+  const types = scope.types?.map(globRegex) ?? null;
+  const sources = scope.sources === null ? null : globRegex(scope.sources);
   return (type, name) => (types === null || types.some((pattern) => pattern.test(type))) && (sources === null || sources.test(name));
 }

@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { CredentialStore } from '../credentials/store.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Logger } from '../logging/logger.js';
 import type { ServerPaths } from '../util/server-paths.js';
@@ -34,6 +35,8 @@ export interface ServerOptions {
 /** What the server serves of one forgesync instance (see app/forgesync.ts). */
 export interface ServedApp {
   kernel: Kernel;
+  /** Where the scoped readers are defined (the secrets file). */
+  credentials: Pick<CredentialStore, 'readers'>;
   serverPaths: ServerPaths;
   /** Every module's routes. */
   routes: readonly RegisterRoutes[];
@@ -52,7 +55,7 @@ export async function buildServer(app: ServedApp, options: ServerOptions) {
   if (!options.tokens.admin) {
     throw new InvalidInputError('the HTTP API needs an admin token: set FORGESYNC_ADMIN_TOKEN (forgesync serve generates one when it is unset)');
   }
-  const tokens: AuthTokens = { ...options.tokens, failures: new AuthFailures() };
+  const tokens: AuthTokens = { readers: () => app.credentials.readers(), ...options.tokens, failures: new AuthFailures() };
   const server = Fastify({
     // Per-request access lines (info) would drown the log in a webhook storm;
     // forgesync logs one line per delivery and per sync itself.

@@ -1,15 +1,48 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ScopedReader } from '../credentials/readers.js';
 
 /** What a caller may do: read, or read and change. */
 export type Role = 'read' | 'admin';
 
+/**
+ * What a route lets in: `admin`; `read` (the read and admin tokens, which
+ * see every name); `scoped-read` (those and the scoped readers: the route
+ * itself answers only what {@link inScope} lets the caller see).
+ */
+export type Requirement = Role | 'scoped-read';
+
 export interface AuthTokens {
   /** Always set for a running server (`serve` generates one when none is configured). */
   admin: string | undefined;
+  /** The unscoped reader (FORGESYNC_READ_TOKEN). */
   read: string | undefined;
+  /** The scoped readers now defined (the secrets file, read again when it changes); asked only for a token that is neither of the above. */
+  readers?: () => Promise<readonly ScopedReader[]>;
   /** Counts failed attempts per client address and per token presented; set by the server. */
   failures?: AuthFailures;
+}
+
+/** What an authenticated request may do: its role and, for a scoped reader, which names it sees (absent: every name). */
+export interface Access {
+  role: Role;
+  sees?: (name: string) => boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once the request is authenticated. */
+    access?: Access;
+  }
+}
+
+/**
+ * Whether the caller may see the source or import `name`. A name outside a
+ * scoped reader's scope is answered as unknown (404), never 403, so that a
+ * reader cannot learn which names exist outside its scope.
+ */
+export function inScope(request: FastifyRequest, name: string): boolean {
+  return request.access?.sees?.(name) ?? true;
 }
 
 /** Compares secrets in constant time (hashing first so lengths do not leak either). */
@@ -47,13 +80,22 @@ export interface TokenSchemes {
   basic?: boolean;
 }
 
-/** The role a token grants, or null. There is no open mode: no token, no access. */
-export function roleOf(request: FastifyRequest, tokens: AuthTokens, schemes: TokenSchemes = {}): Role | null {
+/**
+ * What a token grants, or null. There is no open mode: no token, no access.
+ * Every reader's token is compared (in constant time each), whichever
+ * matches, so the time taken does not tell how many readers there are or
+ * which one matched.
+ */
+async function accessOf(request: FastifyRequest, tokens: AuthTokens, schemes: TokenSchemes): Promise<Access | null> {
   const given = tokenOf(request, schemes);
   if (!given) return null;
-  if (tokens.admin && safeEqual(given, tokens.admin)) return 'admin';
-  if (tokens.read && safeEqual(given, tokens.read)) return 'read';
-  return null;
+  if (tokens.admin && safeEqual(given, tokens.admin)) return { role: 'admin' };
+  if (tokens.read && safeEqual(given, tokens.read)) return { role: 'read' };
+  let found: ScopedReader | undefined;
+  for (const reader of tokens.readers ? await tokens.readers() : []) {
+    if (safeEqual(given, reader.token)) found ??= reader;
+  }
+  return found ? { role: 'read', sees: found.sees } : null;
 }
 
 /**
@@ -144,17 +186,21 @@ function tokenKey(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
 }
 
-/** What authenticating a request found: a role, or a refusal (throttled: the failure limit is reached). */
-export type Authentication = { role: Role } | { refused: 'unauthorized' } | { refused: 'throttled'; retryAfterS: number };
+/** What authenticating a request found: what it may do, or a refusal (throttled: the failure limit is reached). */
+export type Authentication = { access: Access } | { refused: 'unauthorized' } | { refused: 'throttled'; retryAfterS: number };
 
 /**
- * Authenticates a request: a valid token gets its role whatever failed
- * before; a failure is counted (per address and per token) and answered
- * `throttled` once either is past the limit.
+ * Authenticates a request: a valid token gets its access (also set as
+ * `request.access`) whatever failed before; a failure is counted (per
+ * address and per token) and answered `throttled` once either is past the
+ * limit.
  */
-export function authenticate(request: FastifyRequest, tokens: AuthTokens, schemes: TokenSchemes = {}): Authentication {
-  const role = roleOf(request, tokens, schemes);
-  if (role) return { role };
+export async function authenticate(request: FastifyRequest, tokens: AuthTokens, schemes: TokenSchemes = {}): Promise<Authentication> {
+  const access = await accessOf(request, tokens, schemes);
+  if (access) {
+    request.access = access;
+    return { access };
+  }
   const failures = tokens.failures;
   if (!failures) return { refused: 'unauthorized' };
   const attempt = { address: request.ip, token: tokenOf(request, schemes) };
@@ -164,12 +210,18 @@ export function authenticate(request: FastifyRequest, tokens: AuthTokens, scheme
   return { refused: 'unauthorized' };
 }
 
-/** A preHandler that lets the request through only with at least `needed`. */
-export function requireRole(needed: Role, tokens: AuthTokens) {
+/**
+ * A hook that lets the request through only when it meets `needed`. A
+ * scoped reader on a route that does not filter by name gets the 404 of
+ * a route that is not there for it.
+ */
+export function requireAccess(needed: Requirement, tokens: AuthTokens) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const outcome = authenticate(request, tokens);
-    if ('role' in outcome) {
-      if (needed === 'admin' && outcome.role !== 'admin') return reply.code(403).send({ error: 'forbidden', message: 'this token is read-only' });
+    const outcome = await authenticate(request, tokens);
+    if ('access' in outcome) {
+      const { role, sees } = outcome.access;
+      if (needed === 'admin' && role !== 'admin') return reply.code(403).send({ error: 'forbidden', message: 'this token is read-only' });
+      if (needed === 'read' && sees) return reply.callNotFound();
       return;
     }
     if (outcome.refused === 'throttled') {

@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formatDuration } from '../util/duration.js';
 import type { RouteContext } from '../server/module-routes.js';
-import { callerOf } from '../server/auth.js';
+import { callerOf, inScope } from '../server/auth.js';
+import { SourceNotFoundError } from '../store/errors.js';
 import { NotFoundError } from '../errors.js';
 import { relay, type ShardReads } from '../cluster/api.js';
 import { access, BEARER, errorResponses } from '../server/routes/common.js';
@@ -93,7 +94,7 @@ export function snapshotRoutes(snapshots: Snapshots, options: RouteContext & { s
   return async (server) => {
     // The configured default hold never outlasts the API's cap.
     const defaultHoldMs = Math.min(options.defaultHoldMs, options.maxHoldMs);
-    const deps: SnapshotRouteDeps = { snapshots, shardReads, creatorOf, read: access('read', options.tokens) };
+    const deps: SnapshotRouteDeps = { snapshots, shardReads, creatorOf, read: access('scoped-read', options.tokens) };
     openSnapshotRoute(server, deps, { defaultHoldMs, maxHoldMs: options.maxHoldMs });
     holdRoutes(server, deps);
     contentsRoute(server, deps);
@@ -132,6 +133,7 @@ function openSnapshotRoute(server: SnapshotServer, { snapshots, shardReads, crea
       },
     },
     async (request, reply) => {
+      if (!inScope(request, request.params.name)) throw new SourceNotFoundError(request.params.name);
       const remote = await shardReads?.endpointFor(request.params.name);
       if (remote) return shardReads!.forward(remote, request, reply, creatorOf(request));
       const { ref, sync, waitMs, holdMs } = request.body;
@@ -221,6 +223,7 @@ function contentsRoute(server: SnapshotServer, { snapshots, shardReads, creatorO
       },
     },
     async (request, reply) => {
+      if (!inScope(request, request.params.name)) throw new SourceNotFoundError(request.params.name);
       const remote = await shardReads?.endpointFor(request.params.name);
       if (remote) return shardReads!.forward(remote, request, reply, creatorOf(request));
       return objectAtJson(await snapshots.readAtHere(request.params.name, request.query.ref, request.query.path));

@@ -11,6 +11,7 @@ import { urlKey } from '../../src/importer/attachments/url-key.js';
 import { githubApiRoutes } from '../../src/importer/http/github-api/index.js';
 import { buildServer, type ForgesyncServer } from '../../src/server/app.js';
 import { AuthFailures, type AuthTokens } from '../../src/server/auth.js';
+import { parseReaders } from '../../src/credentials/readers.js';
 import { errorHandler } from '../../src/server/errors.js';
 import { ServerPaths } from '../../src/util/server-paths.js';
 import { guardRequests } from '../../src/server/request-guards.js';
@@ -41,6 +42,9 @@ import {
 } from './support/github-api-fixtures.js';
 
 const READ = testSecret('GITHUB_API_READ_TOKEN');
+/** Scoped readers: one whose scope has the import, one whose scope does not. */
+const INSIDE = testSecret('GITHUB_API_INSIDE_READER');
+const OUTSIDE = testSecret('GITHUB_API_OUTSIDE_READER');
 const ADMIN = testSecret('GITHUB_API_ADMIN_TOKEN');
 
 const NOT_FOUND = { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' };
@@ -82,7 +86,8 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
     database = await openDatabase(testDatabase.url);
     filesDir = mkdtempSync(join(tmpdir(), 'forgesync-import-files-'));
     seeded = await seedProject(database, filesDir);
-    ({ server, origin } = await startApi(database, filesDir, { admin: ADMIN, read: READ, failures: new AuthFailures() }));
+    const readers = parseReaders({ inside: { token: INSIDE, scope: [`${REPO.slice(0, 3)}*`] }, outside: { token: OUTSIDE, scope: ['team-b/*'] } });
+    ({ server, origin } = await startApi(database, filesDir, { admin: ADMIN, read: READ, readers: async () => readers, failures: new AuthFailures() }));
     octokit = new Octokit({ baseUrl: `${origin}/github`, auth: READ, log: silent });
   });
 
@@ -328,6 +333,21 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
     const stranger = new Octokit({ baseUrl: `${origin}/github`, auth: 'ghp_notthetoken', log: silent });
     await expect(stranger.rest.repos.get(repo)).rejects.toSatisfy((error: unknown) => error instanceof RequestError && error.status === 401);
     expect((await call(`/attachments/${REPO}/${urlKey(IMAGE_URL)}/x.png`, {})).status).toBe(401);
+  });
+
+  it('shows a scoped reader the imports its scope names, and answers any other as GitHub answers an unknown repository', async () => {
+    const path = `/repos/${OWNER}/${REPO}`;
+    const attachment = `/attachments/${REPO}/${urlKey(IMAGE_URL)}/x.png`;
+    expect((await call(path, { authorization: `Bearer ${INSIDE}` })).status).toBe(200);
+    expect((await call(`${path}/issues`, { authorization: `token ${INSIDE}` })).status).toBe(200);
+    expect((await call(attachment, { authorization: `Bearer ${INSIDE}` })).status).toBe(200);
+    const unknown = await call(`/repos/${OWNER}/no-such-repo`, { authorization: `Bearer ${OUTSIDE}` });
+    for (const hidden of [path, `${path}/issues`, `${path}/pulls/1`, attachment]) {
+      const answer = await call(hidden, { authorization: `Bearer ${OUTSIDE}` });
+      expect(answer.status).toBe(404);
+      expect(await answer.json()).toEqual(NOT_FOUND);
+    }
+    expect(unknown.status).toBe(404);
   });
 
   it('serves a downloaded attachment with its bytes and type, safely; 404 for any other key', async () => {

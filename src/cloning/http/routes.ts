@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GitProcess, GitRunner } from '../../git/runner.js';
-import { authenticate, callerOf, type AuthTokens } from '../../server/auth.js';
+import { authenticate, callerOf, inScope, type AuthTokens } from '../../server/auth.js';
 import type { ShardReads } from '../../cluster/api.js';
 import { header } from '../../server/routes/common.js';
 import { advertisement, MAX_REQUEST_BYTES, uploadPack } from '../upload-pack.js';
@@ -42,8 +42,8 @@ export function gitRoutes(options: GitRouteOptions): FastifyPluginAsyncZod {
       handler: async (request, reply) => {
         const path = PATH.exec((request.params as { '*': string })['*'])?.groups;
         if (!path) return text(reply, 404, 'forgesync: not a git repository path\n');
-        if (!authorized(request, reply, options.tokens)) return reply;
         const { name, what } = path as { name: string; what: string };
+        if (!(await authorized(request, reply, options.tokens, name))) return reply;
         const service = what === 'info/refs' ? (request.query as { service?: string }).service : what;
         if (service === 'git-receive-pack') return text(reply, 403, READ_ONLY);
         if (service !== 'git-upload-pack') return text(reply, 403, 'forgesync: only the smart HTTP protocol is served (git 1.6.6 or later)\n');
@@ -51,7 +51,7 @@ export function gitRoutes(options: GitRouteOptions): FastifyPluginAsyncZod {
         const remote = await options.shardFiles?.endpointFor(name);
         if (remote) return options.shardFiles!.forward(remote, request, reply, callerOf(request) ?? 'git');
         const mirror = await options.mirrorOf(name);
-        if (!mirror) return text(reply, 404, `forgesync: repository "${name}" not found\n`);
+        if (!mirror) return notFound(reply, name);
         const gitProtocol = header(request, 'git-protocol');
         if (request.method === 'GET') return stream(reply, advertisement(options.runner, mirror, gitProtocol), 'application/x-git-upload-pack-advertisement');
         if (Number(request.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return text(reply, 413, `forgesync: the request body is over ${MAX_REQUEST_BYTES} bytes\n`);
@@ -62,15 +62,23 @@ export function gitRoutes(options: GitRouteOptions): FastifyPluginAsyncZod {
   };
 }
 
-/** Whether the request carries a token that may read; if not, the answer is sent (401 with git's challenge, or 429). */
-function authorized(request: FastifyRequest, reply: FastifyReply, tokens: AuthTokens): boolean {
+/**
+ * Whether the request carries a token that may read the repository `name`;
+ * if not, the answer is sent: 401 with git's challenge, 429, or for a
+ * scoped reader outside its scope the 404 of a repository that does not exist.
+ */
+async function authorized(request: FastifyRequest, reply: FastifyReply, tokens: AuthTokens, name: string): Promise<boolean> {
   if (request.headers.authorization === undefined) {
     // git's first try: not a failure, just the challenge that makes it ask for credentials.
     void text(reply.header('www-authenticate', CHALLENGE), 401, 'forgesync: authentication required\n');
     return false;
   }
-  const outcome = authenticate(request, tokens, { basic: true });
-  if ('role' in outcome) return true;
+  const outcome = await authenticate(request, tokens, { basic: true });
+  if ('access' in outcome) {
+    if (inScope(request, name)) return true;
+    void notFound(reply, name);
+    return false;
+  }
   if (outcome.refused === 'throttled') {
     void text(reply.header('retry-after', String(outcome.retryAfterS)), 429, `forgesync: too many failed authentications; try again in ${outcome.retryAfterS} s\n`);
   } else {
@@ -83,6 +91,11 @@ function authorized(request: FastifyRequest, reply: FastifyReply, tokens: AuthTo
 function stream(reply: FastifyReply, answer: { git: GitProcess; body: Readable }, type: string): FastifyReply {
   reply.raw.once('close', () => answer.git.stop());
   return reply.header('content-type', type).header('cache-control', 'no-cache, max-age=0, must-revalidate').send(answer.body);
+}
+
+/** The answer for a repository that does not exist, or that the caller may not see (the same, so it tells nothing). */
+function notFound(reply: FastifyReply, name: string): FastifyReply {
+  return text(reply, 404, `forgesync: repository "${name}" not found\n`);
 }
 
 function text(reply: FastifyReply, status: number, body: string): FastifyReply {

@@ -4,6 +4,8 @@ import type { RouteContext } from '../../server/module-routes.js';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
 import type { Importer } from '../module.js';
 import { importStatusAnswer } from '../status.js';
+import { inScope } from '../../server/auth.js';
+import { ImportNotFoundError } from '../errors.js';
 
 const NameParams = z.object({ name: z.string().min(1).max(200) });
 
@@ -52,7 +54,7 @@ export function importRoutes(importer: Importer, { tokens, serverPaths }: Pick<R
   const statusAnswer = async (nameOrRecord: Parameters<Importer['status']>[0]) => importStatusAnswer(await importer.status(nameOrRecord), serverPaths);
   return async (server) => {
     const admin = access('admin', tokens);
-    const read = access('read', tokens);
+    const read = access('scoped-read', tokens);
 
     server.post(
       '/imports',
@@ -73,13 +75,16 @@ export function importRoutes(importer: Importer, { tokens, serverPaths }: Pick<R
     server.get(
       '/imports',
       { ...read, schema: { tags: ['imports'], summary: 'List imports with their status', security: BEARER, response: { 200: z.array(ImportStatusSchema), ...errorResponses() } } },
-      async () => Promise.all((await importer.list()).map((record) => statusAnswer(record))),
+      async (request) => Promise.all((await importer.list()).filter((record) => inScope(request, record.name)).map((record) => statusAnswer(record))),
     );
 
     server.get(
       '/imports/:name',
       { ...read, schema: { tags: ['imports'], summary: 'The status of one import', security: BEARER, params: NameParams, response: { 200: ImportStatusSchema, ...errorResponses(404) } } },
-      async (request) => statusAnswer(request.params.name),
+      async (request) => {
+        if (!inScope(request, request.params.name)) throw new ImportNotFoundError(request.params.name);
+        return statusAnswer(request.params.name);
+      },
     );
 
     const actions = { sync: (name: string) => importer.requestSync(name), resume: (name: string) => importer.resume(name), cancel: (name: string) => importer.cancel(name) };

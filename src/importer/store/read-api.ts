@@ -25,18 +25,20 @@ export interface ImportRef {
  * The import `/repos/{owner}/{repo}` reads: the one with that owner and repo
  * (case-insensitive); when imports from several API hosts have them, the one
  * named like the repo, else the oldest. Inputs: owner and repo from the
- * path. Returns its id, name, state and API URL; undefined when there is
- * none, or when it is still pending and has no repository yet (nothing to
+ * path, and which import names the caller may see (a scoped reader's).
+ * Returns its id, name, state and API URL; undefined when there is none it
+ * sees, or when it is still pending and has no repository yet (nothing to
  * serve). Few imports share an owner/repo, so they are all read and picked here.
  */
-export async function findImport(database: ApiDatabase, owner: string, repo: string): Promise<ImportRef | undefined> {
+export async function findImport(database: ApiDatabase, owner: string, repo: string, sees: (name: string) => boolean): Promise<ImportRef | undefined> {
   const rows = await database.db
     .selectFrom('imports')
     .select(['id', 'name', 'state', 'api_url'])
     .where((eb) => eb(eb.fn('lower', ['owner']), '=', eb.fn('lower', [eb.val(owner)])))
     .where((eb) => eb(eb.fn('lower', ['repo']), '=', eb.fn('lower', [eb.val(repo)])))
     .orderBy('id')
-    .execute();
+    .execute()
+    .then((all) => all.filter((row) => sees(row.name)));
   const wanted = repo.toLowerCase();
   const row = rows.find((r) => r.name.toLowerCase() === wanted) ?? rows[0];
   if (!row) return undefined;

@@ -70,7 +70,7 @@ export function sourceActionRoutes(replication: Replication, tokens: AuthTokens)
     server.get(
       '/overview',
       {
-        ...access('read', tokens),
+        ...access('scoped-read', tokens),
         schema: {
           tags: ['overview'],
           summary: 'Registry counts, scheduler state and capacity',
@@ -78,8 +78,8 @@ export function sourceActionRoutes(replication: Replication, tokens: AuthTokens)
           response: { 200: OverviewSchema, ...errorResponses() },
         },
       },
-      async () => {
-        const counts = await replication.registry.counts();
+      async (request) => {
+        const counts = await countsSeenBy(replication, request.access?.sees);
         return {
           counts: { ...counts, total: counts.pending + counts.started + counts.synced + counts.failed },
           scheduler: { state: replication.scheduler.state },
@@ -88,4 +88,17 @@ export function sourceActionRoutes(replication: Replication, tokens: AuthTokens)
       },
     );
   };
+}
+
+/** The registry's counts by state, of the sources a scoped reader sees (`sees`), or of all. */
+async function countsSeenBy(replication: Replication, sees: ((name: string) => boolean) | undefined): Promise<RegistryCounts> {
+  if (!sees) return replication.registry.counts();
+  const counts: RegistryCounts = { pending: 0, started: 0, synced: 0, failed: 0, verified: 0, mismatch: 0, missing: 0 };
+  for (const { name, registry } of await replication.sources.list()) {
+    if (!sees(name)) continue;
+    counts[registry.state]++;
+    if (registry.verificationState === 'verified' || registry.verificationState === 'mismatch') counts[registry.verificationState]++;
+    if (registry.missingOnPrimary) counts.missing++;
+  }
+  return counts;
 }

@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { leaseHolderJson } from '../../leases/json.js';
 import type { RouteContext } from '../../server/module-routes.js';
 import { access, BEARER, errorResponses } from '../../server/routes/common.js';
+import { inScope } from '../../server/auth.js';
+import { SourceNotFoundError } from '../../store/errors.js';
 import type { SourceWithRegistry } from '../../store/types.js';
 import type { Replication } from '../module.js';
 import { syncLeaseKey } from '../sync.js';
@@ -33,7 +35,7 @@ const tags = ['sources'];
 export function sourceRoutes(replication: Replication, { tokens, serverPaths }: Pick<RouteContext, 'tokens' | 'serverPaths'>): FastifyPluginAsyncZod {
   const json = (source: SourceWithRegistry) => sourceJson(source, serverPaths);
   return async (server) => {
-    const deps: SourceRouteDeps = { replication, serverPaths, json, read: access('read', tokens), admin: access('admin', tokens) };
+    const deps: SourceRouteDeps = { replication, serverPaths, json, read: access('scoped-read', tokens), admin: access('admin', tokens) };
     sourceListRoutes(server, deps);
     oneSourceRoutes(server, deps);
     await server.register(sourceActionRoutes(replication, tokens));
@@ -69,6 +71,12 @@ function sourceListRoutes(server: SourcesServer, { replication, json, read, admi
     async (request) => {
       const { state, search, limit, offset } = request.query;
       const filter = { ...(state ? { state } : {}), ...(search ? { search } : {}) };
+      const sees = request.access?.sees;
+      if (sees) {
+        // A scoped reader's page is cut from the sources it sees: globs are matched here, not in SQL (whose case rules differ per database).
+        const visible = (await replication.sources.list(filter)).filter((source) => sees(source.name));
+        return { items: visible.slice(offset, offset + limit).map(json), total: visible.length, limit, offset };
+      }
       const [items, total] = await Promise.all([replication.sources.list({ ...filter, limit, offset }), replication.sources.count(filter)]);
       return { items: items.map(json), total, limit, offset };
     },
@@ -112,6 +120,7 @@ function oneSourceRoutes(server: SourcesServer, { replication, serverPaths, json
       },
     },
     async (request) => {
+      if (!inScope(request, request.params.name)) throw new SourceNotFoundError(request.params.name);
       const source = await replication.getSource(request.params.name);
       const leaseKey = syncLeaseKey(source.id);
       const [holder, attempts] = await Promise.all([

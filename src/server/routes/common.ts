@@ -1,18 +1,18 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { requireRole, type AuthTokens, type Role } from '../auth.js';
+import { requireAccess, type AuthTokens, type Requirement } from '../auth.js';
 import { ErrorSchema } from '../schemas.js';
 
 /** The OpenAPI security requirement of every API route: a bearer token. */
 export const BEARER = [{ bearer: [] as string[] }];
 
 /**
- * Route options that require `role`: checked in `onRequest`, so an
- * unauthenticated request is refused (401/403) before its body is parsed
- * or validated.
+ * Route options that require `needed` (see Requirement): checked in
+ * `onRequest`, so an unauthenticated request is refused (401/403) before
+ * its body is parsed or validated.
  */
-export function access(role: Role, tokens: AuthTokens) {
-  return { onRequest: requireRole(role, tokens) };
+export function access(needed: Requirement, tokens: AuthTokens) {
+  return { onRequest: requireAccess(needed, tokens) };
 }
 
 const DESCRIPTIONS: Record<number, string> = {

@@ -8,6 +8,7 @@ import { attachmentFile } from '../../store/read-api.js';
 import { matchesEtag } from './respond.js';
 import { FALLBACK_FILENAME } from './rewrite.js';
 import { AttachmentParams } from './schemas.js';
+import { inScope } from '../../../server/auth.js';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -41,7 +42,7 @@ export function attachmentRoutes(server: ApiServer, deps: RouteDeps & { filesDir
     routeOptions('Attachment', 'Download an imported attachment or release asset', { params: AttachmentParams }),
     async (request, reply) => {
       const { name, url_key: key } = request.params;
-      if (!SHA256_HEX.test(key)) throw notFound();
+      if (!SHA256_HEX.test(key) || !inScope(request, name)) throw notFound();
       const file = await attachmentFile(deps.database, name, key);
       if (!file || !SHA256_HEX.test(file.sha256)) throw notFound();
       const path = join(deps.filesDir, file.sha256);

@@ -5,6 +5,7 @@ import { findImport, type ApiDatabase, type ImportRef, type ListResult } from '.
 import { linkHeader, originOf, type Page } from './pagination.js';
 import { sendJson } from './respond.js';
 import type { AttachmentLinks, AttachmentRewriter } from './rewrite.js';
+import { inScope } from '../../../server/auth.js';
 
 /** The plugin's server: Fastify with zod schemas. */
 export type ApiServer = Parameters<FastifyPluginAsyncZod>[0];
@@ -46,7 +47,7 @@ export async function repoContext(
   prefix: string,
   params: { owner: string; repo: string },
 ): Promise<RepoContext> {
-  const imported = await findImport(deps.database, params.owner, params.repo);
+  const imported = await findImport(deps.database, params.owner, params.repo, (name) => inScope(request, name));
   if (!imported) throw notFound();
   const rewriter = await deps.links.forImport(imported.id, imported.name);
   return new RepoContext(imported, apiBase(request, prefix), rewriter);

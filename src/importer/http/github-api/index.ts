@@ -30,8 +30,8 @@ export interface GithubApiOptions {
  */
 function requireToken(tokens: AuthTokens) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const outcome = authenticate(request, tokens);
-    if ('role' in outcome) return;
+    const outcome = await authenticate(request, tokens);
+    if ('access' in outcome) return;
     if (outcome.refused === 'throttled') {
       const wait = outcome.retryAfterS;
       return sendError(reply.header('retry-after', String(wait)), 429, `Too many failed authentication attempts from this address or with this token; try again in ${wait} s`);
