@@ -60,7 +60,13 @@ export function uploadPack(runner: GitRunner, mirror: string, request: { body: R
   const input = request.gzip ? request.body.pipe(createGunzip()) : request.body;
   // A body that fails (too large, bad gzip, the client gone) ends the process: its answer would be garbage.
   const capped = input.pipe(new ByteCap(MAX_REQUEST_BYTES));
-  for (const stream of [request.body, input, capped]) stream.once('error', () => git.stop());
+  // The rest of such a body is not read: the connection is closed (left paused, it would linger until the server's request timeout).
+  for (const stream of [request.body, input, capped]) {
+    stream.once('error', () => {
+      git.stop();
+      request.body.destroy();
+    });
+  }
   capped.pipe(git.child.stdin);
   return { git, body: git.child.stdout };
 }

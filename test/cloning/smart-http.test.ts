@@ -25,6 +25,12 @@ async function gitAsync(cwd: string, ...args: string[]): Promise<string> {
   return stdout.trim();
 }
 
+/** How many upload-packs run on the mirrors under `mirrorsDir` (this file's server's only: other files run their own in parallel). */
+async function uploadPacksUnder(mirrorsDir: string): Promise<number> {
+  const { stdout } = await run('pgrep', ['-f', `upload-pack --stateless-rpc ${mirrorsDir}/`]).catch(() => ({ stdout: '' }));
+  return stdout.trim().split('\n').filter(Boolean).length;
+}
+
 /** `refname → sha` lines, sorted, of `git ls-remote`-shaped output or `show-ref`. */
 function refLines(text: string, prefix = 'refs/'): string[] {
   return text
@@ -200,7 +206,7 @@ describe('cloning over smart HTTP', () => {
   });
 
   it('stops upload-pack when a stalled client goes away', async () => {
-    const running = async () => (await run('pgrep', ['-f', 'upload-pack --stateless-rpc']).catch(() => ({ stdout: '' }))).stdout.trim().split('\n').filter(Boolean).length;
+    const running = () => uploadPacksUnder(t.app.config.mirrorsDir);
     const before = await running();
     const outgoing = httpRequest(new URL(`${base}/widgets.git/git-upload-pack`), {
       method: 'POST',
@@ -230,5 +236,54 @@ describe('cloning over smart HTTP', () => {
       outgoing.write('0000');
     });
     expect(status).toBe(413);
+  });
+
+  it('answers a want of an object that is not there with git\'s own error, and stops', async () => {
+    const pkt = (line: string) => (Buffer.byteLength(line) + 4).toString(16).padStart(4, '0') + line;
+    const missing = 'f'.repeat(40);
+    const answer = await fetch(`${base}/widgets.git/git-upload-pack`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${READ}`, 'content-type': 'application/x-git-upload-pack-request' },
+      body: `${pkt(`want ${missing} multi_ack_detailed side-band-64k\n`)}0000${pkt('done\n')}`,
+    });
+    expect(await answer.text()).toContain(`not our ref ${missing}`);
+  });
+
+  it('cuts a streamed request body of 1 GB off at the cap, and keeps serving', async () => {
+    const running = () => uploadPacksUnder(t.app.config.mirrorsDir);
+    const before = await running();
+    // A negotiation that never ends: one want, then `have` lines, which upload-pack keeps reading.
+    const want = git(upstream.bare, 'rev-parse', 'main');
+    const have = `0032have ${'e'.repeat(40)}\n`;
+    const chunk = Buffer.from(have.repeat(Math.floor((1024 * 1024) / have.length)));
+    let sent = 0;
+    await new Promise<void>((resolve) => {
+      const outgoing = httpRequest(new URL(`${base}/widgets.git/git-upload-pack`), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${READ}`, 'content-type': 'application/x-git-upload-pack-request', 'transfer-encoding': 'chunked' },
+      });
+      const finish = () => {
+        outgoing.destroy();
+        resolve();
+      };
+      outgoing.on('error', finish);
+      outgoing.on('response', (response) => {
+        response.on('error', finish).on('close', finish).resume();
+      });
+      outgoing.write(`0032want ${want}\n0000`);
+      const pump = () => {
+        while (sent < 1024 ** 3 && !outgoing.destroyed) {
+          sent += chunk.length;
+          if (!outgoing.write(chunk)) return void outgoing.once('drain', pump);
+        }
+        outgoing.end();
+      };
+      pump();
+    });
+    // The server stopped reading at the cap, long before the gigabyte was sent.
+    expect(sent).toBeGreaterThan(32 * 1024 * 1024);
+    expect(sent).toBeLessThan(1024 ** 3);
+    await eventually('no upload-pack left running', async () => ((await running()) === before ? true : null));
+    expect(refLines(await gitAsync(tempDir(), ...bearer, 'ls-remote', `${base}/widgets.git`))).not.toHaveLength(0);
   });
 });
