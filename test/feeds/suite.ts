@@ -155,15 +155,20 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
       try {
         const feed = await other.app.feeds.add({ name: 'slow', sink: receiver.url('/slow'), sources: 'tagged', secret: secretName });
         expect(feed.fullSync.requested).toBe(true);
-        receiver.delayMs = 60;
+        // The full sync's deliveries are held until the partial sync has found it running, however slow the machine.
+        let release!: () => void;
+        receiver.hold = new Promise<void>((resolve) => (release = resolve));
         const full = other.app.feeds.resync('slow', { wait: true });
         await eventually('the full sync to be running', async () => (await app.feeds.status('slow')).holder?.startsWith('full sync(') ?? false);
         const pushed = upstream.commit('main');
         await app.replication.sync('tagged');
-        const partial = await app.feeds.sync('slow', { wait: true });
+        const partialDone = app.feeds.sync('slow', { wait: true });
+        const skipLine = () => [...logs.lines, ...other.logs.lines].find((line) => line.feed === 'slow' && line.operation === 'partial sync' && typeof line.status === 'string');
+        const skip = await eventually('the partial sync to log its skip', async () => skipLine() ?? null);
+        receiver.hold = null;
+        release();
+        const partial = await partialDone;
         await full;
-        receiver.delayMs = 0;
-        const skip = [...logs.lines, ...other.logs.lines].find((line) => line.feed === 'slow' && line.operation === 'partial sync' && typeof line.status === 'string');
         expect(skip?.status).toBe(`operation skipped - process locked by "full sync(${process.pid})"`);
         // The line carries the seed's three fields in its order.
         expect((logs.text + other.logs.text).includes(`"feed":"slow","operation":"partial sync","status":"operation skipped - process locked by \\"full sync(${process.pid})\\""`)).toBe(true);
@@ -176,7 +181,7 @@ export function describeFeeds(kind: 'sqlite' | 'postgres'): void {
         const tags = new Set(receiver.accepted.map((entry) => entry.event).filter((event) => (event.data as { source?: string }).source === 'tagged' && event.subject?.startsWith('refs/tags/')).map((event) => event.subject));
         expect(tags.size).toBe(12);
       } finally {
-        receiver.delayMs = 0;
+        receiver.hold = null;
         await other.app.close();
       }
     });

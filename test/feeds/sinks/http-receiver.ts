@@ -34,6 +34,8 @@ export class WebhookReceiver {
   verifier: Webhook | null = null;
   /** Delay before answering, ms. */
   delayMs = 0;
+  /** When set, every answer waits for it (a case holds deliveries until it has seen what it waits for). */
+  hold: Promise<void> | null = null;
   inFlight = 0;
   maxInFlight = 0;
   connections = 0;
@@ -70,6 +72,7 @@ export class WebhookReceiver {
     this.stalled = false;
     this.answer = null;
     this.delayMs = 0;
+    this.hold = null;
     this.maxInFlight = 0;
     this.releaseHanging();
   }
@@ -94,6 +97,7 @@ export class WebhookReceiver {
       const seen: SeenRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       this.requests.push(seen);
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      if (this.hold) await this.hold;
       const answer = this.answer?.(seen) ?? this.#defaultAnswer(seen);
       if (answer === 'hang') {
         this.#hanging.add(res);
