@@ -35,6 +35,7 @@ export type { SyncWaitResult } from './replication/options.js';
 export type { SnapshotsApi } from './snapshots/api.js';
 export type { ImporterApi } from './importer/api.js';
 export type { FeedsApi } from './feeds/api.js';
+export type { LfsApi, LfsFsckReport, LfsObjectRow, LfsObjectState, LfsPruneReport, LfsSummary } from './lfs/api.js';
 export type { ClusterApi } from './cluster/api.js';
 export type { Source, RegistryRow, RegistryState, SourceWithRegistry, SyncAttempt, SyncTrigger } from './store/types.js';
 export * from './git/errors.js';

@@ -4,6 +4,7 @@ import type { ClusterApi } from '../cluster/api.js';
 import type { FeedsApi } from '../feeds/api.js';
 import type { ImporterApi } from '../importer/api.js';
 import type { Kernel } from '../kernel/kernel.js';
+import type { LfsApi } from '../lfs/api.js';
 import type { ModuleDefinition, ModuleServices, OpenedModule } from '../module/definition.js';
 import type { ReplicationApi } from '../replication/api.js';
 import type { SnapshotsApi } from '../snapshots/api.js';
@@ -11,6 +12,7 @@ import { cloningDefinition } from '../cloning/definition.js';
 import { clusterDefinition } from '../cluster/definition.js';
 import { feedsDefinition } from '../feeds/definition.js';
 import { importerDefinition } from '../importer/definition.js';
+import { lfsDefinition } from '../lfs/definition.js';
 import { replicationDefinition } from '../replication/definition.js';
 import { snapshotsDefinition } from '../snapshots/definition.js';
 import type { ForgesyncConfig } from './config.js';
@@ -22,6 +24,7 @@ export interface ModuleApis {
   readonly snapshots: SnapshotsApi;
   readonly importer: ImporterApi;
   readonly feeds: FeedsApi;
+  readonly lfs: LfsApi;
   readonly cloning: CloningApi;
 }
 
@@ -52,8 +55,9 @@ export async function composeModules(kernel: Kernel, services: ModuleServices, c
   const snapshots = await open(snapshotsDefinition, { sources: replication, shardFiles: cluster.shardReads });
   const importer = await open(importerDefinition, { sources: replication, placement: cluster.placement });
   const feeds = await open(feedsDefinition, {});
-  const cloning = await open(cloningDefinition, { sources: replication, shardFiles: cluster.shardReads });
-  return { apis: { cluster, replication, snapshots, importer, feeds, cloning }, opened };
+  const lfs = await open(lfsDefinition, { sources: replication });
+  const cloning = await open(cloningDefinition, { sources: replication, shardFiles: cluster.shardReads, lfs });
+  return { apis: { cluster, replication, snapshots, importer, feeds, lfs, cloning }, opened };
 }
 
 function notOpenYet(name: string): never {

@@ -34,6 +34,7 @@ export class Forgesync implements ModuleApis {
   readonly snapshots: ModuleApis['snapshots'];
   readonly importer: ModuleApis['importer'];
   readonly feeds: ModuleApis['feeds'];
+  readonly lfs: ModuleApis['lfs'];
   readonly cloning: ModuleApis['cloning'];
   #serverPaths: ServerPaths | undefined;
 
@@ -47,7 +48,7 @@ export class Forgesync implements ModuleApis {
     apis: ModuleApis,
     readonly modules: readonly NamedModule[],
   ) {
-    ({ cluster: this.cluster, replication: this.replication, snapshots: this.snapshots, importer: this.importer, feeds: this.feeds, cloning: this.cloning } = apis);
+    ({ cluster: this.cluster, replication: this.replication, snapshots: this.snapshots, importer: this.importer, feeds: this.feeds, lfs: this.lfs, cloning: this.cloning } = apis);
   }
 
   /** Opens the registry database (running migrations), the lease backend, the job transport and every module. */

@@ -2,6 +2,7 @@ import { cloningDefinition } from '../cloning/definition.js';
 import { clusterDefinition } from '../cluster/definition.js';
 import { feedsDefinition } from '../feeds/definition.js';
 import { importerDefinition } from '../importer/definition.js';
+import { lfsDefinition } from '../lfs/definition.js';
 import { replicationDefinition } from '../replication/definition.js';
 import { snapshotsDefinition } from '../snapshots/definition.js';
 
@@ -10,4 +11,4 @@ import { snapshotsDefinition } from '../snapshots/definition.js';
  * listed (the README's settings table, `forgesync --help`). A new module
  * adds its definition here and its opening to compose.ts.
  */
-export const MODULES = [replicationDefinition, snapshotsDefinition, importerDefinition, feedsDefinition, cloningDefinition, clusterDefinition] as const;
+export const MODULES = [replicationDefinition, snapshotsDefinition, importerDefinition, feedsDefinition, lfsDefinition, cloningDefinition, clusterDefinition] as const;

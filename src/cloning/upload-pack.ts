@@ -31,12 +31,33 @@ export class RequestTooLargeError extends Error {
   }
 }
 
+/** Longest one pack-objects of the pack cache may run: as long as the upload-pack it answers. */
+export const PACK_GENERATION_TIMEOUT_MS = UPLOAD_PACK_TIMEOUT_MS;
+
+/**
+ * The pack cache as upload-pack meets it (see pack-cache/): `-c` arguments
+ * that make one upload-pack of `view` run the cache's hook instead of
+ * pack-objects (git honours `uploadpack.packObjectsHook` from the command
+ * line, never from a repository's config), released when it ends.
+ */
+export interface PackObjectsHook {
+  attach(view: string): { args: string[]; release(): void };
+}
+
 /** One upload-pack for one request, stopped when the client goes away or after its time. */
-function startUploadPack(runner: GitRunner, mirror: string, args: string[], gitProtocol: string | undefined): GitProcess {
-  return runner.start([...SERVER_CONFIG, 'upload-pack', '--stateless-rpc', ...args, mirror], {
-    timeoutMs: UPLOAD_PACK_TIMEOUT_MS,
-    ...(gitProtocol === undefined ? {} : { gitProtocol }),
-  });
+function startUploadPack(runner: GitRunner, mirror: string, args: string[], options: { gitProtocol: string | undefined; packObjects?: PackObjectsHook | undefined }): GitProcess {
+  const hook = options.packObjects?.attach(mirror);
+  try {
+    const git = runner.start([...SERVER_CONFIG, ...(hook?.args ?? []), 'upload-pack', '--stateless-rpc', ...args, mirror], {
+      timeoutMs: UPLOAD_PACK_TIMEOUT_MS,
+      ...(options.gitProtocol === undefined ? {} : { gitProtocol: options.gitProtocol }),
+    });
+    if (hook) git.child.once('close', hook.release);
+    return git;
+  } catch (error) {
+    hook?.release();
+    throw error;
+  }
 }
 
 /**
@@ -45,7 +66,7 @@ function startUploadPack(runner: GitRunner, mirror: string, args: string[], gitP
  * answers with its capabilities only, as git-http-backend does.
  */
 export function advertisement(runner: GitRunner, mirror: string, gitProtocol: string | undefined): { git: GitProcess; body: Readable } {
-  const git = startUploadPack(runner, mirror, ['--advertise-refs'], gitProtocol);
+  const git = startUploadPack(runner, mirror, ['--advertise-refs'], { gitProtocol });
   if (isV2(gitProtocol)) return { git, body: git.child.stdout };
   const body = new PassThrough();
   body.write(pktLine('# service=git-upload-pack\n'));
@@ -54,9 +75,13 @@ export function advertisement(runner: GitRunner, mirror: string, gitProtocol: st
   return { git, body };
 }
 
-/** A fetch or clone (`POST …/git-upload-pack`): the request body in, the pack out. */
-export function uploadPack(runner: GitRunner, mirror: string, request: { body: Readable; gzip: boolean; gitProtocol: string | undefined }): { git: GitProcess; body: Readable } {
-  const git = startUploadPack(runner, mirror, [], request.gitProtocol);
+/** A fetch or clone (`POST …/git-upload-pack`): the request body in, the pack out (from the pack cache when `packObjects` is given). */
+export function uploadPack(
+  runner: GitRunner,
+  mirror: string,
+  request: { body: Readable; gzip: boolean; gitProtocol: string | undefined; packObjects?: PackObjectsHook | undefined },
+): { git: GitProcess; body: Readable } {
+  const git = startUploadPack(runner, mirror, [], request);
   const input = request.gzip ? request.body.pipe(createGunzip()) : request.body;
   // A body that fails (too large, bad gzip, the client gone) ends the process: its answer would be garbage.
   const capped = input.pipe(new ByteCap(MAX_REQUEST_BYTES));

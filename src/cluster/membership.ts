@@ -76,7 +76,8 @@ export class ShardMembership {
         // The beat first: a walk of a large shard's mirrors must not make it late.
         const { endpoint } = this.options;
         await this.options.shards.heartbeat({ id: this.options.shardId, bytes: this.#bytes.value, worker: { node: this.#node, ...(endpoint !== undefined ? { endpoint } : {}) } });
-        if (Date.now() - this.#bytes.at >= SIZE_EVERY_MS) this.#bytes = { value: await directoryBytes(this.options.mirrorsDir), at: Date.now() };
+        // The mirrors and the LFS objects (the lfs module keeps them in <dataDir>/lfs) count alike.
+        if (Date.now() - this.#bytes.at >= SIZE_EVERY_MS) this.#bytes = { value: (await directoryBytes(this.options.mirrorsDir)) + (await directoryBytes(join(this.options.dataDir, 'lfs'))), at: Date.now() };
       } catch (error) {
         this.options.logger.warn({ event: 'shard_heartbeat_failed', shard: this.options.shardId, err: String(error) }, 'shard heartbeat failed');
       } finally {

@@ -30,9 +30,13 @@ export type ReplicationApi = Pick<
   | 'removeMovedCopies'
   | 'onMirrorRemoved'
   | 'followSyncs'
+  | 'housekeeping'
+  | 'addStatusSection'
+  | 'statusSections'
 >;
 
 export type { SyncFollower, SyncedMirror } from './sync.js';
+export type { SourceStatusSection } from './status-sections.js';
 
 /**
  * Where sources are placed (the cluster module answers it): the storage

@@ -6,8 +6,13 @@ import type { ReplicationApi } from './api.js';
 import { printJson } from '../module/command-output.js';
 import { option, secondsOrDuration } from '../module/command-options.js';
 
-/** The JSON form of a source in `forgesync status --json` (a contract for other tools). */
-export function sourceStatusJson(source: SourceWithRegistry) {
+/**
+ * The JSON form of a source in `forgesync status --json` (a contract for
+ * other tools). `status` passes the sections other parts report of the
+ * source (`housekeeping`, `lfs`: see SourceStatusSection), which follow the
+ * registry's fields; `add --json` and `sync --json` show the registry only.
+ */
+export function sourceStatusJson(source: SourceWithRegistry, sections?: Record<string, unknown>) {
   const row = source.registry;
   return {
     name: source.name,
@@ -26,6 +31,7 @@ export function sourceStatusJson(source: SourceWithRegistry) {
     requestedSeq: row.requestedSeq,
     completedSeq: row.completedSeq,
     shard: source.shard,
+    ...sections,
   };
 }
 
@@ -104,8 +110,12 @@ export function replicationCommands(withApi: WithApi<ReplicationApi>): Command[]
     .argument('[name]')
     .option('--json', 'machine-readable output')
     .action(async (name: string | undefined, options: { json?: boolean }, command: Command) => {
-      const sources = await withApi(command, async (replication) => (name ? [await replication.getSource(name)] : replication.listSources()));
-      if (options.json) printJson(name ? sourceStatusJson(sources[0]!) : sources.map(sourceStatusJson));
+      const { sources, sections } = await withApi(command, async (replication) => {
+        const sources = name ? [await replication.getSource(name)] : await replication.listSources();
+        return { sources, sections: options.json ? await replication.statusSections(sources) : new Map<number, Record<string, unknown>>() };
+      });
+      const json = (source: SourceWithRegistry) => sourceStatusJson(source, sections.get(source.id));
+      if (options.json) printJson(name ? json(sources[0]!) : sources.map(json));
       else if (sources.length === 0) process.stdout.write('no sources; add one with: forgesync add <url>\n');
       else for (const source of sources) process.stdout.write(`${statusLine(source)}\n`);
     });

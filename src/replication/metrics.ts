@@ -43,3 +43,46 @@ export function replicationMetrics(registry: Registry, counts: () => Promise<Reg
 }
 
 export type ReplicationMetrics = ReturnType<typeof replicationMetrics>;
+
+/**
+ * Housekeeping's metrics (see replication/housekeeping.ts): runs and their
+ * durations by task, and the loose objects, packs and loose refs of every
+ * measured mirror summed from the reports (no per-source label).
+ */
+export function housekeepingMetrics(registry: Registry, totals: () => Promise<{ looseObjects: number; packs: number; looseRefs: number }>) {
+  new Gauge({
+    name: 'forgesync_mirror_objects',
+    help: 'Loose objects, packs and loose refs of all mirrors, as housekeeping last measured them (kind: loose_objects, packs, loose_refs).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    async collect() {
+      const sums = await totals();
+      this.set({ kind: 'loose_objects' }, sums.looseObjects);
+      this.set({ kind: 'packs' }, sums.packs);
+      this.set({ kind: 'loose_refs' }, sums.looseRefs);
+    },
+  });
+  return {
+    runs: new Counter({
+      name: 'forgesync_housekeeping_runs_total',
+      help: 'Housekeeping tasks run on mirrors, by task (full-repack, geometric-repack, pack-refs, commit-graph) and result (done, failed).',
+      labelNames: ['task', 'result'] as const,
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'forgesync_housekeeping_duration_seconds',
+      help: 'Duration of housekeeping tasks, by task.',
+      labelNames: ['task'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
+      registers: [registry],
+    }),
+    checks: new Counter({
+      name: 'forgesync_housekeeping_checks_total',
+      help: 'Looks at a mirror after a sync, by outcome: tidy (nothing due) or ran (tasks ran).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type HousekeepingMetrics = ReturnType<typeof housekeepingMetrics>;

@@ -22,7 +22,7 @@ import { removeMovedCopies } from './janitor.js';
 import { Scheduler } from './scheduler.js';
 import { SyncService, syncLeaseKey, type SyncFollower } from './sync.js';
 import { SyncFollowers } from './followers.js';
-import { Nudger, SYNC_JOB, VERIFY_JOB } from './nudger.js';
+import { Nudger, SYNC_JOB, syncRoom, VERIFY_JOB } from './nudger.js';
 import { Batcher } from '../util/batcher.js';
 import { Signal } from '../util/signal.js';
 import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
@@ -31,7 +31,8 @@ export type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, Syn
 import { Verifier } from './verify.js';
 import { oncePerDelivery } from './webhooks/once.js';
 import { ownerName } from '../leases/owner.js';
-
+import { MirrorHousekeeping } from './housekeeping.js';
+import { SourceStatusSections, type SourceStatusSection } from './status-sections.js';
 export { SYNC_JOB, VERIFY_JOB } from './nudger.js';
 
 // Cron sources are looked at every minute; the cron expression decides when they run.
@@ -54,9 +55,11 @@ export class Replication {
   readonly verifier: Verifier;
   readonly metrics: ReplicationMetrics;
   readonly jobs: Record<string, JobKind>;
+  readonly housekeeping: MirrorHousekeeping;
   readonly #deliveries: WebhookDeliveryRepository;
   readonly #mirrorRemoved = new Signal<string>();
   readonly #followers: SyncFollowers;
+  readonly #statusSections = new SourceStatusSections();
   readonly #nudger: Nudger;
   /**
    * Concurrent deliveries' requests go together (a group commit: one UPDATE
@@ -78,6 +81,9 @@ export class Replication {
     const { database, leases, logger, settings } = options;
     this.sources = new SourceRepository(database);
     this.#followers = new SyncFollowers(logger);
+    this.housekeeping = new MirrorHousekeeping({ database, runner: options.runner, logger, metrics: options.metrics, settings });
+    this.#followers.add(this.housekeeping);
+    this.#statusSections.add(this.housekeeping);
     // A started row is looked at again (did its worker die?) and a lost job swept after two lease ttls.
     this.registry = new RegistryRepository(database, { defaultIntervalMs: settings.syncIntervalMs, startedRecheckMs: 2 * options.leaseTtlMs });
     this.#deliveries = new WebhookDeliveryRepository(database);
@@ -109,7 +115,7 @@ export class Replication {
     this.scheduler = new Scheduler({
       registry: this.registry,
       leases,
-      syncRoom: () => this.#syncRoom(),
+      syncRoom: () => syncRoom(options.jobs, options.liveShards),
       nudge: (source, trigger) => this.#nudger.nudge(source, trigger),
       nudgeVerify: (source) => this.#nudger.nudge(source, 'verify', VERIFY_JOB),
       logger,
@@ -162,6 +168,16 @@ export class Replication {
   /** Runs `follower` after every sync of a mirror in this process, under the source's lease (see SyncFollower); the returned function stops that. */
   followSyncs(follower: SyncFollower): () => void {
     return this.#followers.add(follower);
+  }
+
+  /** Adds a part to every source's `status --json` (see SourceStatusSection); the returned function removes it. */
+  addStatusSection(section: SourceStatusSection): () => void {
+    return this.#statusSections.add(section);
+  }
+
+  /** Every status section's part of each of `sources`, by source id. */
+  statusSections(sources: readonly SourceWithRegistry[]): Promise<Map<number, Record<string, unknown>>> {
+    return this.#statusSections.describe(sources);
   }
 
   /** Registers an upstream; its first sync is requested at once. */
@@ -264,26 +280,10 @@ export class Replication {
     return this.options.jobs.load(SYNC_JOB);
   }
 
-  /**
-   * How many more sync jobs the workers have room for (twice their
-   * capacity, less those running and queued). With jobs routed by shard,
-   * each live shard's queue counts on its own: a backlog on one shard
-   * leaves the others' room alone, and a process that runs no worker (the
-   * scheduler) still sees the workers' room.
-   */
-  async #syncRoom(): Promise<number> {
-    const { jobs, liveShards } = this.options;
-    const loads = liveShards ? await Promise.all((await liveShards()).map((shard) => jobs.load(SYNC_JOB, { shard }))) : [await jobs.load(SYNC_JOB)];
-    return loads.reduce((room, load) => room + Math.max(0, 2 * load.capacity - load.running - load.queued), 0);
-  }
-
   /** The current holder of a source's sync lease, if any. */
   leaseHolder(source: Source): Promise<LeaseHolder | null> {
     return this.options.leases.inspect(syncLeaseKey(source.id));
   }
-
-  // The verbs: requestSync… records a request (a worker serves it later) and returns at once;
-  // sync runs it here (or waits for its runner) until served; nudge wakes workers for requests recorded already.
 
   /**
    * Records a sync request for one source and nudges a worker. `source` is

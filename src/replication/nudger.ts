@@ -65,3 +65,15 @@ export class Nudger {
     for (const source of await this.options.sources.findByIds(ids)) await this.nudge(source, trigger ?? 'schedule');
   }
 }
+
+/**
+ * How many more sync jobs the workers have room for (twice their capacity,
+ * less those running and queued). With jobs routed by shard, each live
+ * shard's queue counts on its own: a backlog on one shard leaves the
+ * others' room alone, and a process that runs no worker (the scheduler)
+ * still sees the workers' room.
+ */
+export async function syncRoom(jobs: Pick<JobTransport, 'load'>, liveShards: (() => Promise<string[]>) | undefined): Promise<number> {
+  const loads = liveShards ? await Promise.all((await liveShards()).map((shard) => jobs.load(SYNC_JOB, { shard }))) : [await jobs.load(SYNC_JOB)];
+  return loads.reduce((room, load) => room + Math.max(0, 2 * load.capacity - load.running - load.queued), 0);
+}

@@ -1,4 +1,4 @@
-import { duration, integer, setting, text } from '../config/setting.js';
+import { boolean, duration, integer, setting, text } from '../config/setting.js';
 import { decodeWebhookSecret } from './webhooks/standard.js';
 
 /** A Standard Webhooks secret (`whsec_<base64>`), checked here so a bad one stops the start, not every delivery. */
@@ -44,6 +44,27 @@ export const replicationSettings = {
     default: '24h',
     doc: 'How often a synced mirror is re-checked against its recorded refs checksum.',
     parse: duration(1000),
+  }),
+  housekeeping: setting({
+    key: 'housekeeping',
+    env: 'FORGESYNC_HOUSEKEEPING',
+    default: 'true',
+    doc: 'Keep mirrors packed after their syncs, under the source\'s lease (geometric repacks with bitmaps and a multi-pack index, packed refs, commit-graphs, pruning): the mirror is measured after every sync and work runs only when due.',
+    parse: boolean,
+  }),
+  housekeepingIntervalMs: setting({
+    key: 'housekeepingInterval',
+    env: 'FORGESYNC_HOUSEKEEPING_INTERVAL',
+    default: '1h',
+    doc: 'The longest a mirror with a few loose objects or refs waits to be packed (past 100 of either, or 4 new packs, it is packed after the sync that made them).',
+    parse: duration(60_000),
+  }),
+  housekeepingPruneGraceMs: setting({
+    key: 'housekeepingPruneGrace',
+    env: 'FORGESYNC_HOUSEKEEPING_PRUNE_GRACE',
+    default: '14d',
+    doc: 'How long an object no ref reaches is kept after it was written or last served (a clone or snapshot that started before a ref moved has this long); the weekly full repack deletes older ones.',
+    parse: duration(60_000),
   }),
   webhookReaderThreads: setting({
     key: 'webhookReaderThreads',

@@ -5,7 +5,8 @@ import type { GitProcess, GitRunner } from '../../git/runner.js';
 import { authenticate, callerOf, inScope, type AuthTokens } from '../../server/auth.js';
 import type { ShardReads } from '../../cluster/api.js';
 import { header } from '../../server/routes/common.js';
-import { advertisement, MAX_REQUEST_BYTES, uploadPack } from '../upload-pack.js';
+import type { LfsApi } from '../../lfs/api.js';
+import { advertisement, MAX_REQUEST_BYTES, uploadPack, type PackObjectsHook } from '../upload-pack.js';
 
 /** What the routes need: where a source's mirror is (undefined: no such source, or not cloned yet), and the git runner. */
 export interface GitRouteOptions {
@@ -14,10 +15,16 @@ export interface GitRouteOptions {
   mirrorOf(name: string): Promise<string | undefined>;
   /** Distributed mode: a source whose mirror is on another shard is served by that shard's worker (both ways streamed). */
   shardFiles?: ShardReads | undefined;
+  /** The pack cache fetches are answered from; undefined: it is off. */
+  packObjects?: PackObjectsHook | undefined;
+  /** Answers `<name>[.git]/info/lfs/…` (Git LFS) once the caller is authenticated; undefined: those paths are not found. */
+  lfs?: LfsApi | undefined;
 }
 
 /** `<name>[.git]/<what>`: the name may itself hold slashes; the suffix is optional, as forges have it. */
 const PATH = /^(?<name>.+?)(?:\.git)?\/(?<what>info\/refs|git-upload-pack|git-receive-pack)$/;
+/** `<name>[.git]/info/lfs/<what>`: Git LFS's batch API and objects, for the lfs module. */
+const LFS_PATH = /^(?<name>.+?)(?:\.git)?\/info\/lfs\/(?<what>.+)$/;
 
 const READ_ONLY = 'forgesync: this copy is read-only; push to the upstream repository instead\n';
 const CHALLENGE = 'Basic realm="forgesync"';
@@ -34,12 +41,14 @@ const CHALLENGE = 'Basic realm="forgesync"';
 export function gitRoutes(options: GitRouteOptions): FastifyPluginAsyncZod {
   return async (server) => {
     // The request body goes to upload-pack as it arrives (capped there, decompressed when gzip).
-    server.addContentTypeParser(['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'], (_request, payload, done) => done(null, payload));
+    server.addContentTypeParser(['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request', 'application/vnd.git-lfs+json'], (_request, payload, done) => done(null, payload));
     server.route({
       method: ['GET', 'POST'],
       url: '/git/*',
       schema: { hide: true },
       handler: async (request, reply) => {
+        const lfs = options.lfs && LFS_PATH.exec((request.params as { '*': string })['*'])?.groups;
+        if (lfs) return (await authorized(request, reply, options.tokens, lfs.name!)) ? options.lfs!.serve({ name: lfs.name!, path: lfs.what!, request, reply, shardFiles: options.shardFiles }) : reply;
         const path = PATH.exec((request.params as { '*': string })['*'])?.groups;
         if (!path) return text(reply, 404, 'forgesync: not a git repository path\n');
         const { name, what } = path as { name: string; what: string };
@@ -56,7 +65,7 @@ export function gitRoutes(options: GitRouteOptions): FastifyPluginAsyncZod {
         if (request.method === 'GET') return stream(reply, advertisement(options.runner, mirror, gitProtocol), 'application/x-git-upload-pack-advertisement');
         if (Number(request.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return text(reply, 413, `forgesync: the request body is over ${MAX_REQUEST_BYTES} bytes\n`);
         const gzip = header(request, 'content-encoding') === 'gzip';
-        return stream(reply, uploadPack(options.runner, mirror, { body: request.body as Readable, gzip, gitProtocol }), 'application/x-git-upload-pack-result');
+        return stream(reply, uploadPack(options.runner, mirror, { body: request.body as Readable, gzip, gitProtocol, packObjects: options.packObjects }), 'application/x-git-upload-pack-result');
       },
     });
   };

@@ -1,26 +1,8 @@
-import { createHash, randomUUID, type Hash } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import type { BodySink } from '../../egress/body.js';
-import { requestFollowingRedirects } from '../../egress/http.js';
-import type { EgressPolicy } from '../../egress/policy.js';
+import { downloadByContent, type ContentDownloadOptions } from '../../egress/download.js';
 import { safeContentType } from './names.js';
 
-export interface DownloadOptions {
-  policy: EgressPolicy;
-  signal: AbortSignal;
-  timeoutMs: number;
-  /** The largest file kept; a longer one fails with EgressResponseTooLargeError (nothing is kept). */
-  maxBytes: number;
-  /** Whether a redirect to `next` is followed (each hop is asked). */
-  follow: (next: URL) => boolean;
-  /** The headers of the request to each hop (a token only where it is bound). */
-  headers: (hop: URL) => Record<string, string>;
-  /** Where the file goes, named by its SHA-256 (created if missing). */
-  filesDir: string;
-}
+/** How an attachment is downloaded (see egress/download.ts): stored by its SHA-256 in `filesDir`. */
+export type DownloadOptions = Omit<ContentDownloadOptions, 'expected'>;
 
 /** A file stored, or the answer that ended the download without one (an error, a redirect not followed). */
 export type Download =
@@ -28,71 +10,13 @@ export type Download =
   | { stored: false; status: number; location: string | undefined };
 
 /**
- * GETs `url` (redirects followed hop by hop through the egress policy) and
- * streams a 200's body to a temporary file in `filesDir`, hashing it on the
- * way, then renames it to `<filesDir>/<sha256>`: a file is never held whole
- * in memory, the size cap holds while the bytes arrive, and a download that
- * fails midway leaves nothing behind. Other answers' bodies are not kept.
- * @throws what requestFollowingRedirects throws (EgressResponseTooLargeError past `maxBytes`); a write error of the disk.
+ * GETs `url` and stores a 200's body as `<filesDir>/<sha256>` (streamed,
+ * hashed on the way, capped, renamed into place whole: downloadByContent),
+ * with the content type it may be served with.
+ * @throws what downloadByContent throws.
  */
 export async function downloadFile(url: URL, options: DownloadOptions): Promise<Download> {
-  await mkdir(options.filesDir, { recursive: true });
-  const temporary = join(options.filesDir, `.download-${randomUUID()}.tmp`);
-  const hash = createHash('sha256');
-  let closed: Promise<void> | undefined;
-  const sink: BodySink = ({ status }) => {
-    if (status !== 200) return discarding();
-    const file = createWriteStream(temporary, { flags: 'wx' });
-    closed = new Promise((resolve) => file.once('close', () => resolve()));
-    return hashingInto(file, hash);
-  };
-  try {
-    const response = await requestFollowingRedirects(url, {
-      policy: options.policy,
-      signal: options.signal,
-      timeoutMs: options.timeoutMs,
-      maxBytes: options.maxBytes,
-      follow: options.follow,
-      headers: options.headers,
-      sink,
-    });
-    if (response.status !== 200) return { stored: false, status: response.status, location: response.headers.location };
-    const sha256 = hash.digest('hex');
-    await rename(temporary, join(options.filesDir, sha256));
-    return { stored: true, sha256, size: response.size, contentType: safeContentType(response.headers['content-type']) };
-  } finally {
-    // The file is closed before it is removed: an open still under way would otherwise leave it behind.
-    await closed;
-    await rm(temporary, { force: true });
-  }
-}
-
-/** Writes to `file` what it is given, hashing it on the way; finishes once the file is closed. */
-function hashingInto(file: WriteStream, hash: Hash): Writable {
-  const writer = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      if (file.write(chunk)) callback();
-      else file.once('drain', () => callback());
-    },
-    final(callback) {
-      file.once('close', () => callback());
-      file.end();
-    },
-    destroy(error, callback) {
-      if (!file.destroyed) file.destroy();
-      callback(error);
-    },
-  });
-  file.once('error', (error) => writer.destroy(error));
-  return writer;
-}
-
-/** A body nobody keeps (an error's, a redirect's): read and dropped, still counted against the cap. */
-function discarding(): Writable {
-  return new Writable({
-    write(_chunk, _encoding, callback) {
-      callback();
-    },
-  });
+  const download = await downloadByContent(url, options);
+  if (!download.stored) return { stored: false, status: download.status, location: 'location' in download ? download.location : undefined };
+  return { stored: true, sha256: download.sha256, size: download.size, contentType: safeContentType(download.headers['content-type']) };
 }

@@ -61,11 +61,21 @@ export const AttemptSchema = z
   });
 export type AttemptJson = z.output<typeof AttemptSchema>;
 
-/** Source detail: the source, its lease holder and its last attempts (newest first). */
+/** What housekeeping last found and did on a source's mirror (as in `status --json`): every field null before its first look. */
+export const HousekeepingSchema = z.object({
+  lastRunAt: z.string().nullable().describe('when housekeeping last ran a task on the mirror (ISO 8601); null: never'),
+  packs: z.number().int().nullable(),
+  looseObjects: z.number().int().nullable(),
+  looseRefs: z.number().int().nullable(),
+  lastTasks: z.array(z.string()).nullable().describe('tasks of the last run: full-repack, geometric-repack, pack-refs, commit-graph'),
+});
+
+/** Source detail: the source, its lease holder, its last attempts (newest first) and its mirror's housekeeping. */
 export const SourceDetailSchema = SourceSchema.extend({
   leaseKey: z.string(),
   lease: LeaseHolderSchema.nullable(),
   attempts: z.array(AttemptSchema),
+  housekeeping: HousekeepingSchema,
 });
 export type SourceDetailJson = z.output<typeof SourceDetailSchema>;
 

@@ -19,6 +19,7 @@ import {
   UpdateSourceBodySchema,
 } from './schemas.js';
 import { attemptJson, sourceJson } from './serialize.js';
+import { housekeepingJson } from '../housekeeping.js';
 import { sourceActionRoutes } from './source-actions.js';
 
 /** How long DELETE waits for a running sync to let go of the source's lease before answering 409. */
@@ -123,15 +124,17 @@ function oneSourceRoutes(server: SourcesServer, { replication, serverPaths, json
       if (!inScope(request, request.params.name)) throw new SourceNotFoundError(request.params.name);
       const source = await replication.getSource(request.params.name);
       const leaseKey = syncLeaseKey(source.id);
-      const [holder, attempts] = await Promise.all([
+      const [holder, attempts, housekeeping] = await Promise.all([
         replication.leaseHolder(source),
         request.query.attempts > 0 ? replication.registry.attempts(source.id, request.query.attempts) : [],
+        replication.housekeeping.reports([source.id]),
       ]);
       return {
         ...json(source),
         leaseKey,
         lease: holder ? leaseHolderJson(holder) : null,
         attempts: attempts.map((attempt) => attemptJson(attempt, serverPaths)),
+        housekeeping: housekeepingJson(housekeeping.get(source.id)),
       };
     },
   );

@@ -17,6 +17,8 @@ import { importRetryAt } from './014_import_retry_at.js';
 import { importAttachmentFetchUrl } from './015_import_attachment_fetch_url.js';
 import { importProgress } from './016_import_progress.js';
 import { changeStaged } from './017_change_staged.js';
+import { housekeeping } from './018_housekeeping.js';
+import { lfs } from './019_lfs.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -42,6 +44,8 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '015_import_attachment_fetch_url': importAttachmentFetchUrl(),
     '016_import_progress': importProgress(dialect),
     '017_change_staged': changeStaged(dialect),
+    '018_housekeeping': housekeeping(dialect),
+    '019_lfs': lfs(dialect),
   };
 }
 

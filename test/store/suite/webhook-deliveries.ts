@@ -99,7 +99,7 @@ export function describeWebhookDeliveries(ctx: StoreContext): void {
         const migrator = new Migrator({ db: database.db, provider: migrationProvider(database.dialect), migrationTableSchema: schema });
         const down = await migrator.migrateTo('004_source_name_nocase');
         expect(down.error).toBeUndefined();
-        expect(down.results?.map((r) => `${r.direction} ${r.migrationName} ${r.status}`)).toEqual(['Down 017_change_staged Success', 'Down 016_import_progress Success', 'Down 015_import_attachment_fetch_url Success', 'Down 014_import_retry_at Success', 'Down 013_import_unfinished_runs Success', 'Down 012_feed_secrets Success', 'Down 011_registry_verify_index Success', 'Down 010_shard_endpoints Success', 'Down 009_registry_next_run Success', 'Down 008_storage_shards Success', 'Down 007_change_feeds Success', 'Down 006_github_imports Success', 'Down 005_webhook_deliveries Success']);
+        expect(down.results?.map((r) => `${r.direction} ${r.migrationName} ${r.status}`)).toEqual(['Down 019_lfs Success', 'Down 018_housekeeping Success', 'Down 017_change_staged Success', 'Down 016_import_progress Success', 'Down 015_import_attachment_fetch_url Success', 'Down 014_import_retry_at Success', 'Down 013_import_unfinished_runs Success', 'Down 012_feed_secrets Success', 'Down 011_registry_verify_index Success', 'Down 010_shard_endpoints Success', 'Down 009_registry_next_run Success', 'Down 008_storage_shards Success', 'Down 007_change_feeds Success', 'Down 006_github_imports Success', 'Down 005_webhook_deliveries Success']);
         await expect(rows(database)).rejects.toThrow(/webhook_deliveries/);
         await database.close();
 
