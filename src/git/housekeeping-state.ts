@@ -179,17 +179,30 @@ function entrySeconds(line: string): number {
 const OBJECT_LOCKS = [join('objects', 'pack', 'multi-pack-index.lock'), join('objects', 'info', 'commit-graphs', 'commit-graph-chain.lock'), join('objects', 'info', 'commit-graph.lock')];
 
 /**
- * Removes the locks a housekeeping git killed mid-write (a lost lease, a
- * stopped process) left in `mirror`, which would make every later run fail
- * with "File exists": those of refs (`packed-refs.lock`, see locks.ts) and
- * of the multi-pack index and commit-graph. As in locks.ts, only locks older
- * than STALE_LOCK_AGE_MS, under the source's lease: no live git of ours holds one that long.
+ * Temporary packs older than this are a killed git's: a git writing one
+ * touches it continually, and none of ours stops writing for that long.
+ */
+const STALE_TEMP_PACK_AGE_MS = 10 * 60_000;
+
+/**
+ * Removes what a housekeeping or fetch git killed mid-write (a lost lease,
+ * a stopped process, SIGKILL) left in `mirror`: the locks that would make
+ * every later run fail with "File exists" (those of refs, `packed-refs.lock`,
+ * see locks.ts, and of the multi-pack index and commit-graph), older than
+ * STALE_LOCK_AGE_MS; and the temporary packs (`objects/pack/.tmp-*` of a
+ * repack, `tmp_pack_*`/`tmp_idx_*` of a fetch), which nothing else ever
+ * removes and which can be as large as the repository, older than
+ * STALE_TEMP_PACK_AGE_MS. Under the source's lease: no live git of ours
+ * holds or writes one that long.
  */
 export function removeStaleHousekeepingLocks(mirror: string, now = Date.now()): RemovedLock[] {
   const removed = removeStaleLocks(mirror, STALE_LOCK_AGE_MS, now);
-  for (const path of OBJECT_LOCKS) {
+  const temporaryPacks = listDir(join(mirror, 'objects', 'pack'))
+    .filter((name) => name.startsWith('.tmp-') || name.startsWith('tmp_pack_') || name.startsWith('tmp_idx_'))
+    .map((name) => ({ path: join('objects', 'pack', name), minAgeMs: STALE_TEMP_PACK_AGE_MS }));
+  for (const { path, minAgeMs } of [...OBJECT_LOCKS.map((path) => ({ path, minAgeMs: STALE_LOCK_AGE_MS })), ...temporaryPacks]) {
     const info = lstatSync(join(mirror, path), { throwIfNoEntry: false });
-    if (!info?.isFile() || now - info.mtimeMs < STALE_LOCK_AGE_MS) continue;
+    if (!info?.isFile() || now - info.mtimeMs < minAgeMs) continue;
     rmSync(join(mirror, path), { force: true });
     removed.push({ path, ageMs: Math.round(now - info.mtimeMs) });
   }

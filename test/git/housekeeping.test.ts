@@ -121,6 +121,9 @@ describe('mirror housekeeping', () => {
     const mirror = (await sync()).path;
     const midxLock = plantLock(mirror, 'objects/pack/multi-pack-index.lock', STALE_LOCK_AGE_MS + 60_000);
     const graphLock = plantLock(mirror, 'objects/info/commit-graphs/commit-graph-chain.lock', STALE_LOCK_AGE_MS + 60_000);
+    // A SIGKILLed repack's temporary pack (as large as the repository, and never removed by git) and a fresh one.
+    const killedPack = plantLock(mirror, 'objects/pack/.tmp-4242-pack-0123.pack', 11 * 60_000);
+    const writing = plantLock(mirror, 'objects/pack/tmp_pack_AbC123', 60_000);
     upstream.commit('second');
     upstream.publish();
 
@@ -128,8 +131,9 @@ describe('mirror housekeeping', () => {
 
     expect(tasksOf(run)).toEqual(expect.arrayContaining(['geometric-repack:done', 'commit-graph:done']));
     expect(tasksOf(run).filter((task) => task.endsWith(':failed'))).toEqual([]);
-    expect(run.staleLocks.map((lock) => lock.path).sort()).toEqual(['objects/info/commit-graphs/commit-graph-chain.lock', 'objects/pack/multi-pack-index.lock']);
-    expect(existsSync(midxLock) || existsSync(graphLock)).toBe(false);
+    expect(run.staleLocks.map((lock) => lock.path).sort()).toEqual(['objects/info/commit-graphs/commit-graph-chain.lock', 'objects/pack/.tmp-4242-pack-0123.pack', 'objects/pack/multi-pack-index.lock']);
+    expect(existsSync(midxLock) || existsSync(graphLock) || existsSync(killedPack)).toBe(false);
+    expect(existsSync(writing)).toBe(true);
 
     // A fresh lock may be a live git's: left alone, and the task that needs it fails (reported, not thrown).
     plantLock(mirror, 'packed-refs.lock', 1000);
