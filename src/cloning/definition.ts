@@ -11,7 +11,7 @@ import type { ForgesyncServer } from '../server/app.js';
 import type { RouteContext } from '../server/module-routes.js';
 import { LazyPackCache } from './pack-cache/lazy.js';
 import { cloningSettings } from './settings.js';
-import { PACK_GENERATION_TIMEOUT_MS } from './upload-pack.js';
+import { PACK_GENERATION_TIMEOUT_MS, uploadPackArgv } from './upload-pack.js';
 
 /** What serving clones needs: the sources and where their mirrors are. */
 export interface CloningNeeds {
@@ -30,7 +30,13 @@ export const cloningDefinition = {
     const { runner, config } = services;
     // Opened by the first routes registered (a serving process only), shared by the public and the shard routes.
     const packCache = new LazyPackCache(
-      { dataDir: config.dataDir, maxBytes: settings.packCacheMaxBytes, ttlMs: settings.packCacheTtlMs, generationTimeoutMs: PACK_GENERATION_TIMEOUT_MS },
+      {
+        dataDir: config.dataDir,
+        maxBytes: settings.packCacheMaxBytes,
+        ttlMs: settings.packCacheTtlMs,
+        generationTimeoutMs: PACK_GENERATION_TIMEOUT_MS,
+        responseCommand: { argvFor: uploadPackArgv },
+      },
       services,
     );
     /** The source's mirror, when there is such a source and it has been cloned. */
@@ -44,8 +50,8 @@ export const cloningDefinition = {
     const register = async (server: ForgesyncServer, context: RouteContext, shardFiles: ShardReads | undefined) => {
       // Loaded only by a serving process.
       const { gitRoutes } = await import('./http/routes.js');
-      const packObjects = await packCache.hook();
-      await server.register(gitRoutes({ tokens: context.tokens, runner, mirrorOf, shardFiles, packObjects, lfs: needs.lfs }));
+      const cache = await packCache.open();
+      await server.register(gitRoutes({ tokens: context.tokens, runner, mirrorOf, shardFiles, packObjects: cache?.hook, responses: cache?.responses, lfs: needs.lfs }));
     };
     return {
       api: {} as CloningApi,

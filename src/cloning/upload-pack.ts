@@ -1,5 +1,5 @@
 import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, gunzipSync } from 'node:zlib';
 import type { GitProcess, GitRunner } from '../git/runner.js';
 
 /*
@@ -22,6 +22,31 @@ export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
  * leftovers until they are pruned).
  */
 const SERVER_CONFIG = ['-c', 'uploadpack.allowFilter=true', '-c', 'uploadpack.allowReachableSHA1InWant=true'];
+
+/** git's arguments that answer one stateless fetch request in `view` (what the pack cache runs for a whole clone's answer). */
+export function uploadPackArgv(view: string): string[] {
+  return [...SERVER_CONFIG, 'upload-pack', '--stateless-rpc', view];
+}
+
+/**
+ * A request body read whole and decompressed, when it announced a length of
+ * at most `maxBytes` (a clone's wants); undefined otherwise (then it is
+ * streamed to upload-pack as it comes).
+ * @throws RequestTooLargeError when it decompresses past MAX_REQUEST_BYTES; zlib's error for bad gzip.
+ */
+export async function readSmallBody(request: { body: Readable; gzip: boolean; contentLength: number | undefined }, maxBytes: number): Promise<Buffer | undefined> {
+  if (request.contentLength === undefined || request.contentLength > maxBytes) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of request.body) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  if (!request.gzip) return body;
+  try {
+    return gunzipSync(body, { maxOutputLength: MAX_REQUEST_BYTES });
+  } catch (error) {
+    if (error instanceof RangeError) throw new RequestTooLargeError();
+    throw error;
+  }
+}
 
 /** A request body larger than MAX_REQUEST_BYTES (after decompression). */
 export class RequestTooLargeError extends Error {

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPackCache } from '../../src/cloning/pack-cache/open.js';
+import { uploadPackArgv } from '../../src/cloning/upload-pack.js';
 import { GitRunner } from '../../src/git/runner.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { FIXTURE_ENV, git, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
@@ -91,9 +92,20 @@ describe('the pack cache (default settings)', () => {
     removeTempDirs();
   });
 
-  it('answers 8 concurrent clones of the same commit with one pack-objects run, every clone whole', async () => {
+  it('answers 8 concurrent clones of the same commit with one upload-pack run, every clone whole', async () => {
     const [missesBefore, hitsBefore] = [await misses(t), await hits(t)];
-    const copies = await Promise.all(Array.from({ length: 8 }, () => cloneFrom(t, 'widgets')));
+    // Each clone's ref advertisement and ref listing (protocol v2's ls-refs) run an upload-pack of their own; its fetch
+    // (wants and done) is answered from the cache, whose one generation is the only upload-pack run with --git-dir.
+    const { runner } = t.app;
+    const plainStart = runner.start.bind(runner);
+    const fetches: string[][] = [];
+    runner.start = (args, options) => {
+      if (args.includes('upload-pack') && !args.includes('--advertise-refs')) fetches.push(args);
+      return plainStart(args, options);
+    };
+    const copies = await Promise.all(Array.from({ length: 8 }, () => cloneFrom(t, 'widgets'))).finally(() => (runner.start = plainStart));
+    expect(fetches.filter((args) => args.includes('--git-dir'))).toHaveLength(1);
+    expect(fetches).toHaveLength(8 + 1);
     for (const copy of copies) {
       expect(git(copy, 'rev-parse', 'HEAD')).toBe(git(upstream.bare, 'rev-parse', 'main'));
       expect(git(copy, 'rev-parse', 'origin/feature')).toBe(git(upstream.bare, 'rev-parse', 'feature'));
@@ -162,8 +174,10 @@ describe('the pack cache (default settings)', () => {
     let killed = 0;
     runner.start = (args, options) => {
       const started = plainStart(args, options);
-      // The first pack-objects is killed once its first bytes came out (the rest waits in a full pipe).
-      if (args.includes('pack-objects') && killed++ === 0) started.child.stdout.once('data', () => started.stop());
+      // The cache's first generation (a whole clone's upload-pack, run with --git-dir; or pack-objects for the hook)
+      // is killed once its first bytes came out (the rest waits in a full pipe).
+      const generation = args.includes('pack-objects') || (args.includes('upload-pack') && args.includes('--git-dir'));
+      if (generation && killed++ === 0) started.child.stdout.once('data', () => started.stop());
       return started;
     };
     const failuresBefore = await metric(t, 'forgesync_pack_cache_failures_total');
@@ -284,7 +298,7 @@ describe('the hook programs', () => {
       git(upstream.bare, 'pack-refs', '--all');
       const registry = new Registry();
       const opened = await openPackCache(
-        { dataDir: tempDir(), maxBytes: 1024 ** 3, ttlMs: 60_000, generationTimeoutMs: 60_000, hookProgram: program },
+        { dataDir: tempDir(), maxBytes: 1024 ** 3, ttlMs: 60_000, generationTimeoutMs: 60_000, hookProgram: program, responseCommand: { argvFor: uploadPackArgv } },
         { runner: new GitRunner({ protocols: new Set(['file']) }), metrics: registry, logger: createLogger({ level: 'silent' }) },
       );
       try {

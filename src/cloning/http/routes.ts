@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GitProcess, GitRunner } from '../../git/runner.js';
@@ -6,7 +6,8 @@ import { authenticate, callerOf, inScope, type AuthTokens } from '../../server/a
 import type { ShardReads } from '../../cluster/api.js';
 import { header } from '../../server/routes/common.js';
 import type { LfsApi } from '../../lfs/api.js';
-import { advertisement, MAX_REQUEST_BYTES, uploadPack, type PackObjectsHook } from '../upload-pack.js';
+import { advertisement, MAX_REQUEST_BYTES, readSmallBody, uploadPack, type PackObjectsHook } from '../upload-pack.js';
+import { CACHED_REQUEST_MAX_BYTES, type CloneResponses } from '../pack-cache/responses.js';
 
 /** What the routes need: where a source's mirror is (undefined: no such source, or not cloned yet), and the git runner. */
 export interface GitRouteOptions {
@@ -17,6 +18,8 @@ export interface GitRouteOptions {
   shardFiles?: ShardReads | undefined;
   /** The pack cache fetches are answered from; undefined: it is off. */
   packObjects?: PackObjectsHook | undefined;
+  /** Whole clones' answers from the same cache; undefined: it is off. */
+  responses?: CloneResponses | undefined;
   /** Answers `<name>[.git]/info/lfs/…` (Git LFS) once the caller is authenticated; undefined: those paths are not found. */
   lfs?: LfsApi | undefined;
 }
@@ -26,6 +29,8 @@ const PATH = /^(?<name>.+?)(?:\.git)?\/(?<what>info\/refs|git-upload-pack|git-re
 /** `<name>[.git]/info/lfs/<what>`: Git LFS's batch API and objects, for the lfs module. */
 const LFS_PATH = /^(?<name>.+?)(?:\.git)?\/info\/lfs\/(?<what>.+)$/;
 
+const RESULT = 'application/x-git-upload-pack-result';
+const NO_CACHE = 'no-cache, max-age=0, must-revalidate';
 const READ_ONLY = 'forgesync: this copy is read-only; push to the upstream repository instead\n';
 const CHALLENGE = 'Basic realm="forgesync"';
 
@@ -64,8 +69,7 @@ export function gitRoutes(options: GitRouteOptions): FastifyPluginAsyncZod {
         const gitProtocol = header(request, 'git-protocol');
         if (request.method === 'GET') return stream(reply, advertisement(options.runner, mirror, gitProtocol), 'application/x-git-upload-pack-advertisement');
         if (Number(request.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return text(reply, 413, `forgesync: the request body is over ${MAX_REQUEST_BYTES} bytes\n`);
-        const gzip = header(request, 'content-encoding') === 'gzip';
-        return stream(reply, uploadPack(options.runner, mirror, { body: request.body as Readable, gzip, gitProtocol, packObjects: options.packObjects }), 'application/x-git-upload-pack-result');
+        return answerFetch(reply, options, { request, mirror, gitProtocol });
       },
     });
   };
@@ -96,10 +100,29 @@ async function authorized(request: FastifyRequest, reply: FastifyReply, tokens: 
   return false;
 }
 
+/**
+ * A fetch (`POST …/git-upload-pack`): from the pack cache when it holds, or
+ * is generating, the whole answer to this very request (a clone's: see
+ * pack-cache/responses.ts), else upload-pack's own, the body streamed to it.
+ */
+async function answerFetch(reply: FastifyReply, options: GitRouteOptions, fetch: { request: FastifyRequest; mirror: string; gitProtocol: string | undefined }): Promise<FastifyReply> {
+  const { request, mirror, gitProtocol } = fetch;
+  const streamed = { body: request.body as Readable, gzip: header(request, 'content-encoding') === 'gzip', gitProtocol, packObjects: options.packObjects };
+  if (!options.responses) return stream(reply, uploadPack(options.runner, mirror, streamed), RESULT);
+  const length = request.headers['content-length'];
+  const whole = await readSmallBody({ ...streamed, contentLength: length === undefined ? undefined : Number(length) }, CACHED_REQUEST_MAX_BYTES).catch(() => null);
+  if (whole === null) return text(reply, 400, 'forgesync: the request body could not be read (bad gzip, or too large once decompressed)\n');
+  if (whole === undefined) return stream(reply, uploadPack(options.runner, mirror, streamed), RESULT);
+  const cached = options.responses.answer(mirror, { body: whole, gitProtocol });
+  if (!cached) return stream(reply, uploadPack(options.runner, mirror, { ...streamed, body: Readable.from([whole]), gzip: false }), RESULT);
+  reply.raw.once('close', () => cached.destroy());
+  return reply.header('content-type', RESULT).header('cache-control', NO_CACHE).send(cached);
+}
+
 /** Streams git's answer; git is stopped when the client goes away before it ends. */
 function stream(reply: FastifyReply, answer: { git: GitProcess; body: Readable }, type: string): FastifyReply {
   reply.raw.once('close', () => answer.git.stop());
-  return reply.header('content-type', type).header('cache-control', 'no-cache, max-age=0, must-revalidate').send(answer.body);
+  return reply.header('content-type', type).header('cache-control', NO_CACHE).send(answer.body);
 }
 
 /** The answer for a repository that does not exist, or that the caller may not see (the same, so it tells nothing). */

@@ -3,9 +3,8 @@ import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GitRunner } from '../../git/runner.js';
 import type { Logger } from '../../logging/logger.js';
-import { PackEntry, startGeneration, type DropReason, type GenerationEvents } from './entry.js';
+import { PackEntry, startGeneration, type CachedCommand, type DropReason, type GenerationEvents } from './entry.js';
 import type { PackCacheMetrics } from './metrics.js';
-import type { PackObjectsArgs } from './protocol.js';
 import { RefsDigests } from './refs-digest.js';
 
 /*
@@ -41,10 +40,10 @@ export interface PackCacheOptions {
   generationTimeoutMs: number;
 }
 
-/** One request's pack: `view` the served view (absolute), its checked pack-objects arguments and stdin. */
+/** One request: `view` the served view (absolute), the command that answers it there (pack-objects, or a clone's upload-pack) and its stdin. */
 export interface PackRequest {
   view: string;
-  args: PackObjectsArgs;
+  command: CachedCommand;
   stdin: Buffer;
 }
 
@@ -101,7 +100,7 @@ export class PackCache {
       return { entry, readerPath: this.#linkForReader(entry), generated: false };
     }
     entry = new PackEntry(key, request.view, refsDigest, join(this.options.dir, `${key}.${randomBytes(4).toString('hex')}.tmp`), now);
-    startGeneration(entry, { runner: this.options.runner, args: request.args, stdin: request.stdin, timeoutMs: this.options.generationTimeoutMs }, this.#events);
+    startGeneration(entry, { runner: this.options.runner, command: request.command, stdin: request.stdin, timeoutMs: this.options.generationTimeoutMs }, this.#events);
     this.#entries.set(key, entry);
     this.options.metrics.lookups.inc({ result: 'miss' });
     return { entry, readerPath: this.#linkForReader(entry), generated: true };
@@ -211,8 +210,8 @@ export class PackCache {
   }
 }
 
-/** The cache key: sha256 of the view, its refs, pack-objects' arguments and its stdin. */
+/** The cache key: sha256 of the view, its refs, the command (arguments, protocol) and its stdin. */
 function keyOf(request: PackRequest, refsDigest: string): string {
-  const { view, args, stdin } = request;
-  return createHash('sha256').update(JSON.stringify([view, refsDigest, args.globals, args.options])).update('\0').update(stdin).digest('hex');
+  const { view, command, stdin } = request;
+  return createHash('sha256').update(JSON.stringify([view, refsDigest, command.argv, command.gitProtocol ?? null])).update('\0').update(stdin).digest('hex');
 }

@@ -1,6 +1,5 @@
 import { createWriteStream, linkSync, openSync, rmSync } from 'node:fs';
 import type { GitProcess, GitRunner } from '../../git/runner.js';
-import type { PackObjectsArgs } from './protocol.js';
 
 /*
  * One pack in the cache: generated once, by one `git pack-objects` into a
@@ -83,10 +82,22 @@ export interface GenerationEvents {
   failed(entry: PackEntry, reason: string): void;
 }
 
+/**
+ * The git command whose output an entry keeps, run in the entry's view:
+ * pack-objects as upload-pack asks for it (through the hook), or a whole
+ * upload-pack answer to a clone's request (see responses.ts).
+ */
+export interface CachedCommand {
+  /** git's arguments after `--git-dir <view>`. */
+  argv: readonly string[];
+  /** `GIT_PROTOCOL` for it (upload-pack's protocol version). */
+  gitProtocol?: string | undefined;
+}
+
 /** One generation's work. */
 export interface Generation {
   runner: GitRunner;
-  args: PackObjectsArgs;
+  command: CachedCommand;
   stdin: Buffer;
   timeoutMs: number;
 }
@@ -97,12 +108,16 @@ export interface Generation {
  * it as soon as this returns), with backpressure from the disk.
  */
 export function startGeneration(entry: PackEntry, generation: Generation, events: GenerationEvents): void {
-  const { runner, args } = generation;
+  const { runner, command } = generation;
   const out = createWriteStream('', { fd: openSync(entry.path, 'wx', 0o600) });
   let git: GitProcess;
   try {
     // Through the runner (its environment: no hooks, no user configuration), reading the view's objects.
-    git = runner.start(['--git-dir', entry.view, ...args.globals, 'pack-objects', ...args.options], { cwd: entry.view, timeoutMs: generation.timeoutMs });
+    git = runner.start(['--git-dir', entry.view, ...command.argv], {
+      cwd: entry.view,
+      timeoutMs: generation.timeoutMs,
+      ...(command.gitProtocol === undefined ? {} : { gitProtocol: command.gitProtocol }),
+    });
   } catch (error) {
     out.destroy();
     rmSync(entry.path, { force: true });
@@ -134,13 +149,13 @@ export function startGeneration(entry: PackEntry, generation: Generation, events
   });
   out.on('error', (error) => fail(`could not write the cache file: ${error.message}`));
   git.child.on('error', (error) => {
-    fail(`could not run git pack-objects: ${error.message}`);
+    fail(`could not run git: ${error.message}`);
     settle('failed');
   });
   git.child.on('close', (code, signal) => {
     if (failure === undefined && code !== 0) {
       const stderr = git.stderr().trim().slice(-500);
-      failure = `git pack-objects ${signal ? `was killed (${signal})` : `exited with ${code}`}${stderr ? `: ${stderr}` : ''}`;
+      failure = `git ${command.argv.find((arg) => arg === 'pack-objects' || arg === 'upload-pack') ?? ''} ${signal ? `was killed (${signal})` : `exited with ${code}`}${stderr ? `: ${stderr}` : ''}`;
     }
     if (failure !== undefined) {
       out.destroy();

@@ -119,7 +119,7 @@ export class PackHookServer implements PackObjectsHook {
       const view = typeof request.ticket === 'string' ? this.#tickets.get(request.ticket) : undefined;
       if (view === undefined) throw new PackHookRequestError('the hook named no running upload-pack (unknown ticket)');
       const args = parsePackObjectsArgs(request.args);
-      const opened = this.cache.open({ view, args, stdin: request.stdin });
+      const opened = this.cache.open({ view, command: { argv: [...args.globals, 'pack-objects', ...args.options] }, stdin: request.stdin });
       // The hook opens the link when it reads FILE, and is done with it when it hangs up.
       const removeLink = () => unlink(opened.readerPath, () => undefined);
       if (socket.destroyed) removeLink();

@@ -1,7 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { GitRunner } from '../../git/runner.js';
 import type { Logger } from '../../logging/logger.js';
-import type { PackObjectsHook } from '../upload-pack.js';
 import type { OpenPackCache, PackCacheSettings } from './open.js';
 
 /**
@@ -19,10 +18,10 @@ export class LazyPackCache {
     private readonly services: { runner: GitRunner; metrics: Registry; logger: Logger },
   ) {}
 
-  /** The hook fetches are served through; undefined when the cache is off. */
-  async hook(): Promise<PackObjectsHook | undefined> {
+  /** The hook fetches are served through, and whole clones' answers; undefined when the cache is off. */
+  async open(): Promise<Pick<OpenPackCache, 'hook' | 'responses'> | undefined> {
     this.#opening ??= this.#open();
-    return (await this.#opening)?.hook;
+    return this.#opening;
   }
 
   async close(): Promise<void> {

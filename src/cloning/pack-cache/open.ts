@@ -9,6 +9,7 @@ import type { PackObjectsHook } from '../upload-pack.js';
 import { PackCache } from './cache.js';
 import { PackHookServer, type HookProgram } from './hook-server.js';
 import { packCacheMetrics } from './metrics.js';
+import { CloneResponses, type ResponseCommand } from './responses.js';
 
 /*
  * The pack cache of one serving process: entries in a directory of its own,
@@ -28,11 +29,15 @@ export interface PackCacheSettings {
   generationTimeoutMs: number;
   /** The hook's program (default perl when it is there, else node; tests run both). */
   hookProgram?: HookProgram;
+  /** How a whole clone's answer is generated (see responses.ts). */
+  responseCommand: ResponseCommand;
 }
 
 /** An open pack cache: the hook upload-pack is started with, and its closing. */
 export interface OpenPackCache {
   hook: PackObjectsHook;
+  /** Whole clones' answers, from the same cache. */
+  responses: CloneResponses;
   readonly cache: PackCache;
   /** Where this process's entries are. */
   readonly dir: string;
@@ -66,6 +71,7 @@ export async function openPackCache(settings: PackCacheSettings, services: { run
   }
   return {
     hook: hooks,
+    responses: new CloneResponses(cache, settings.responseCommand, metrics),
     cache,
     dir,
     close: async () => {
