@@ -23,8 +23,12 @@ import type { PackCacheMetrics } from './metrics.js';
 export const CACHED_REQUEST_MAX_BYTES = 1024 * 1024;
 /** The pkt-line that ends a negotiation: what follows is the pack. */
 const DONE = Buffer.from('0009done\n');
-/** Bytes read from the entry per chunk sent. */
-const CHUNK_BYTES = 256 * 1024;
+/**
+ * Bytes read from the entry per chunk sent: under the allocator's mmap
+ * threshold (128 KiB), as each chunk is a new buffer; larger ones are
+ * mapped and unmapped every time, page faults costing more than the copy.
+ */
+const CHUNK_BYTES = 64 * 1024;
 
 /** What upload-pack a cached answer is generated with: the arguments forgesync's own upload-pack gets, less the hook. */
 export interface ResponseCommand {
