@@ -1,19 +1,21 @@
 #!/usr/bin/env node
 // Part of `npm test`: some tests drive real clients from Debian (never a
-// download of their own): the dashboard test Debian's chromium, the LFS
-// tests git-lfs. A fresh machine gets the missing ones here rather than by
+// download of their own): the dashboard tests Debian's chromium, the LFS
+// tests git-lfs, the GitHub-compatible API's tests PyGithub. A fresh machine gets the missing ones here rather than by
 // hand, with one apt-get install: directly as root, through passwordless
 // sudo otherwise. Exits non-zero with the command to run when neither is
 // possible or the install did not produce them.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-// Each client: the file its tests run and the Debian package that has it.
-// The paths are overridable for the script's own test only.
+// Each client: the file its tests use and the Debian package that has it.
+// FORGESYNC_CLIENTS_ROOT is prefixed to every path, for the script's own test only.
+const ROOT = process.env.FORGESYNC_CLIENTS_ROOT || '';
 const CLIENTS = [
-  { path: process.env.FORGESYNC_CHROMIUM_PATH || '/usr/bin/chromium', pkg: 'chromium' },
-  { path: process.env.FORGESYNC_GIT_LFS_PATH || '/usr/bin/git-lfs', pkg: 'git-lfs' },
-];
+  { path: '/usr/bin/chromium', pkg: 'chromium' },
+  { path: '/usr/bin/git-lfs', pkg: 'git-lfs' },
+  { path: '/usr/lib/python3/dist-packages/github/__init__.py', pkg: 'python3-github' },
+].map((client) => ({ ...client, path: `${ROOT}${client.path}` }));
 
 const missing = CLIENTS.filter((client) => !existsSync(client.path));
 if (missing.length === 0) process.exit(0);
