@@ -1,6 +1,6 @@
 import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -21,10 +21,37 @@ export interface ContentDownloadOptions {
   /** Where the file goes, named by its SHA-256 (created if missing). */
   filesDir: string;
   /**
+   * Where it is written until it is whole (created if missing; on the same
+   * filesystem as `filesDir`): default `filesDir`. A store of many
+   * directories gives one directory here, which removeStaleDownloads can
+   * sweep of what a killed process left.
+   */
+  temporaryDir?: string;
+  /**
    * The content the caller expects (content-addressed stores: an LFS object):
    * bytes that hash or count otherwise are dropped before they get a name.
    */
   expected?: { sha256: string; size: number };
+}
+
+const TEMPORARY_PREFIX = '.download-';
+
+/**
+ * Removes the temporary files of downloads in `dir` not written to for
+ * `olderThanMs` (a download writes its file as the bytes arrive): what a
+ * killed process left, which nothing else would ever remove. Returns how
+ * many went.
+ */
+export async function removeStaleDownloads(dir: string, olderThanMs: number, now = Date.now()): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith(TEMPORARY_PREFIX)) continue;
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (!info?.isFile() || now - info.mtimeMs < olderThanMs) continue;
+    await rm(join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
 }
 
 /** A file stored, or the answer that ended the download without one (an error, a redirect not followed, bytes that were not the ones expected). */
@@ -44,7 +71,9 @@ export type ContentDownload =
  */
 export async function downloadByContent(url: URL, options: ContentDownloadOptions): Promise<ContentDownload> {
   await mkdir(options.filesDir, { recursive: true });
-  const temporary = join(options.filesDir, `.download-${randomUUID()}.tmp`);
+  const temporaryDir = options.temporaryDir ?? options.filesDir;
+  if (temporaryDir !== options.filesDir) await mkdir(temporaryDir, { recursive: true });
+  const temporary = join(temporaryDir, `${TEMPORARY_PREFIX}${randomUUID()}.tmp`);
   const hash = createHash('sha256');
   let closed: Promise<void> | undefined;
   const sink: BodySink = ({ status }) => {

@@ -1,3 +1,5 @@
+import { removeStaleDownloads } from '../egress/download.js';
+import { FILE_DOWNLOAD_TIMEOUT_MS } from './stages/object-work.js';
 import type { SettingValues } from '../config/setting.js';
 import type { ModuleDefinition, ModuleServices } from '../module/definition.js';
 import type { ReplicationApi, SourcePlacement } from '../replication/api.js';
@@ -37,7 +39,11 @@ export const importerDefinition = {
       api: importer,
       jobs: importer.jobs,
       routes: (server, context) => importer.routes(server, context),
-      start: () => importer.start(),
+      start: () => {
+        // What a download killed with its process left (a live one writes all the time, and gives up after its timeout).
+        void removeStaleDownloads(importFilesDir(config.dataDir), 2 * FILE_DOWNLOAD_TIMEOUT_MS).catch(() => undefined);
+        importer.start();
+      },
       stop: () => importer.stop(),
     };
   },

@@ -19,7 +19,12 @@ export type ObjectCheck = 'ok' | 'absent' | 'damaged';
  * that passed `isOid`: nothing else can name a file here.
  */
 export class ObjectFiles {
-  constructor(readonly root: string) {}
+  /** Where downloads are written until they are whole and verified: one directory, swept of what killed processes left. */
+  readonly temporaryDir: string;
+
+  constructor(readonly root: string) {
+    this.temporaryDir = join(root, '..', 'downloads');
+  }
 
   /** The directory object `oid` is stored in (download targets). */
   dirOf(oid: string): string {

@@ -1,3 +1,4 @@
+import { removeStaleDownloads } from '../egress/download.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import { localRefs } from '../git/refs.js';
@@ -65,8 +66,10 @@ export class LfsReplicator implements SyncFollower {
   constructor(private readonly options: LfsReplicatorOptions) {}
 
   async afterSync(synced: SyncedMirror, signal: AbortSignal): Promise<void> {
-    const { objects } = this.options;
+    const { objects, files, settings } = this.options;
     const { source, mirror, result } = synced;
+    // What a download killed with its process left (a live one writes all the time, and gives up after its timeout).
+    await removeStaleDownloads(files.temporaryDir, 2 * settings.lfsTimeoutMs);
     const counts: RunCounts = { scanned: 0, found: 0, invalid: 0, stored: 0, shared: 0, missing: 0, failed: 0, refused: 0 };
     const previous = await objects.scanned(source.id);
     const refsMoved = previous?.checksum !== result.checksum;

@@ -93,6 +93,7 @@ export async function downloadObject(upstream: UpstreamLfs, pointer: LfsPointer,
       ...(ownAuthorization ? {} : credentialFor(upstream.credential, hop)),
     }),
     filesDir: files.dirOf(pointer.oid),
+    temporaryDir: files.temporaryDir,
     expected: { sha256: pointer.oid, size: pointer.size },
   });
   if (result.stored) return { stored: true };

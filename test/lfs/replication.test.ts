@@ -1,5 +1,5 @@
 import { sourceStatusJson } from '../../src/replication/commands.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
@@ -122,6 +122,22 @@ describe.each(['sqlite', 'postgres'] as const)('LFS replication on %s', (kind) =
     expect(upstream.batchOids().slice(before).sort()).toEqual([b.oid, c.oid, gone.oid, hostile.oid].sort());
     expect(storageDownloads()).toBe(downloads + 2);
     expect(readFileSync(stored(c.oid))).toEqual(c.content);
+  });
+
+  it('sweeps what a killed download left, and only that: a file not written to for twice the LFS timeout', async () => {
+    const downloads = join(objectsDir, '..', 'downloads');
+    const killed = join(downloads, '.download-killed.tmp');
+    const live = join(downloads, '.download-live.tmp');
+    writeFileSync(killed, 'half an object');
+    writeFileSync(live, 'a download under way');
+    const longAgo = new Date(Date.now() - 3 * 3_600_000);
+    utimesSync(killed, longAgo, longAgo);
+    await app.replication.sync('pics');
+    expect(existsSync(killed)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    rmSync(live);
+    // Downloads that finished (or failed) left nothing there.
+    expect(readdirSync(downloads)).toEqual([]);
   });
 
   it('shares stored objects with every source that references them', async () => {

@@ -86,6 +86,9 @@ async function reviews(ctx: ObjectWorkContext, number: number): Promise<ObjectOu
   return { steps: [...(await batch.steps()), writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag, pages: cursor.pages + 1 }, Date.now()), clearFailureStep(ctx.db, ctx.importId, 'pull_request_review', `#${number}`)] };
 }
 
+/** Longest one attachment or release asset download may take. */
+export const FILE_DOWNLOAD_TIMEOUT_MS = 120_000;
+
 /**
  * Downloads a file once into `<filesDir>/<sha256>` (content-addressed: the
  * same bytes linked twice are stored once), streamed to disk. Every hop must stay on the
@@ -111,7 +114,7 @@ async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome>
     download = await downloadFile(source.url, {
       policy: ctx.policy,
       signal: ctx.signal,
-      timeoutMs: 120_000,
+      timeoutMs: FILE_DOWNLOAD_TIMEOUT_MS,
       maxBytes: ctx.maxFileBytes,
       filesDir: ctx.filesDir,
       follow: source.follow,
