@@ -53,6 +53,7 @@ export function serveCommand(): Command {
             tokens: { admin: adminToken, read: config.readToken },
             allowedHosts,
             ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
+            ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
           });
           const address = await server.listen({ port: options.port ?? config.port, host });
           await app.startService();

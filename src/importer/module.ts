@@ -136,7 +136,7 @@ export class Importer {
     // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
     const [{ importRoutes }, { githubApiRoutes }] = await Promise.all([import('./http/routes.js'), import('./http/github-api/index.js')]);
     await server.register(importRoutes(this, context), { prefix: '/api' });
-    await server.register(githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir }), { prefix: '/github' });
+    await server.register(githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir, publicUrl: context.publicUrl }), { prefix: '/github' });
   }
 
   /**

@@ -30,6 +30,8 @@ export interface ServerOptions {
    * are believed; from any other peer they are ignored (default: from none).
    */
   trustProxy?: readonly string[];
+  /** FORGESYNC_PUBLIC_URL: the base clients reach the server by, for the links answers carry (default: each request's origin). */
+  publicUrl?: string | undefined;
 }
 
 /** What the server serves of one forgesync instance (see app/forgesync.ts). */
@@ -85,7 +87,7 @@ export async function buildServer(app: ServedApp, options: ServerOptions) {
   await server.register(healthRoutes(kernel));
   await server.register(leaseRoutes(kernel.leases, tokens), { prefix: '/api' });
   await server.register(dashboardRoutes(app.dashboardPages));
-  const context = { tokens, serverPaths };
+  const context = { tokens, serverPaths, ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}) };
   for (const routes of app.routes) await routes(server, context);
   return server;
 }

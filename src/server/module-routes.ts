@@ -16,6 +16,8 @@ export interface RouteContext {
   caller?: (request: FastifyRequest) => string | null;
   /** The server's directories, hidden in texts the routes answer (stored error messages; see util/server-paths.ts). */
   serverPaths: ServerPaths;
+  /** FORGESYNC_PUBLIC_URL: the base clients reach the server by (absent: each request's origin). */
+  publicUrl?: string;
 }
 
 /** Registers a module's HTTP routes on `server` (prefixes are the module's own: `/api/…`, `/hooks/…`). */

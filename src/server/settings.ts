@@ -1,6 +1,22 @@
 import { integer, setting, text } from '../config/setting.js';
 import { parseNetworks } from '../egress/networks.js';
 
+/** `https?://host[:port][/path]` without a trailing slash, query or fragment (links are built by appending `/github/…`). */
+function publicUrl(value: unknown): string {
+  const given = text()(value).trim();
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new Error('must be an absolute URL like https://forgesync.example.com or https://example.com/forgesync');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http:// or https:// URL');
+  if (url.username || url.password) throw new Error('must not carry credentials');
+  if (url.search || url.hash || given.includes('?') || given.includes('#')) throw new Error('must not have a query or fragment');
+  if (given.endsWith('/')) throw new Error('must not end with a slash (links append /github/…)');
+  return given;
+}
+
 /** Settings of the HTTP service of `forgesync serve`. */
 export const serverSettings = {
   port: setting({ key: 'port', env: 'FORGESYNC_PORT', default: '8080', doc: 'HTTP port of forgesync serve.', parse: integer(0, 65535) }),
@@ -30,6 +46,15 @@ export const serverSettings = {
       'Reverse proxies in front of forgesync serve: a comma list of addresses or CIDRs. Only from these does it take the client address ' +
       '(`X-Forwarded-For`, which failed authentications are limited by), the scheme (`X-Forwarded-Proto`) and the host name (`X-Forwarded-Host`, checked against `allowedHosts`).',
     parse: parseNetworks,
+  }),
+  publicUrl: setting({
+    key: 'publicUrl',
+    env: 'FORGESYNC_PUBLIC_URL',
+    defaultDoc: 'none: the scheme and (allowed) `Host` each request came by',
+    doc:
+      'The base URL clients reach forgesync serve by (`https?://host[:port][/path]`, no trailing slash, no query): the GitHub-compatible API points every link it answers ' +
+      '(`url`, `*_url`, `Link` headers, attachments) below it, at `<base>/github/…`.',
+    parse: publicUrl,
   }),
   adminToken: setting({
     key: 'adminToken',

@@ -5,6 +5,8 @@ import { linkHeader, pageOf } from '../../src/importer/http/github-api/paginatio
 import { completePull } from '../../src/importer/http/github-api/pull-routes.js';
 import { AttachmentLinks, AttachmentRewriter, attachmentPath } from '../../src/importer/http/github-api/rewrite.js';
 import { normaliseSince } from '../../src/importer/http/github-api/schemas.js';
+import { ApiLinks, publicBase, renderLinks } from '../../src/importer/http/github-api/links.js';
+import { serverSettings } from '../../src/server/settings.js';
 
 const KEY_A = 'a'.repeat(64);
 const KEY_B = 'b'.repeat(64);
@@ -118,5 +120,77 @@ describe('GitHub-compatible API: pagination, times, headers', () => {
     expect(safeContentType('text/plain; charset=utf-8')).toBe('text/plain; charset=utf-8');
     expect(safeContentType('text/html\r\nx-evil: 1')).toBe('application/octet-stream');
     expect(safeContentType(null)).toBe('application/octet-stream');
+  });
+});
+
+describe('GitHub-compatible API: links point at the copy', () => {
+  const copy = 'https://copy.example/fs/github';
+  const github = new ApiLinks('https://api.github.com', copy);
+  const ghe = new ApiLinks('https://ghe.example.com/api/v3/', copy);
+
+  it('moves URLs of the import\'s API host below the copy, templates and queries included', () => {
+    expect(github.rewriteUrl('https://api.github.com/repos/o/r/issues/1')).toBe(`${copy}/repos/o/r/issues/1`);
+    expect(github.rewriteUrl('https://api.github.com/repos/o/r/labels{/name}')).toBe(`${copy}/repos/o/r/labels{/name}`);
+    expect(github.rewriteUrl('https://api.github.com/users/o/following{/other_user}')).toBe(`${copy}/users/o/following{/other_user}`);
+    expect(github.rewriteUrl('https://api.github.com{/x}')).toBe(`${copy}{/x}`);
+    expect(github.rewriteUrl('https://api.github.com')).toBe(copy);
+    expect(ghe.rewriteUrl('https://ghe.example.com/api/v3/repos/o/r?per_page=1')).toBe(`${copy}/repos/o/r?per_page=1`);
+  });
+
+  it('leaves other hosts, longer host names and other paths of the same host', () => {
+    for (const url of [
+      'https://github.com/o/r/issues/1',
+      'https://avatars.githubusercontent.com/u/1?v=4',
+      'https://api.github.com.evil.example/repos/o/r',
+      'https://api.github.community/x',
+      'http://api.github.com/repos/o/r',
+      '',
+    ]) {
+      expect(github.rewriteUrl(url)).toBe(url);
+    }
+    expect(ghe.rewriteUrl('https://ghe.example.com/o/r/issues/1')).toBe('https://ghe.example.com/o/r/issues/1');
+    expect(ghe.rewriteUrl('https://ghe.example.com/api/v30/repos')).toBe('https://ghe.example.com/api/v30/repos');
+  });
+
+  it('renders `url` and every `*_url` in nested objects and arrays, keeps `html_url`, bodies and other fields, and rewrites attachments', () => {
+    const api = 'https://api.github.com/repos/o/r';
+    const attachments = new AttachmentRewriter('imp', [{ url: 'https://github.com/user-attachments/assets/abc', urlKey: KEY_A, filename: 'a.png' }]);
+    const value = {
+      url: `${api}/pulls/1`,
+      html_url: 'https://github.com/o/r/pull/1',
+      labels_url: `${api}/issues/1/labels{/name}`,
+      body: `see ${api}/issues/2 and ![x](https://github.com/user-attachments/assets/abc)`,
+      title: `${api}/not-a-link-field`,
+      user: { login: 'o', url: 'https://api.github.com/users/o', html_url: 'https://github.com/o', avatar_url: 'https://avatars.githubusercontent.com/u/1' },
+      head: { repo: { url: api, owner: { url: 'https://api.github.com/users/o' } } },
+      labels: [{ url: `${api}/labels/bug`, name: 'bug' }],
+      assets: [{ url: `${api}/releases/assets/5`, browser_download_url: 'https://github.com/o/r/releases/download/v1/x.tgz' }],
+      milestone: null,
+      number: 1,
+    };
+    const rendered = renderLinks(structuredClone(value), { links: github, attachments, base: copy });
+    const repo = `${copy}/repos/o/r`;
+    expect(rendered).toEqual({
+      ...value,
+      url: `${repo}/pulls/1`,
+      labels_url: `${repo}/issues/1/labels{/name}`,
+      body: `see ${api}/issues/2 and ![x](${copy}/attachments/imp/${KEY_A}/a.png)`,
+      user: { ...value.user, url: `${copy}/users/o` },
+      head: { repo: { url: repo, owner: { url: `${copy}/users/o` } } },
+      labels: [{ url: `${repo}/labels/bug`, name: 'bug' }],
+      assets: [{ url: `${repo}/releases/assets/5`, browser_download_url: value.assets[0]!.browser_download_url }],
+    });
+    expect(renderLinks([{ url: `${api}/labels/bug` }], { links: github, base: copy })).toEqual([{ url: `${repo}/labels/bug` }]);
+  });
+
+  it('takes FORGESYNC_PUBLIC_URL as the base when set, else the request\'s origin', () => {
+    expect(publicBase('https://copy.example/fs', 'http://127.0.0.1:1')).toBe('https://copy.example/fs');
+    expect(publicBase(undefined, 'http://127.0.0.1:1')).toBe('http://127.0.0.1:1');
+    const parse = (value: string) => serverSettings.publicUrl.parse(value);
+    expect(parse('https://copy.example')).toBe('https://copy.example');
+    expect(parse('http://copy.example:8080/forgesync')).toBe('http://copy.example:8080/forgesync');
+    for (const bad of ['copy.example', 'ftp://copy.example', 'https://copy.example/', 'https://copy.example/?a=1', 'https://copy.example/x#y', 'https://u:p@copy.example']) {
+      expect(() => parse(bad), bad).toThrow();
+    }
   });
 });

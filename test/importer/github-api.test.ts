@@ -40,6 +40,7 @@ import {
   served,
   type Seeded,
 } from './support/github-api-fixtures.js';
+import { onCopy } from './support/on-copy.js';
 
 const READ = testSecret('GITHUB_API_READ_TOKEN');
 /** Scoped readers: one whose scope has the import, one whose scope does not. */
@@ -109,7 +110,7 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
   it('lists issues and pull requests with GitHub\'s default filter and order: open, newest first', async () => {
     const { data, headers } = await octokit.rest.issues.listForRepo(repo);
     expect(numbers(data)).toEqual([7, 5, 4, 2, 1]);
-    expect(data.find((issue) => issue.number === 7)?.pull_request?.url).toBe(`https://api.github.com/repos/${OWNER}/${REPO}/pulls/7`);
+    expect(data.find((issue) => issue.number === 7)?.pull_request?.url).toBe(`${origin}/github/repos/${OWNER}/${REPO}/pulls/7`);
     expect(data.find((issue) => issue.number === 5)?.pull_request).toBeUndefined();
     expect(data[0]!.labels).toEqual([expect.objectContaining({ id: 100, name: 'enhancement' })]);
     expect(headers.link).toBeUndefined();
@@ -176,7 +177,7 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
   it('lists an issue\'s comments (oldest first, since) and every comment of the repository (sort, direction)', async () => {
     const comments = await octokit.rest.issues.listComments({ ...repo, issue_number: 1 });
     expect(comments.data).toHaveLength(2);
-    expect(comments.data[1]).toEqual(served(NOTES.find((note) => note.id === 5002)!));
+    expect(comments.data[1]).toEqual(onCopy(served(NOTES.find((note) => note.id === 5002)!), `${origin}/github`));
     expect(comments.data[0]!.body).toBe(`Same here: ![again](${origin}/github/attachments/${REPO}/${urlKey(IMAGE_URL)}/screen%20shot%20%231.png)`);
     expect(ids((await octokit.rest.issues.listComments({ ...repo, issue_number: 1, since: '2024-02-01T00:00:00Z' })).data)).toEqual([5002]);
     expect(ids((await octokit.rest.issues.listComments({ ...repo, issue_number: 6 })).data)).toEqual([5003]);
@@ -196,7 +197,7 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
     expect(ids(own.data)).toEqual([8001, 8003]);
     expect(own.data.every((event) => !('issue' in event))).toBe(true);
     const { issue: _issue, ...labeled } = served(EVENTS.find((event) => event.id === 8001)!);
-    expect(own.data[0]).toEqual(labeled);
+    expect(own.data[0]).toEqual(onCopy(labeled, `${origin}/github`));
   });
 
   it('lists and gets pull requests, with the counts and `merged` a single pull request has', async () => {
@@ -230,10 +231,10 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
   it('lists labels and collaborators by id as a number, milestones by due date or completeness', async () => {
     const labels = (await octokit.rest.issues.listLabelsForRepo(repo)).data;
     expect(ids(labels)).toEqual([9, 10, 100]);
-    expect(labels[1]).toEqual(LABELS[1]);
+    expect(labels[1]).toEqual(onCopy(LABELS[1], `${origin}/github`));
     // octocat's id (583231) is smaller than hubot's (1000002), though not as text.
     expect((await octokit.rest.repos.listCollaborators(repo)).data.map((c) => c.login)).toEqual(['octocat', 'hubot']);
-    expect((await octokit.rest.repos.listCollaborators(repo)).data[1]).toEqual(COLLABORATORS[0]);
+    expect((await octokit.rest.repos.listCollaborators(repo)).data[1]).toEqual(onCopy(COLLABORATORS[0], `${origin}/github`));
 
     const milestones = async (params: { state?: 'open' | 'closed' | 'all'; sort?: 'due_on' | 'completeness'; direction?: 'asc' | 'desc' }) =>
       numbers((await octokit.rest.issues.listMilestones({ ...repo, ...params })).data);
@@ -251,7 +252,7 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
     const releases = (await octokit.rest.repos.listReleases(repo)).data;
     expect(releases.map((release) => release.tag_name)).toEqual(['v1.0.0', 'v0.9.0']);
     const asset = releases[0]!.assets[0]!;
-    expect(asset.url).toMatch(/^https:\/\/api\.github\.com\//);
+    expect(asset.url.startsWith(`${origin}/github/repos/`)).toBe(true);
     expect(asset.browser_download_url).toBe(`${origin}/github/attachments/${REPO}/${urlKey(ASSET_URL)}/hello-1.0.0.tar.gz`);
     const download = await fetch(asset.browser_download_url, { headers: { authorization: `token ${READ}` } });
     expect(download.status).toBe(200);
@@ -260,10 +261,10 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
   });
 
   it('gets the protection of a branch whose name has a slash, encoded (Octokit) or not', async () => {
-    expect((await octokit.rest.repos.getBranchProtection({ ...repo, branch: PROTECTED_BRANCH })).data).toEqual(PROTECTION);
+    expect((await octokit.rest.repos.getBranchProtection({ ...repo, branch: PROTECTED_BRANCH })).data).toEqual(onCopy(PROTECTION, `${origin}/github`));
     const raw = await call(`/repos/${OWNER}/${REPO}/branches/${PROTECTED_BRANCH}/protection`);
     expect(raw.status).toBe(200);
-    expect(await raw.json()).toEqual(PROTECTION);
+    expect(await raw.json()).toEqual(onCopy(PROTECTION, `${origin}/github`));
     await expect404(octokit.rest.repos.getBranchProtection({ ...repo, branch: 'main' }));
     expect((await call(`/repos/${OWNER}/${REPO}/branches/${PROTECTED_BRANCH}`)).status).toBe(404);
   });
@@ -485,18 +486,23 @@ describe('GitHub-compatible API: imports from two API hosts', () => {
         const record = await app.importer.create({ project: `${repo.owner}/${repo.name}`, apiUrl: fake.apiUrl, credentials: [credential] });
         expect((await app.importer.runHere(record.name)).outcome).toBe('synced');
       }
-      server = await buildServer(app, { tokens: { admin: ADMIN, read: READ } });
+      // Behind a proxy at a path: every API link of both hosts points below FORGESYNC_PUBLIC_URL.
+      const copy = 'https://copy.example/forgesync/github';
+      server = await buildServer(app, { tokens: { admin: ADMIN, read: READ }, publicUrl: 'https://copy.example/forgesync' });
       const get = async (url: string) => {
         const response = await server!.inject({ url: `/github${url}`, headers: { authorization: `token ${READ}` } });
         expect(response.statusCode, url).toBe(200);
         return response.json();
       };
-      expect(await get('/users/alice')).toMatchObject({ login: 'alice', name: 'Alice Liddell', url: `${first.apiUrl}/users/alice` });
+      expect(await get('/users/alice')).toMatchObject({ login: 'alice', name: 'Alice Liddell', url: `${copy}/users/alice` });
       for (const fake of [first, second]) {
         const { owner, name } = fake.project.repo;
-        expect(await get(`/repos/${owner}/${name}`)).toMatchObject({ full_name: `${owner}/${name}`, url: `${fake.apiUrl}/repos/${owner}/${name}` });
+        expect(await get(`/repos/${owner}/${name}`)).toMatchObject({ full_name: `${owner}/${name}`, url: `${copy}/repos/${owner}/${name}` });
         const issue = await get(`/repos/${owner}/${name}/issues/1`);
-        expect(issue).toMatchObject({ title: `Hello from ${owner}`, user: { login: 'alice', url: `${fake.apiUrl}/users/alice` } });
+        // Link headers too: past the only page, `prev` and `first` are below the public URL.
+        const past = await server!.inject({ url: `/github/repos/${owner}/${name}/issues?per_page=1&page=2`, headers: { authorization: `token ${READ}` } });
+        expect(past.headers.link).toBe(`<${copy}/repos/${owner}/${name}/issues?per_page=1&page=1>; rel="prev", <${copy}/repos/${owner}/${name}/issues?per_page=1&page=1>; rel="first"`);
+        expect(issue).toMatchObject({ title: `Hello from ${owner}`, user: { login: 'alice', url: `${copy}/users/alice` }, html_url: expect.stringContaining(`${fake.webUrl}/`) });
       }
     } finally {
       await server?.close();

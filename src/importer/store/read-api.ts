@@ -68,21 +68,22 @@ export async function repositoryData(database: ApiDatabase, importId: number): P
  * `found` row of `github_users`. Profiles are per API host, so an import from
  * another host — added later, perhaps a hostile one — can never replace what
  * the first import's readers see, and a host where the login does not appear
- * is never asked. Inputs: the login. Returns the profile JSON text;
+ * is never asked. Inputs: the login. Returns the profile JSON text and that
+ * host (`api_url`, whose links the answer points at the copy);
  * undefined when that host has no profile of it.
  */
-export async function userData(database: ApiDatabase, login: string): Promise<string | undefined> {
+export async function userData(database: ApiDatabase, login: string): Promise<{ data: string; apiUrl: string } | undefined> {
   const key = login.toLowerCase();
   // From imports (few) into import_users by its key (import_id, login_key): no scan of every login.
   const row = await database.db
     .selectFrom('imports as i')
     .innerJoin('import_users as u', (join) => join.onRef('u.import_id', '=', 'i.id').on('u.login_key', '=', key))
     .leftJoin('github_users as g', (join) => join.onRef('g.api_host', '=', 'i.api_url').on('g.login_key', '=', key))
-    .select(['g.state', 'g.data'])
+    .select(['g.state', 'g.data', 'i.api_url'])
     .orderBy('i.id')
     .limit(1)
     .executeTakeFirst();
-  return row?.state === 'found' ? (row.data ?? undefined) : undefined;
+  return row?.state === 'found' && row.data ? { data: row.data, apiUrl: row.api_url } : undefined;
 }
 
 /** A downloaded attachment: its URL, key and the name it is served under. */

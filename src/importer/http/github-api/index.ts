@@ -18,6 +18,8 @@ export interface GithubApiOptions {
   tokens: AuthTokens;
   /** `<dataDir>/import-files`: downloaded attachments, each named by its SHA-256. */
   filesDir: string;
+  /** FORGESYNC_PUBLIC_URL: every link answered points below `<publicUrl>/github` (absent: below the request's origin). */
+  publicUrl?: string | undefined;
 }
 
 /**
@@ -45,8 +47,11 @@ function requireToken(tokens: AuthTokens) {
  * with prefix `/github`): `new Octokit({ baseUrl: '<origin>/github', auth:
  * <read token> })` reads an imported copy as it would read GitHub — the
  * JSON as GitHub gave it, GitHub's pagination (`per_page`, `page`, absolute
- * `Link` URLs), filters, sorting, errors and headers — with downloaded
- * attachments linked to `/github/attachments/…` on this server.
+ * `Link` URLs), filters, sorting, errors and headers — with every API link
+ * (`url`, `*_url`, `Link`) pointed at this server's `/github` (below
+ * FORGESYNC_PUBLIC_URL when set) so that clients following them stay on the
+ * copy, `html_url` left at the forge's web UI, and downloaded attachments
+ * linked to `/github/attachments/…` on this server.
  *
  * Requests are validated against the routes' zod schemas (which also
  * document them in the OpenAPI document, tag `github`), but every error
@@ -60,7 +65,7 @@ export function githubApiRoutes(options: GithubApiOptions): FastifyPluginAsyncZo
     server.setErrorHandler(githubErrorHandler);
     server.addHook('onRequest', requireToken(options.tokens));
     server.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'Not Found'));
-    const deps = { database: options.database, links: new AttachmentLinks(options.database) };
+    const deps = { database: options.database, links: new AttachmentLinks(options.database), publicUrl: options.publicUrl };
     repoRoutes(server, deps);
     issueRoutes(server, deps);
     pullRoutes(server, deps);

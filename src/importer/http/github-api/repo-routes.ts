@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { repoContext, routeOptions, sendItems, sendPage, type ApiServer, type RouteDeps } from './context.js';
+import { copyOrigin, repoContext, routeOptions, sendItems, sendPage, type ApiServer, type RouteDeps } from './context.js';
 import { notFound } from './errors.js';
 import { offsetOf, pageOf } from './pagination.js';
 import { allObjects, listObjects, objectByKey, repositoryData, userData } from '../../store/read-api.js';
 import { sendJson } from './respond.js';
+import { ApiLinks, renderLinks } from './links.js';
 import { BranchProtectionParams, BranchProtectionWildcardParams, MilestonesQuery, PagingQuery, RepoParams, UserParams } from './schemas.js';
 
 const PROTECTION_SUFFIX = '/protection';
@@ -78,7 +79,7 @@ function repositoryListRoutes(server: ApiServer, deps: RouteDeps): void {
         query.direction,
       );
       const offset = offsetOf(page);
-      return sendItems(request, reply, all.slice(offset, offset + page.perPage), all.length, page);
+      return sendItems(request, reply, context, all.slice(offset, offset + page.perPage), all.length, page);
     },
   );
 
@@ -134,8 +135,10 @@ function branchProtectionRoutes(server: ApiServer, deps: RouteDeps): void {
 /** A user, as the import recorded them. */
 function userRoutes(server: ApiServer, deps: RouteDeps): void {
   server.get('/users/:username', routeOptions('User', 'Get a user', { params: UserParams }), async (request, reply) => {
-    const data = await userData(deps.database, request.params.username);
-    if (data === undefined) throw notFound();
-    return sendJson(request, reply, JSON.parse(data) as unknown);
+    const found = await userData(deps.database, request.params.username);
+    if (found === undefined) throw notFound();
+    // Not below a repository: the profile's links are those of the API host it was fetched from.
+    const base = copyOrigin(deps, request) + server.prefix;
+    return sendJson(request, reply, renderLinks(JSON.parse(found.data) as unknown, { links: new ApiLinks(found.apiUrl, base), base }));
   });
 }

@@ -1,7 +1,5 @@
 import { doneAttachments, type ApiDatabase, type AttachmentLink } from '../../store/read-api.js';
-
-/** The string fields whose attachment URLs are rewritten, wherever they appear in an answer. */
-const REWRITTEN_FIELDS = new Set(['body', 'body_html', 'body_text', 'browser_download_url']);
+import { renderLinks } from './links.js';
 
 /** How long an import's attachment list is reused before it is read again. */
 const CACHE_MS = 5_000;
@@ -81,23 +79,7 @@ export class AttachmentRewriter {
 
   /** Rewrites, in place, the attachment fields anywhere in `value` (parsed JSON); returns it. */
   rewrite<T>(value: T, base: string): T {
-    const visit = (node: unknown): void => {
-      if (Array.isArray(node)) {
-        for (const item of node) if (item !== null && typeof item === 'object') visit(item);
-        return;
-      }
-      const object = node as Record<string, unknown>;
-      for (const key of Object.keys(object)) {
-        const child = object[key];
-        if (typeof child === 'string') {
-          if (REWRITTEN_FIELDS.has(key)) object[key] = this.rewriteText(child, base);
-        } else if (child !== null && typeof child === 'object') {
-          visit(child);
-        }
-      }
-    };
-    if (value !== null && typeof value === 'object') visit(value);
-    return value;
+    return renderLinks(value, { attachments: this, base });
   }
 }
 
