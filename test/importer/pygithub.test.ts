@@ -41,6 +41,7 @@ interface PyGithubResult {
   events_of_1: string[];
   pull_6_comments: number[];
   pull_6_reviews: number[];
+  rate_limit: { limit: number; remaining: number; after_calls: number };
 }
 
 /** Runs the PyGithub script against `baseUrl`; the token goes in its environment, never its arguments. */
@@ -121,5 +122,9 @@ describe('PyGithub against the GitHub-compatible API', () => {
     expect(got.milestones.map((milestone) => milestone.title).sort()).toEqual(MILESTONES.map((milestone) => milestone.title).sort());
     expect(got.milestones.find((milestone) => milestone.number === 4)).toEqual({ number: 4, title: 'v0.1', state: 'closed' });
     expect(got.events_of_1).toEqual(['labeled', 'assigned']);
+    // GET /rate_limit, and the x-ratelimit headers PyGithub keeps from every answer (rate_limiting: remaining, limit).
+    expect(got.rate_limit.remaining).toBe(got.rate_limit.limit);
+    expect(got.rate_limit.limit).toBeGreaterThanOrEqual(5000);
+    expect(got.rate_limit.after_calls).toBe(got.rate_limit.limit);
   }, 90_000);
 });

@@ -39,6 +39,7 @@ def main() -> None:
         'events_of_1': [e.event for e in first.get_events()],
         'pull_6_comments': [c.id for c in pulls[-1].get_review_comments()] if pulls else [],
         'pull_6_reviews': [r.id for r in pulls[-1].get_reviews()] if pulls else [],
+        'rate_limit': {'limit': g.get_rate_limit().core.limit, 'remaining': g.get_rate_limit().core.remaining, 'after_calls': g.rate_limiting[0]},
     }
     print(json.dumps(result))
 

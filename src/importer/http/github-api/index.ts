@@ -6,6 +6,7 @@ import { githubErrorHandler, sendError } from './errors.js';
 import { issueRoutes } from './issue-routes.js';
 import type { ApiDatabase } from '../../store/read-api.js';
 import { pullRoutes } from './pull-routes.js';
+import { rateLimitHeaders, rateLimitRoutes } from './rate-limit.js';
 import { repoRoutes } from './repo-routes.js';
 import { AttachmentLinks } from './rewrite.js';
 
@@ -64,11 +65,16 @@ export function githubApiRoutes(options: GithubApiOptions): FastifyPluginAsyncZo
     server.setSerializerCompiler(serializerCompiler);
     server.setErrorHandler(githubErrorHandler);
     server.addHook('onRequest', requireToken(options.tokens));
+    // Every answer, errors included, carries GitHub's rate-limit headers.
+    server.addHook('onSend', async (_request, reply) => {
+      reply.headers(rateLimitHeaders());
+    });
     server.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'Not Found'));
     const deps = { database: options.database, links: new AttachmentLinks(options.database), publicUrl: options.publicUrl };
     repoRoutes(server, deps);
     issueRoutes(server, deps);
     pullRoutes(server, deps);
     attachmentRoutes(server, { ...deps, filesDir: options.filesDir });
+    rateLimitRoutes(server);
   };
 }
