@@ -36,6 +36,7 @@ interface PyGithubResult {
   pulls: { number: number; title: string; state: string }[];
   labels: { name: string; color: string }[];
   label_total: number;
+  labels_reversed: string[];
   releases: string[];
   milestones: { number: number; title: string; state: string }[];
   events_of_1: string[];
@@ -118,6 +119,7 @@ describe('PyGithub against the GitHub-compatible API', () => {
 
     expect(got.labels).toEqual(LABELS.map((label) => ({ name: label.name, color: label.color })));
     expect(got.label_total).toBe(LABELS.length);
+    expect(got.labels_reversed).toEqual(LABELS.map((label) => label.name).reverse());
     expect(got.releases).toEqual([...RELEASES].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)).map((release) => release.tag_name));
     expect(got.milestones.map((milestone) => milestone.title).sort()).toEqual(MILESTONES.map((milestone) => milestone.title).sort());
     expect(got.milestones.find((milestone) => milestone.number === 4)).toEqual({ number: 4, title: 'v0.1', state: 'closed' });

@@ -34,6 +34,8 @@ def main() -> None:
         'pulls': [{'number': p.number, 'title': p.title, 'state': p.state} for p in pulls],
         'labels': [{'name': l.name, 'color': l.color} for l in repo.get_labels()],
         'label_total': repo.get_labels().totalCount,
+        # reversed fetches the last page by its Link, repeating per_page in the query.
+        'labels_reversed': [l.name for l in repo.get_labels().reversed],
         'releases': [r.tag_name for r in repo.get_releases()],
         'milestones': [{'number': m.number, 'title': m.title, 'state': m.state} for m in repo.get_milestones(state='all')],
         'events_of_1': [e.event for e in first.get_events()],

@@ -11,13 +11,34 @@ export function matchesEtag(ifNoneMatch: string | undefined, etag: string): bool
 }
 
 /**
+ * When `value` last changed, to the second, as `Last-Modified` says it: the
+ * `updated_at` of an object, the latest of a list's items; undefined when
+ * there is none.
+ */
+export function lastModifiedOf(value: unknown): number | undefined {
+  const times = (Array.isArray(value) ? value : [value]).map((item) => Date.parse(String((item as { updated_at?: unknown } | null)?.updated_at ?? '')));
+  const latest = Math.max(...times.filter((time) => Number.isFinite(time)));
+  return Number.isFinite(latest) ? Math.floor(latest / 1000) * 1000 : undefined;
+}
+
+/** Whether the client's copy is current: `If-None-Match` has the ETag; without that header, `If-Modified-Since` is not before the last change (RFC 9110). */
+function notModified(request: FastifyRequest, etag: string, lastModified: number | undefined): boolean {
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch) return matchesEtag(ifNoneMatch, etag);
+  const since = Date.parse(request.headers['if-modified-since'] ?? '');
+  return lastModified !== undefined && Number.isFinite(since) && lastModified <= since;
+}
+
+/**
  * Answers with `value` as GitHub would: JSON (`application/json;
- * charset=utf-8`), GitHub's media type header, a weak ETag of the body and
- * 304 when `If-None-Match` has it, and `link` when the list has more pages.
+ * charset=utf-8`), GitHub's media type header, a strong ETag of the body
+ * and `Last-Modified` (see lastModifiedOf), 304 when the client's copy is
+ * current, and `link` when the list has more pages.
  */
 export function sendJson(request: FastifyRequest, reply: FastifyReply, value: unknown, link?: string): FastifyReply {
   const body = JSON.stringify(value);
-  const etag = `W/"${createHash('sha256').update(body).digest('hex')}"`;
+  const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
+  const lastModified = lastModifiedOf(value);
   reply
     .header('content-type', JSON_CONTENT_TYPE)
     .header('x-github-media-type', GITHUB_MEDIA_TYPE)
@@ -25,7 +46,8 @@ export function sendJson(request: FastifyRequest, reply: FastifyReply, value: un
     .header('cache-control', 'private, max-age=60, s-maxage=60')
     .header('vary', 'Accept, Authorization')
     .header('etag', etag);
+  if (lastModified !== undefined) reply.header('last-modified', new Date(lastModified).toUTCString());
   if (link) reply.header('link', link);
-  if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  if (notModified(request, etag, lastModified)) return reply.code(304).send();
   return reply.code(200).send(body);
 }
