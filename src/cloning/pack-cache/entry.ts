@@ -153,18 +153,19 @@ export function startGeneration(entry: PackEntry, generation: Generation, events
     settle('failed');
   });
   git.child.on('close', (code, signal) => {
-    if (failure === undefined && code !== 0) {
-      const stderr = git.stderr().trim().slice(-500);
-      failure = `git ${command.argv.find((arg) => arg === 'pack-objects' || arg === 'upload-pack') ?? ''} ${signal ? `was killed (${signal})` : `exited with ${code}`}${stderr ? `: ${stderr}` : ''}`;
-    }
     if (failure !== undefined) {
+      // Stopped, or the file failed: its bytes may be cut anywhere.
       out.destroy();
       settle('failed');
       return;
     }
-    // Every write's callback has run once the stream finished: `size` is the whole pack.
+    const stderr = code === 0 ? '' : git.stderr().trim().slice(-500);
+    const exited = code === 0 ? undefined : `git ${command.argv.find((arg) => arg === 'pack-objects' || arg === 'upload-pack') ?? ''} ${signal ? `was killed (${signal})` : `exited with ${code}`}${stderr ? `: ${stderr}` : ''}`;
+    // Every write's callback has run once the stream finished: `size` counts every byte git wrote, also
+    // of a run that failed (a whole answer's readers then get git's own error, as upload-pack would send it).
     out.end((error?: Error | null) => {
       if (error) failure ??= `could not write the cache file: ${error.message}`;
+      failure ??= exited;
       settle(failure === undefined ? 'finished' : 'failed');
     });
   });
