@@ -1,6 +1,7 @@
 import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import type { GitProcess, GitRunner } from '../git/runner.js';
+import { bufferBody } from '../egress/body.js';
 
 /*
  * git upload-pack in its stateless form, which is what smart HTTP speaks:
@@ -32,13 +33,11 @@ export function uploadPackArgv(view: string): string[] {
  * A request body read whole and decompressed, when it announced a length of
  * at most `maxBytes` (a clone's wants); undefined otherwise (then it is
  * streamed to upload-pack as it comes).
- * @throws RequestTooLargeError when it decompresses past MAX_REQUEST_BYTES; zlib's error for bad gzip.
+ * @throws RequestTooLargeError when it decompresses past MAX_REQUEST_BYTES; zlib's error for bad gzip; bufferBody's.
  */
 export async function readSmallBody(request: { body: Readable; gzip: boolean; contentLength: number | undefined }, maxBytes: number): Promise<Buffer | undefined> {
   if (request.contentLength === undefined || request.contentLength > maxBytes) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of request.body) chunks.push(chunk as Buffer);
-  const body = Buffer.concat(chunks);
+  const body = await bufferBody(request.body, maxBytes);
   if (!request.gzip) return body;
   try {
     return gunzipSync(body, { maxOutputLength: MAX_REQUEST_BYTES });

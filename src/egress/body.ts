@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { Transform, type Writable } from 'node:stream';
+import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /**
@@ -31,12 +31,12 @@ export class BodyTooLarge extends Error {
 const ENDED_EARLY = 'the connection closed before the response ended';
 
 /**
- * Reads a body into one buffer of at most `maxBytes`: the bytes are counted
+ * Reads a body (a response's, or a request's) into one buffer of at most `maxBytes`: the bytes are counted
  * as they arrive (a `content-length` claim is not used to size anything),
  * and reading stops at the first byte past the limit.
  * @throws BodyTooLarge; an Error naming what broke the connection; the meter's rejection.
  */
-export function bufferBody(res: IncomingMessage, maxBytes: number, meter?: BodyMeter): Promise<Buffer> {
+export function bufferBody(res: Readable, maxBytes: number, meter?: BodyMeter): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

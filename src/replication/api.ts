@@ -30,7 +30,6 @@ export type ReplicationApi = Pick<
   | 'removeMovedCopies'
   | 'onMirrorRemoved'
   | 'followSyncs'
-  | 'housekeeping'
   | 'addStatusSection'
   | 'statusSections'
 >;

@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPackCache } from '../../src/cloning/pack-cache/open.js';
 import { uploadPackArgv } from '../../src/cloning/upload-pack.js';
 import { GitRunner } from '../../src/git/runner.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { FIXTURE_ENV, git, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
+import { git, gitAsync, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from '../support/eventually.js';
 import { testSecret } from '../support/secrets.js';
@@ -23,14 +21,8 @@ import { testSecret } from '../support/secrets.js';
  * own metrics (a miss is a pack-objects run).
  */
 
-const run = promisify(execFile);
 const READ = testSecret('PACK_CACHE_READ_TOKEN');
 const BEARER = ['-c', `http.extraHeader=Authorization: Bearer ${READ}`];
-
-async function gitAsync(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run('git', args, { cwd, env: FIXTURE_ENV, maxBuffer: 64 * 1024 * 1024 });
-  return stdout.trim();
-}
 
 /** Clones `name` from `t` into a new directory with `options`; returns the copy's path. */
 async function cloneFrom(t: TestServer, name: string, ...options: string[]): Promise<string> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_ENV, git, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
+import { git, gitAsync, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from '../support/eventually.js';
 import { testSecret } from '../support/secrets.js';
@@ -18,12 +18,6 @@ import { testSecret } from '../support/secrets.js';
 
 const run = promisify(execFile);
 const READ = testSecret('CLONE_READ_TOKEN');
-
-/** Runs the git CLI without blocking the event loop (the server answering it runs in this process). */
-async function gitAsync(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run('git', args, { cwd, env: FIXTURE_ENV, maxBuffer: 64 * 1024 * 1024 });
-  return stdout.trim();
-}
 
 /** How many upload-packs run on the mirrors under `mirrorsDir` (this file's server's only: other files run their own in parallel). */
 async function uploadPacksUnder(mirrorsDir: string): Promise<number> {

@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_ENV, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
+import { gitAsync, removeTempDirs, tempDir, Upstream } from '../support/git-fixtures.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 /*
@@ -63,14 +61,12 @@ describe('source names with slashes', () => {
     expect(contents.status).toBe(200);
   });
 
-  // git runs asynchronously: the server answering it is in this process.
   it('is cloned under /git/ with and without .git', async () => {
-    const run = promisify(execFile);
     for (const path of [`${NAME}.git`, NAME]) {
       const dest = join(tempDir(), 'clone');
       const header = `http.extraHeader=Authorization: Bearer ${t.tokens.admin}`;
-      await run('git', ['-c', header, 'clone', '-q', `${t.url}/git/${path}`, dest], { env: FIXTURE_ENV });
-      const cloned = (await run('git', ['-C', dest, 'rev-parse', 'HEAD'], { env: FIXTURE_ENV })).stdout.trim();
+      await gitAsync(tempDir(), '-c', header, 'clone', '-q', `${t.url}/git/${path}`, dest);
+      const cloned = await gitAsync(dest, 'rev-parse', 'HEAD');
       expect(cloned).toBe(head);
     }
   });

@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /** An environment for fixture git commands: no user config, fixed identity. */
 export const FIXTURE_ENV: NodeJS.ProcessEnv = {
@@ -16,6 +17,14 @@ export const FIXTURE_ENV: NodeJS.ProcessEnv = {
   GIT_COMMITTER_NAME: 'Fixture',
   GIT_COMMITTER_EMAIL: 'fixture@example.com',
 };
+
+const runFile = promisify(execFile);
+
+/** Runs the git CLI without blocking the event loop (for a test whose server, answering that git, runs in the same process). */
+export async function gitAsync(cwd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await runFile('git', args, { cwd, env: FIXTURE_ENV, maxBuffer: 64 * 1024 * 1024 });
+  return stdout.trim();
+}
 
 /** Runs plain git for test setup and returns its trimmed stdout. */
 export function git(cwd: string, ...args: string[]): string {

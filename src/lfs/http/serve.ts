@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import { bufferBody } from '../../egress/body.js';
 import { callerOf } from '../../server/auth.js';
 import type { LfsHttpRequest } from '../api.js';
 import type { LfsOptions } from '../module.js';
@@ -91,19 +92,8 @@ async function download(lfs: LfsHttpRequest, oid: string, options: LfsOptions): 
 async function readJson(body: Readable | unknown): Promise<unknown> {
   if (body === null || typeof body !== 'object') return undefined;
   if (typeof (body as Readable).on !== 'function' || typeof (body as Readable)[Symbol.asyncIterator] !== 'function') return body;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const stream = body as Readable;
-  for await (const chunk of stream) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BATCH_BYTES) {
-      stream.destroy();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse((await bufferBody(body as Readable, MAX_BATCH_BYTES)).toString('utf8'));
   } catch {
     return undefined;
   }

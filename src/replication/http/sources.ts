@@ -19,7 +19,6 @@ import {
   UpdateSourceBodySchema,
 } from './schemas.js';
 import { attemptJson, sourceJson } from './serialize.js';
-import { housekeepingJson } from '../housekeeping.js';
 import { sourceActionRoutes } from './source-actions.js';
 
 /** How long DELETE waits for a running sync to let go of the source's lease before answering 409. */
@@ -127,14 +126,14 @@ function oneSourceRoutes(server: SourcesServer, { replication, serverPaths, json
       const [holder, attempts, housekeeping] = await Promise.all([
         replication.leaseHolder(source),
         request.query.attempts > 0 ? replication.registry.attempts(source.id, request.query.attempts) : [],
-        replication.housekeeping.reports([source.id]),
+        replication.housekeeping.describe([source]),
       ]);
       return {
         ...json(source),
         leaseKey,
         lease: holder ? leaseHolderJson(holder) : null,
         attempts: attempts.map((attempt) => attemptJson(attempt, serverPaths)),
-        housekeeping: housekeepingJson(housekeeping.get(source.id)),
+        housekeeping: housekeeping.get(source.id)!,
       };
     },
   );

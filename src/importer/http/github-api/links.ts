@@ -16,9 +16,7 @@ function isLinkField(key: string): boolean {
 
 /** `url` without its trailing slashes (`https://ghe.example.com/api/v3/` → `…/api/v3`). */
 function withoutTrailingSlash(url: string): string {
-  let end = url.length;
-  while (end > 0 && url[end - 1] === '/') end -= 1;
-  return url.slice(0, end);
+  return url.replace(/\/+$/, '');
 }
 
 /**
