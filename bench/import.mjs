@@ -13,7 +13,7 @@
 //
 // Measures, in one run:
 //  1. requests: counted requests (what cost rate budget) ÷ the budget of the issue (sum of list pages
-//     at per_page=100, one reviews call per PR, one protection call per protected branch, the
+//     at per_page=100, one object and one reviews call per PR, one protection call per protected branch, the
 //     repository, one profile per distinct user), computed by the fake from its project. Goal ≤ 1.05.
 //  2. latency: wall time with 30 ms injected on every answer, the default concurrency vs
 //     --concurrency 1 (the seed's sequential importer), same fake, same project, after a warm-up
@@ -111,8 +111,8 @@ const LISTS = [['/issues/comments', 'notes'], ['/pulls/comments', 'diff_notes'],
 /**
  * The requests a killed import had made whose answers it had not committed
  * (what it had in flight): read from its database after the kill — a page
- * is committed when its cursor records it done, a reviews call when its job
- * row is done, a profile when it is cached.
+ * is committed when its cursor records it done, a pull request's object or
+ * reviews call when its job row is done, a profile when it is cached.
  */
 function inFlightAtKill(dbFile, requests) {
   const db = new Database(dbFile, { readonly: true });
@@ -123,11 +123,12 @@ function inFlightAtKill(dbFile, requests) {
     const open = [];
     for (const entry of requests) {
       if (entry.host !== 'api' || entry.path.endsWith('/rate_limit')) continue;
-      const reviews = /\/pulls\/(\d+)\/reviews$/.exec(entry.path);
+      // A pull request's job asks its single object and its reviews, and stores both in one write.
+      const pull = /\/pulls\/(\d+)(?:\/reviews)?$/.exec(entry.path);
       const user = /\/users\/([^/]+)$/.exec(entry.path);
       const list = LISTS.find(([suffix]) => entry.path.endsWith(suffix));
       let committed = true;
-      if (reviews) committed = jobs.has(`reviews:${reviews[1]}`);
+      if (pull) committed = jobs.has(`pull:${pull[1]}`);
       else if (user) committed = users.has(decodeURIComponent(user[1]).toLowerCase());
       else if (list) {
         const cursor = cursors.get(list[1]);

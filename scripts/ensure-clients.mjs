@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Part of `npm test`: some tests drive real clients from Debian (never a
 // download of their own): the dashboard tests Debian's chromium, the LFS
-// tests git-lfs, the GitHub-compatible API's tests PyGithub. A fresh machine gets the missing ones here rather than by
+// tests git-lfs, the GitHub-compatible API's tests PyGithub and the gh CLI
+// (behind a TLS front whose throwaway certificates openssl makes). A fresh machine gets the missing ones here rather than by
 // hand, with one apt-get install: directly as root, through passwordless
 // sudo otherwise. Exits non-zero with the command to run when neither is
 // possible or the install did not produce them.
@@ -15,6 +16,8 @@ const CLIENTS = [
   { path: '/usr/bin/chromium', pkg: 'chromium' },
   { path: '/usr/bin/git-lfs', pkg: 'git-lfs' },
   { path: '/usr/lib/python3/dist-packages/github/__init__.py', pkg: 'python3-github' },
+  { path: '/usr/bin/gh', pkg: 'gh' },
+  { path: '/usr/bin/openssl', pkg: 'openssl' },
 ].map((client) => ({ ...client, path: `${ROOT}${client.path}` }));
 
 const missing = CLIENTS.filter((client) => !existsSync(client.path));

@@ -87,17 +87,19 @@ function cpuSeconds(pid) {
 
 /**
  * How long the per-object jobs the workers share took, from the fake's log:
- * the span of the reviews calls (one per pull request) plus that of the
- * profile calls (one per user), the two fan-out stages of this project; what
+ * the span of the pull request calls (object and reviews, one job per pull
+ * request) plus that of the profile calls (one per user), the two fan-out
+ * stages of this project; what
  * is left of the wall time is the coordinator's walk of the lists and the
  * steps between stages, which more workers cannot shorten.
  */
 function fanOutMs(requests) {
-  const span = (kind) => {
-    const times = requests.filter((entry) => entry.pathKind === kind).map((entry) => entry.at);
+  const span = (...kinds) => {
+    const times = requests.filter((entry) => kinds.includes(entry.pathKind)).map((entry) => entry.at);
     return times.length ? Math.max(...times) - Math.min(...times) : 0;
   };
-  return span('reviews') + span('user');
+  // A pull request's job asks its single object (`pull`) and its reviews.
+  return span('pull', 'reviews') + span('user');
 }
 
 /** Requests in flight per worker in the scaling runs (the default concurrency of one process). */

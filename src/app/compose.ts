@@ -53,7 +53,7 @@ export async function composeModules(kernel: Kernel, services: ModuleServices, c
   const cluster = await open(clusterDefinition, { replication: () => replicationApi ?? notOpenYet('replication') });
   const replication = (replicationApi = await open(replicationDefinition, { placement: cluster.placement }));
   const snapshots = await open(snapshotsDefinition, { sources: replication, shardFiles: cluster.shardReads });
-  const importer = await open(importerDefinition, { sources: replication, placement: cluster.placement });
+  const importer = await open(importerDefinition, { sources: replication, placement: cluster.placement, shardFiles: cluster.shardReads });
   const feeds = await open(feedsDefinition, {});
   const lfs = await open(lfsDefinition, { sources: replication });
   const cloning = await open(cloningDefinition, { sources: replication, shardFiles: cluster.shardReads, lfs });

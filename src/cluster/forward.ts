@@ -12,8 +12,11 @@ import { ShardUnreachableError, SourceNotPlacedError } from './errors.js';
  */
 export const CALLER_HEADER = 'forgesync-caller';
 
-/** Response headers worth passing back; hop-by-hop and length headers are the proxy's own. */
-const PASSED_HEADERS = ['content-type', 'retry-after', 'cache-control', 'www-authenticate'];
+/**
+ * Response headers worth passing back (a page's links, a redirect, validators, a download's name); hop-by-hop and length
+ * headers are the proxy's own.
+ */
+const PASSED_HEADERS = ['content-type', 'retry-after', 'cache-control', 'www-authenticate', 'link', 'location', 'etag', 'last-modified', 'content-disposition'];
 
 /** A request to a worker: a JSON body, or a stream with the headers that describe it. */
 export interface ShardRequest {

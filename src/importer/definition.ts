@@ -1,4 +1,8 @@
 import { removeStaleDownloads } from '../egress/download.js';
+import type { ShardReads } from '../cluster/api.js';
+import { mirrorPathFor } from '../git/mirror.js';
+import { hasServedView, servedViewOf } from '../git/served-view.js';
+import type { GitDataSource } from './http/github-api/git-data/source.js';
 import { FILE_DOWNLOAD_TIMEOUT_MS } from './stages/object-work.js';
 import type { SettingValues } from '../config/setting.js';
 import type { ModuleDefinition, ModuleServices } from '../module/definition.js';
@@ -13,6 +17,8 @@ import type { GitSourceOptions } from './run/sources.js';
 export interface ImporterNeeds {
   sources: ReplicationApi;
   placement: SourcePlacement;
+  /** Distributed mode: where a source's files are (the GitHub-compatible API's git data is read on its shard's worker). */
+  shardFiles?: ShardReads | undefined;
 }
 
 /** The GitHub importer: imports, their jobs and schedule, the imports API, the GitHub-compatible read API, `forgesync import …`. */
@@ -34,11 +40,13 @@ export const importerDefinition = {
       // Every live worker takes an import's per-object jobs where jobs are routed by shard.
       ...(routed ? { requestingProcesses: async () => (await routed.live()).length } : {}),
       sources: gitSources(needs.sources),
+      gitData: gitData(needs, services.runner, config.mirrorsDir),
     });
     return {
       api: importer,
       jobs: importer.jobs,
       routes: (server, context) => importer.routes(server, context),
+      shardRoutes: (server, context) => importer.shardRoutes(server, context),
       start: () => {
         // What a download killed with its process left (a live one writes all the time, and gives up after its timeout).
         void removeStaleDownloads(importFilesDir(config.dataDir), 2 * FILE_DOWNLOAD_TIMEOUT_MS).catch(() => undefined);
@@ -70,5 +78,23 @@ function gitSources(replication: ReplicationApi): GitSourceOptions {
       const source = await replication.findSource(name);
       return source ? { name: source.name, state: source.registry.state, lastSyncedAt: source.registry.lastSyncedAt?.toISOString() ?? null } : null;
     },
+  };
+}
+
+/**
+ * The imports' repository mirrors as the GitHub-compatible API reads them:
+ * a source's served view (its refs move all at once, as clones see them),
+ * undefined before its first sync; in distributed mode, on its shard.
+ */
+function gitData(needs: ImporterNeeds, runner: GitDataSource['runner'], mirrorsDir: string): GitDataSource {
+  return {
+    runner,
+    mirrorOf: async (name) => {
+      const source = await needs.sources.findSource(name);
+      if (!source) return undefined;
+      const mirror = mirrorPathFor(mirrorsDir, source, source.url);
+      return hasServedView(mirror) ? servedViewOf(mirror) : undefined;
+    },
+    ...(needs.shardFiles ? { shardFiles: needs.shardFiles } : {}),
   };
 }

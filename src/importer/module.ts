@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
+import type { GitDataSource } from './http/github-api/git-data/source.js';
 import type { SettingValues } from '../config/setting.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
@@ -66,6 +67,8 @@ export interface ImporterOptions {
    * live workers, which all take its per-object jobs); unset: this one.
    */
   requestingProcesses?: () => Promise<number>;
+  /** Where the GitHub-compatible API reads the imports' git data (their repository mirrors); absent: not served. */
+  gitData?: GitDataSource;
 }
 
 /**
@@ -136,7 +139,26 @@ export class Importer {
     // Loaded only by a serving process: the CLI's other commands start without the HTTP stack.
     const [{ importRoutes }, { githubApiRoutes }] = await Promise.all([import('./http/routes.js'), import('./http/github-api/index.js')]);
     await server.register(importRoutes(this, context), { prefix: '/api' });
-    await server.register(githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir, publicUrl: context.publicUrl }), { prefix: '/github' });
+    await server.register(
+      githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir, publicUrl: context.publicUrl, gitData: this.options.gitData }),
+      { prefix: '/github' },
+    );
+  }
+
+  /**
+   * What a distributed worker serves to api processes: the GitHub-compatible
+   * API over its own mirrors (an api process forwards a git-data request
+   * whole to the worker of the mirror's shard), never forwarding further.
+   */
+  async shardRoutes(server: ForgesyncServer, context: RouteContext): Promise<void> {
+    const { gitData } = this.options;
+    if (!gitData) return;
+    const { githubApiRoutes } = await import('./http/github-api/index.js');
+    const local = { runner: gitData.runner, mirrorOf: gitData.mirrorOf };
+    await server.register(
+      githubApiRoutes({ database: this.options.database, tokens: context.tokens, filesDir: this.options.filesDir, publicUrl: context.publicUrl, gitData: local }),
+      { prefix: '/github' },
+    );
   }
 
   /**

@@ -8,7 +8,7 @@
  *
  * | type                          | key                         | number            | parent      | other columns                                   |
  * |-------------------------------|-----------------------------|-------------------|-------------|-------------------------------------------------|
- * | `repository` (internal)       | `repository`                | —                 | —           | data: `GET /repos/{o}/{r}`                       |
+ * | `repository` (internal)       | `repository`                | repository id     | —           | data: `GET /repos/{o}/{r}`; number: its GitHub id (`/repositories/{id}`) |
  * | `issue`                       | id                          | issue number      | —           | state, created_at, updated_at, labels, comments |
  * | `pull_request_issue` (internal) | id                        | PR number         | —           | as `issue`: the PR's entry in `/issues`         |
  * | `pull_request`                | id                          | PR number         | —           | state, created_at, updated_at; data: the `/pulls` list item, with `merged_by` filled in from the `merged` event |

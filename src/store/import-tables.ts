@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Count, Defaulted, FenceColumn, Millis } from './columns.js';
 
 /** Where an import stands. */
@@ -69,6 +69,15 @@ export interface ImportObjectsTable {
   comments: number | null;
   run: number;
   data: string;
+  /** The list columns (migration 020, import-list-columns.ts): optional on insert, written by objects.ts. */
+  sort_id: ColumnType<number | string | null, number | null | undefined, number | null>;
+  listed_as: ColumnType<string | null, string | null | undefined, string | null>;
+  milestone: ColumnType<number | string | null, number | null | undefined, number | null>;
+  author: ColumnType<string | null, string | null | undefined, string | null>;
+  assignees: ColumnType<string | null, string | null | undefined, string | null>;
+  mentions: ColumnType<string | null, string | null | undefined, string | null>;
+  head_label: ColumnType<string | null, string | null | undefined, string | null>;
+  base_ref: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The `import_cursors` table: where each collection's walk stands. */

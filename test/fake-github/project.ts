@@ -551,6 +551,7 @@ export class FakeProject {
    *            + pages(labels) + pages(milestones, state=all) + pages(releases)
    *            + pages(collaborators) + pages(protected branches)   GET /branches?protected=true
    *            + pulls                            GET /pulls/{n}/reviews, one page each (≤ 100 reviews per PR assumed)
+   *            + pulls                            GET /pulls/{n}, the single object (fields the list lacks: commits, mergeable, …)
    *            + protected branches               GET /branches/{b}/protection
    *            + 1                                GET /repos/{o}/{r}
    *            + distinct logins                  GET /users/{login}, incl. the ones answering 404 (`ghost`)
@@ -565,7 +566,7 @@ export class FakeProject {
     const protectedCount = e.protected_branch;
     return pages(this.issues.length) + pages(this.pulls.length) + pages(this.comments.length) + pages(this.reviewComments.length) + pages(this.events.length)
       + pages(this.labels.length) + pages(this.milestones.length) + pages(e.release) + pages(this.collaborators.length) + pages(protectedCount)
-      + this.pulls.length + protectedCount + 1 + e.users.length + e.missingUsers.length;
+      + 2 * this.pulls.length + protectedCount + 1 + e.users.length + e.missingUsers.length;
   }
 }
 

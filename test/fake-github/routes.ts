@@ -7,12 +7,17 @@
 import type { Payloads, Json } from './payloads.js';
 import { pullOf, type FakeProject, type IssueRecord } from './project.js';
 import type { RateState } from './limits.js';
+import { DIRECTIONS, PERMISSIONS, STATES, mentions, monthBefore, refused } from './list-filters.js';
+import { FakeGitData } from './git-data.js';
+import { docsOf, missingIssue, singleObjectRoute } from './object-routes.js';
 
 export type Answer =
   | { kind: 'list'; items: readonly unknown[]; render: (item: never) => Json; capped: boolean }
   | { kind: 'object'; body: Json; lastModified?: number }
   | { kind: 'error'; status: number; message: string; doc: string }
-  | { kind: 'redirect'; location: string };
+  | { kind: 'redirect'; location: string }
+  /** Bytes as they are (raw contents, archives), with their own headers. */
+  | { kind: 'raw'; status: number; headers: Record<string, string>; body: Buffer };
 
 export interface RouteContext {
   tokenIndex: number;
@@ -43,11 +48,14 @@ function time(value: string | null): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** A stable sort of a copy by a numeric key (ties keep the base order, which is id/number order). */
-function sorted<T>(items: readonly T[], key: (item: T) => number, direction: 'asc' | 'desc'): T[] {
-  const copy = [...items];
-  copy.sort((a, b) => (direction === 'asc' ? key(a) - key(b) : key(b) - key(a)));
-  return copy;
+/**
+ * A sort of a copy by a numeric key; ties by `tie` (default: base order, which is id/number order), reversed with
+ * `desc`: GitHub breaks ties by id in the same direction.
+ */
+function sorted<T>(items: readonly T[], key: (item: T) => number, direction: 'asc' | 'desc', tie?: (item: T) => number): T[] {
+  const copy = items.map((item, index) => ({ item, index: tie ? tie(item) : index, key: key(item) }));
+  copy.sort((a, b) => (direction === 'asc' ? a.key - b.key || a.index - b.index : b.key - a.key || b.index - a.index));
+  return copy.map((entry) => entry.item);
 }
 
 function direction(query: URLSearchParams, fallback: 'asc' | 'desc'): 'asc' | 'desc' {
@@ -55,10 +63,20 @@ function direction(query: URLSearchParams, fallback: 'asc' | 'desc'): 'asc' | 'd
   return value === 'asc' || value === 'desc' ? value : fallback;
 }
 
+/** GitHub's 422 for a query value it refuses (`state=bogus`, `sort=evil`, `milestone=abc`, a milestone that does not exist). */
+function invalid(field: string): Answer {
+  return { kind: 'error', status: 422, message: 'Validation Failed', doc: `${DOCS}/issues/issues#list-repository-issues (${field})` };
+}
+
 export class Routes {
   private readonly cache = new Map<string, { version: number; items: readonly unknown[] }>();
 
-  constructor(private readonly project: FakeProject, private readonly payloads: Payloads, private readonly options: { rateLimitEndpoint: boolean }) {}
+  /** The git data, read from the bare repository (when the fake has one). */
+  private readonly gitData: FakeGitData | undefined;
+
+  constructor(private readonly project: FakeProject, private readonly payloads: Payloads, private readonly options: { rateLimitEndpoint: boolean; gitDir?: string | undefined }) {
+    this.gitData = options.gitDir === undefined ? undefined : new FakeGitData(project, payloads, options.gitDir);
+  }
 
   private cached<T>(key: string, build: () => readonly T[]): readonly T[] {
     const hit = this.cache.get(key);
@@ -92,7 +110,8 @@ export class Routes {
     if (byName && byName[1]?.toLowerCase() === p.repo.owner.toLowerCase() && byName[2]?.toLowerCase() === p.repo.name.toLowerCase()) rest = byName[3] ?? '';
     const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(path);
     if (byId && Number(byId[1]) === p.repo.id) rest = byId[2] ?? '';
-    if (rest === undefined) return byName || byId ? { pathKind: 'repo', run: () => notFound(`${DOCS}/repos/repos#get-a-repository`) } : undefined;
+    // Another repository: GitHub's 404 links the documentation of the operation asked for.
+    if (rest === undefined) return byName || byId ? { pathKind: 'repo', run: () => notFound(docsOf(this.repoRoute(byName?.[3] ?? byId?.[2] ?? '')?.pathKind)) } : undefined;
     return this.repoRoute(rest);
   }
 
@@ -102,14 +121,27 @@ export class Routes {
     const number = (text: string | undefined) => Number.parseInt(text ?? '', 10);
     let m: RegExpExecArray | null;
     if (rest === '') return { pathKind: 'repo', run: () => ({ kind: 'object', body: pl.repository(true), lastModified: p.repo.updatedAt }) };
-    if (rest === '/issues') return { pathKind: 'issues', run: (q) => list(this.issues(q), (i: IssueRecord) => pl.issue(i, 'list')) };
+    const single = singleObjectRoute(p, pl, rest);
+    if (single) return single;
+    if (rest === '/issues') {
+      return {
+        pathKind: 'issues',
+        run: (q) => {
+          const bad = refused(q, { state: STATES, sort: ['created', 'updated', 'comments'], direction: DIRECTIONS });
+          if (bad) return invalid(bad);
+          const milestone = q.get('milestone');
+          if (milestone !== null && milestone !== '*' && milestone !== 'none' && !p.milestones.some((m) => String(m.number) === milestone)) return invalid('milestone');
+          return list(this.issues(q), (i: IssueRecord) => pl.issue(i, 'list'));
+        },
+      };
+    }
     if (rest === '/issues/comments') return { pathKind: 'repo_issue_comments', run: (q) => list(this.comments(p.comments, q, 'asc'), (c) => pl.comment(c), true) };
     if (rest === '/issues/events') return { pathKind: 'repo_issue_events', run: () => list(this.cached('events', () => [...p.events].reverse()), (e) => pl.event(e, 'repo'), true) };
     if ((m = /^\/issues\/comments\/(\d+)$/.exec(rest))) {
-      return { pathKind: 'issue_comment', run: () => { const c = p.commentById.get(number(m?.[1])); return c ? { kind: 'object', body: pl.comment(c), lastModified: c.updatedAt } : notFound(); } };
+      return { pathKind: 'issue_comment', run: () => { const c = p.commentById.get(number(m?.[1])); return c ? { kind: 'object', body: pl.comment(c), lastModified: c.updatedAt } : notFound(docsOf('issue_comment')); } };
     }
     if ((m = /^\/issues\/events\/(\d+)$/.exec(rest))) {
-      return { pathKind: 'issue_event', run: () => { const e = p.events.find((x) => x.id === number(m?.[1])); return e ? { kind: 'object', body: pl.event(e, 'repo') } : notFound(); } };
+      return { pathKind: 'issue_event', run: () => { const e = p.events.find((x) => x.id === number(m?.[1])); return e ? { kind: 'object', body: pl.event(e, 'repo') } : notFound(docsOf('issue_event')); } };
     }
     if ((m = /^\/issues\/(\d+)(\/comments|\/events)?$/.exec(rest))) {
       const n = number(m[1]);
@@ -119,7 +151,7 @@ export class Routes {
         pathKind: kind,
         run: (q) => {
           const issue = p.byNumber.get(n);
-          if (!issue) return notFound(`${DOCS}/issues/issues#get-an-issue`);
+          if (!issue) return missingIssue(p, n, kind);
           if (kind === 'issue') return { kind: 'object', body: pl.issue(issue, 'single'), lastModified: issue.updatedAt };
           if (kind === 'issue_comments') return list(this.comments(p.commentsByIssue.get(n) ?? [], q, 'asc', `issue:${n}`), (c) => pl.comment(c));
           return list(p.eventsByIssue.get(n) ?? [], (e) => pl.event(e, 'issue'));
@@ -130,6 +162,8 @@ export class Routes {
       return {
         pathKind: 'pulls',
         run: (q) => {
+          const bad = refused(q, { state: STATES, sort: ['created', 'updated', 'popularity', 'long-running'], direction: DIRECTIONS });
+          if (bad) return invalid(bad);
           const repo = pl.repository(false);
           return list(this.pulls(q), (i: IssueRecord) => pl.pull(i, 'list', repo));
         },
@@ -137,7 +171,7 @@ export class Routes {
     }
     if (rest === '/pulls/comments') return { pathKind: 'repo_review_comments', run: (q) => list(this.reviewComments(p.reviewComments, q), (c) => pl.reviewComment(c), true) };
     if ((m = /^\/pulls\/comments\/(\d+)$/.exec(rest))) {
-      return { pathKind: 'review_comment', run: () => { const c = p.reviewCommentById.get(number(m?.[1])); return c ? { kind: 'object', body: pl.reviewComment(c), lastModified: c.updatedAt } : notFound(); } };
+      return { pathKind: 'review_comment', run: () => { const c = p.reviewCommentById.get(number(m?.[1])); return c ? { kind: 'object', body: pl.reviewComment(c), lastModified: c.updatedAt } : notFound(docsOf('review_comment')); } };
     }
     if ((m = /^\/pulls\/(\d+)(\/reviews|\/comments|\/requested_reviewers)?$/.exec(rest))) {
       const n = number(m[1]);
@@ -147,7 +181,7 @@ export class Routes {
         pathKind: kind,
         run: (q) => {
           const issue = p.byNumber.get(n);
-          if (!issue?.pull) return notFound(`${DOCS}/pulls/pulls#get-a-pull-request`);
+          if (!issue?.pull) return notFound(docsOf(kind));
           if (kind === 'pull') return { kind: 'object', body: pl.pull(issue, 'single', pl.repository(false)), lastModified: issue.updatedAt };
           if (kind === 'reviews') return list(p.reviewsByPull.get(n) ?? [], (r) => pl.review(r));
           if (kind === 'requested_reviewers') return { kind: 'object', body: { users: issue.pull.requestedReviewers.map((l) => pl.user(l)), teams: issue.pull.requestedTeams.map((t) => pl.team(t)) } };
@@ -155,8 +189,17 @@ export class Routes {
         },
       };
     }
-    if (rest === '/labels') return { pathKind: 'labels', run: () => list(p.labels, (l) => pl.label(l)) };
-    if (rest === '/milestones') return { pathKind: 'milestones', run: (q) => list(this.milestones(q), (x) => pl.milestone(x)) };
+    // GitHub lists labels by name, whatever the case.
+    if (rest === '/labels') return { pathKind: 'labels', run: () => list(this.cached('labels', () => [...p.labels].sort((a, b) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : a.name.toLowerCase() > b.name.toLowerCase() ? 1 : a.id - b.id))), (l) => pl.label(l)) };
+    if (rest === '/milestones') {
+      return {
+        pathKind: 'milestones',
+        run: (q) => {
+          const bad = refused(q, { state: STATES, sort: ['due_on', 'completeness'], direction: DIRECTIONS });
+          return bad ? invalid(bad) : list(this.milestones(q), (x) => pl.milestone(x));
+        },
+      };
+    }
     if (rest === '/releases') {
       // Drafts are listed only to those with push access: here, any token.
       return {
@@ -187,8 +230,12 @@ export class Routes {
       return {
         pathKind: 'collaborators',
         run: (q) => {
+          const bad = refused(q, { affiliation: ['outside', 'direct', 'all'], permission: ['pull', 'triage', 'push', 'maintain', 'admin'] });
+          if (bad) return invalid(bad);
           const affiliation = q.get('affiliation') ?? 'all';
-          const items = affiliation === 'direct' ? p.collaborators.filter((c) => c.direct) : affiliation === 'outside' ? [] : p.collaborators;
+          const permission = q.get('permission');
+          const affiliated = affiliation === 'direct' ? p.collaborators.filter((c) => c.direct) : affiliation === 'outside' ? [] : p.collaborators;
+          const items = permission === null ? affiliated : affiliated.filter((c) => (PERMISSIONS[c.permission] ?? []).includes(permission));
           return list(items, (c) => pl.collaborator(c));
         },
       };
@@ -216,6 +263,8 @@ export class Routes {
         },
       };
     }
+    const gitData = this.gitData?.match(rest);
+    if (gitData) return gitData;
     return { pathKind: 'unknown', run: () => notFound() };
   }
 
@@ -237,7 +286,8 @@ export class Routes {
     const milestone = q.get('milestone');
     const assignee = q.get('assignee');
     const creator = q.get('creator');
-    const key = `issues|${state}|${sort}|${dir}|${since}|${labels.join(',')}|${milestone}|${assignee}|${creator}`;
+    const mentioned = q.get('mentioned')?.toLowerCase() ?? null;
+    const key = `issues|${state}|${sort}|${dir}|${since}|${labels.join(',')}|${milestone}|${assignee}|${creator}|${mentioned}`;
     return this.cached(key, () => {
       const items = this.project.issues.filter((i) => {
         if (state !== 'all' && i.state !== state) return false;
@@ -248,12 +298,13 @@ export class Routes {
         if (milestone !== null && /^\d+$/.test(milestone) && i.milestone !== Number(milestone)) return false;
         if (assignee === 'none' && i.assignees.length > 0) return false;
         if (assignee === '*' && i.assignees.length === 0) return false;
-        if (assignee !== null && assignee !== 'none' && assignee !== '*' && !i.assignees.includes(assignee)) return false;
-        if (creator !== null && i.user !== creator) return false;
+        if (assignee !== null && assignee !== 'none' && assignee !== '*' && !i.assignees.some((a) => a.toLowerCase() === assignee.toLowerCase())) return false;
+        if (creator !== null && i.user.toLowerCase() !== creator.toLowerCase()) return false;
+        if (mentioned !== null && !mentions(i.body).includes(mentioned) && !(this.project.commentsByIssue.get(i.number) ?? []).some((c) => mentions(c.body).includes(mentioned))) return false;
         return true;
       });
       const byKey = sort === 'updated' ? (i: IssueRecord) => i.updatedAt : sort === 'comments' ? (i: IssueRecord) => i.comments : (i: IssueRecord) => i.number;
-      return sorted(items, byKey, dir);
+      return sorted(items, byKey, dir, (i) => i.id);
     });
   }
 
@@ -262,12 +313,19 @@ export class Routes {
     const sort = q.get('sort') ?? 'created';
     const dir = direction(q, sort === 'created' ? 'desc' : 'asc');
     const base = q.get('base');
-    const key = `pulls|${state}|${sort}|${dir}|${base}`;
+    // `head=owner:ref` (the owner in any case); GitHub ignores a head without its owner.
+    const head = q.get('head')?.includes(':') ? (q.get('head') as string) : null;
+    const headOf = (i: IssueRecord) => `${this.project.repo.owner.toLowerCase()}:${pullOf(i).headRef}`;
+    const wantedHead = head === null ? null : head.slice(0, head.indexOf(':')).toLowerCase() + head.slice(head.indexOf(':'));
+    // long-running: pull requests (of `state`) older than a month with activity within it, oldest first by default.
+    const month = sort === 'long-running' ? monthBefore(Date.now()) : 0;
+    const key = `pulls|${state}|${sort}|${dir}|${base}|${head}|${month}`;
     return this.cached(key, () => {
-      const items = this.project.pulls.filter((i) => (state === 'all' || i.state === state) && (base === null || pullOf(i).baseRef === base));
+      const items = this.project.pulls.filter((i) =>
+        (state === 'all' || i.state === state) && (base === null || pullOf(i).baseRef === base) && (wantedHead === null || headOf(i) === wantedHead)
+        && (sort !== 'long-running' || (i.createdAt < month && i.updatedAt >= month)));
       const byKey = sort === 'updated' ? (i: IssueRecord) => i.updatedAt
         : sort === 'popularity' ? (i: IssueRecord) => i.comments
-        : sort === 'long-running' ? (i: IssueRecord) => (i.closedAt ?? i.updatedAt) - i.createdAt
         : (i: IssueRecord) => i.number;
       return sorted(items, byKey, dir);
     });
@@ -301,7 +359,9 @@ export class Routes {
         };
         return sorted(items, (m) => done(m.number), dir);
       }
-      return sorted(items, (m) => m.dueOn ?? Number.MAX_SAFE_INTEGER, dir);
+      // Without a due date last, in either direction (as GitHub orders them).
+      const due = sorted(items.filter((m) => m.dueOn !== null), (m) => m.dueOn as number, dir);
+      return [...due, ...sorted(items.filter((m) => m.dueOn === null), (m) => m.number, dir)];
     });
   }
 }

@@ -16,7 +16,11 @@ let fake: FakeGitHub;
 const TOKEN = 'schema-token';
 const answers = new Map<string, Json[]>();
 
-/** operationId → paths (after /repos/{o}/{r} when starting with '/'; else after /api/v3) to validate. */
+/**
+ * operationId → paths (after /repos/{o}/{r} when starting with '/'; else after /api/v3) to validate. The git
+ * data's object ids are written `{commit:<ref>}`, `{tree:<ref>}`, `{blob:<ref>:<path>}`: resolved through the
+ * fake's own API before the paths are asked (resolvePath).
+ */
 const CASES: Record<string, string[]> = {
   'repos/get': [''],
   'issues/list-for-repo': ['/issues?state=all&per_page=100'],
@@ -38,14 +42,54 @@ const CASES: Record<string, string[]> = {
   'repos/get-branch-protection': ['/branches/main/protection', '/branches/release/1.x/protection'],
   'users/get-by-username': ['users/alice', 'users/dependabot%5Bbot%5D', 'users/acme-org'],
   'rate-limit/get': ['rate_limit'],
+  'issues/get-milestone': ['/milestones/1', '/milestones/2'],
+  'issues/get-label': ['/labels/bug', '/labels/GOOD%20FIRST%20ISSUE'],
+  'issues/list-labels-on-issue': ['/issues/1/labels'],
+  'issues/get-comment': ['/issues/comments/3000000001'],
+  'issues/get-event': ['/issues/events/6000000001'],
+  'issues/list-events-for-timeline': ['/issues/1/timeline', '/issues/3/timeline', '/issues/5/timeline'],
+  'pulls/get-review': ['/pulls/3/reviews/5000000001'],
+  'pulls/get-review-comment': ['/pulls/comments/4000000001'],
+  'pulls/list-requested-reviewers': ['/pulls/3/requested_reviewers', '/pulls/17/requested_reviewers'],
+  'repos/get-latest-release': ['/releases/latest'],
+  'repos/get-release': ['/releases/70000001'],
+  // The git data, read from the fake's bare repository.
+  'repos/get-branch': ['/branches/main', '/branches/release/1.x', '/branches/release%2F1.x'],
+  'repos/list-tags': ['/tags'],
+  'repos/list-commits': ['/commits?per_page=100', '/commits?sha=release/1.x&path=src/widget.txt', '/commits?author=bob'],
+  'repos/get-commit': ['/commits/main', '/commits/release/1.x', '/commits/v1.0.0', '/commits/{commit:main}'],
+  'repos/compare-commits-with-basehead': ['/compare/release/1.x...main', '/compare/main...release/1.x', '/compare/v1.0.0...main'],
+  'git/list-matching-refs': ['/git/matching-refs/heads', '/git/matching-refs/pull/3', '/git/refs/tags', '/git/refs'],
+  'git/get-ref': ['/git/ref/heads/main', '/git/ref/heads/release/1.x', '/git/ref/tags/v1.0.0', '/git/ref/pull/3/head'],
+  'git/get-commit': ['/git/commits/{commit:main}', '/git/commits/{commit:release/1.x}'],
+  'git/get-tree': ['/git/trees/{tree:main}', '/git/trees/{tree:main}?recursive=1', '/git/trees/v1.0.0'],
+  'git/get-blob': ['/git/blobs/{blob:main:README.md}', '/git/blobs/{blob:main:src/widget.txt}'],
+  'repos/get-content': ['/contents/README.md', '/contents/src/widget.txt?ref=release/1.x', '/contents/src', '/contents'],
+  'repos/get-readme': ['/readme', '/readme?ref=v1.0.0'],
+  'pulls/list-commits': ['/pulls/3/commits', '/pulls/5/commits', '/pulls/11/commits', '/pulls/17/commits?per_page=1'],
+  'pulls/list-files': ['/pulls/3/files', '/pulls/8/files', '/pulls/14/files?per_page=1'],
 };
 
+/** `path` with its `{commit:…}`, `{tree:…}` and `{blob:…:…}` object ids (see CASES) resolved by asking the fake at `repo`. */
+async function resolvePath(repo: string, path: string): Promise<string> {
+  let resolved = path;
+  for (const [written, kind, ref, file] of path.matchAll(/\{(commit|tree|blob):([^:}]+)(?::([^}]+))?\}/g)) {
+    const url = kind === 'blob' ? `${repo}/contents/${file}?ref=${encodeURIComponent(ref as string)}` : `${repo}/commits/${ref}`;
+    const response = await api(url, { token: TOKEN });
+    if (response.status !== 200) throw new Error(`${url}: ${response.status} ${response.text}`);
+    const sha = kind === 'tree' ? response.body.commit.tree.sha : response.body.sha;
+    resolved = resolved.replace(written, sha as string);
+  }
+  return resolved;
+}
+
 beforeAll(async () => {
-  fake = await startFakeGitHub({ tokens: [TOKEN], git: false });
+  fake = await startFakeGitHub({ tokens: [TOKEN] });
   const repo = `${fake.apiUrl}/repos/acme-org/widgets`;
   for (const [operation, paths] of Object.entries(CASES)) {
     const bodies: Json[] = [];
-    for (const path of paths) {
+    for (const written of paths) {
+      const path = await resolvePath(repo, written);
       const url = path === '' || path.startsWith('/') ? `${repo}${path}` : `${fake.apiUrl}/${path}`;
       const response = await api(url, { token: TOKEN });
       if (response.status !== 200) throw new Error(`${url}: ${response.status} ${response.text}`);
@@ -101,7 +145,9 @@ describe('the fake answers as the OpenAPI description says', () => {
     const leftovers: string[] = [];
     const visit = (value: Json, path: string) => {
       if (typeof value === 'string') {
-        if (/octocat|hello-world|github\.com|justice-league|1296269/i.test(value) && !path.endsWith('/body')) leftovers.push(`${path}: ${value}`);
+        // A commit's author or committer email is a GitHub noreply address (`<id>+<login>@users.noreply.github.com`), as on GitHub.
+        const noreply = path.endsWith('/email') && /^\d+\+[^@]+@users\.noreply\.github\.com$/.test(value);
+        if (/octocat|hello-world|github\.com|justice-league|1296269/i.test(value) && !path.endsWith('/body') && !noreply) leftovers.push(`${path}: ${value}`);
         if (/^(https?:|git:|git@)/.test(value) && !allowed.some((prefix) => value.startsWith(prefix))) foreign.push(`${path}: ${value}`);
       } else if (value && typeof value === 'object') {
         for (const [key, item] of Object.entries(value)) visit(item, `${path}/${key}`);
@@ -150,6 +196,12 @@ describe('the fake answers as the OpenAPI description says', () => {
     expect(merged.merged).toBe(true);
     expect(merged.merged_by.login).toBe('alice');
     expect(merged.review_comments).toBe(5);
+    // A pull request's commits end at its head, and its files link to that commit.
+    const [pullCommits] = answers.get('pulls/list-commits') as Json[][];
+    expect((pullCommits as Json[]).at(-1)?.sha).toBe(merged.head.sha);
+    expect((pullCommits as Json[])[0]?.parents[0].sha).toBe(merged.base.sha);
+    const [pullFiles] = answers.get('pulls/list-files') as Json[][];
+    for (const f of pullFiles as Json[]) expect(f.blob_url).toBe(`${fake.webUrl}/acme-org/widgets/blob/${merged.head.sha}/${f.filename}`);
     const [release] = answers.get('repos/list-releases')?.[0] as Json[];
     expect(release.assets[0].browser_download_url.startsWith(`${fake.webUrl}/acme-org/widgets/releases/download/`)).toBe(true);
   });

@@ -172,7 +172,7 @@ export class FakeGitHub {
     this.wikiGitUrl = `${this.webUrl}/${project.repo.owner}/${project.repo.name}.wiki.git`;
     this.latencyMs = options.latencyMs;
     this.limiter = new RateLimiter({ limit: options.limit, anonLimit: options.anonLimit, windowMs: options.windowMs });
-    this.routes = new Routes(project, payloads, { rateLimitEndpoint: options.rateLimitEndpoint });
+    this.routes = new Routes(project, payloads, { rateLimitEndpoint: options.rateLimitEndpoint, gitDir: gitRepos?.mainPath });
     this.web = new WebHost({ project, payloads, gitPort: () => gitServer?.port, tokens: options.tokens, requireGitAuth: options.requireGitAuth });
   }
 
@@ -426,6 +426,13 @@ export class FakeGitHub {
     if (answer.kind === 'error') {
       count();
       return this.sendJson(res, entry, answer.status, this.error(answer.status, answer.message, answer.doc), { ...headers, ...this.rateHeaders(key) });
+    }
+    if (answer.kind === 'raw') {
+      count();
+      entry.status = answer.status;
+      res.writeHead(answer.status, { ...headers, ...this.rateHeaders(key), ...answer.headers, 'content-length': String(answer.body.length) });
+      res.end(req.method === 'HEAD' ? undefined : answer.body);
+      return;
     }
     if (answer.kind === 'redirect') {
       count();

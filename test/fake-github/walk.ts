@@ -84,7 +84,12 @@ export async function walk(fake: { apiUrl: string; webUrl: string; project: { re
   const collaborators = await list('/collaborators');
   const branches = await list('/branches?protected=true');
   const reviews: Json[] = [];
-  for (const pull of pulls) reviews.push(...(await list(`/pulls/${pull.number}/reviews`)));
+  for (const pull of pulls) {
+    // The single object: the fields its list item lacks (commits, additions, mergeable, …).
+    const single = await one(`${repo}/pulls/${pull.number}`);
+    if (single.status !== 200) throw new Error(`pull request #${pull.number}: ${single.status}`);
+    reviews.push(...(await list(`/pulls/${pull.number}/reviews`)));
+  }
   for (const branch of branches) {
     const protection = await one(`${repo}/branches/${encodeURIComponent(branch.name)}/protection`);
     if (protection.status !== 200) throw new Error(`protection of ${branch.name}: ${protection.status}`);

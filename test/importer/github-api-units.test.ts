@@ -109,7 +109,7 @@ describe('GitHub-compatible API: pagination, times, headers', () => {
   });
 
   it('fills a pull request\'s counts and `merged` only when the stored item lacks them', () => {
-    expect(completePull({ merged_at: '2024-01-01T00:00:00Z' }, { comments: 2, reviewComments: 3 })).toEqual({ merged_at: '2024-01-01T00:00:00Z', merged: true, comments: 2, review_comments: 3 });
+    expect(completePull({ merged_at: '2024-01-01T00:00:00Z' }, { comments: 2, reviewComments: 3 })).toEqual({ merged_at: '2024-01-01T00:00:00Z', merged: true, merged_by: null, comments: 2, review_comments: 3 });
     expect(completePull({ merged_at: null, comments: 9, review_comments: 8, merged: false }, { comments: 2, reviewComments: 3 })).toMatchObject({ merged: false, comments: 9, review_comments: 8 });
   });
 

@@ -179,6 +179,12 @@ describe.each(['sqlite', 'postgres'] as const)('a full GitHub import on %s', (da
     expect(importedCounts(status)).toEqual(expectedCounts(h.fake));
     const pulls = await stored(h, 'pull_request');
     expect([...pulls.values()].find((pull) => pull.number === open.number)?.merged_by?.login).toBe('dave');
+    // The merged pull request's single object was asked for again (`merged` is not in the list); besides it only the one the
+    // sync lists again at its watermark, conditionally (anew here: its embedded repository's open issues and push time moved).
+    expect([...pulls.values()].find((pull) => pull.number === open.number)?.merged).toBe(true);
+    const objects = h.fake.requests.filter((entry) => /\/pulls\/\d+$/.test(entry.path)).map((entry) => Number(/(\d+)$/.exec(entry.path)![1]));
+    expect(objects).toContain(open.number);
+    expect(objects.length).toBeLessThanOrEqual(2);
     // A handful of lists and the changed pull request's reviews, not the whole project again.
     expect(h.fake.stats().counted).toBeLessThan(h.fake.budget() / 2);
   });

@@ -9,7 +9,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = join(ROOT, 'scripts/ensure-clients.mjs');
 
 /**
- * A fresh machine has neither chromium, git-lfs nor PyGithub; the README's
+ * A fresh machine has none of chromium, git-lfs, PyGithub, gh or openssl; the README's
  * test command must install them (the dashboard, LFS and GitHub-compatible
  * API tests drive them) instead of failing. The script is run with a stub apt-get first on PATH that
  * records its arguments and "installs" each package by creating the file the
@@ -26,7 +26,7 @@ describe('npm test on a machine without the clients the tests drive', () => {
   it('installs the missing packages, in one apt-get install', () => {
     const dir = mkdtempSync(join(tmpdir(), 'forgesync-clients-'));
     const root = join(dir, 'root');
-    const files = ['/usr/bin/chromium', '/usr/bin/git-lfs', '/usr/lib/python3/dist-packages/github/__init__.py'].map((file) => join(root, file));
+    const files = ['/usr/bin/chromium', '/usr/bin/git-lfs', '/usr/lib/python3/dist-packages/github/__init__.py', '/usr/bin/gh', '/usr/bin/openssl'].map((file) => join(root, file));
     const calls = join(dir, 'calls');
     const install = files.map((file) => `mkdir -p ${dirname(file)} && touch ${file}`).join(' && ');
     for (const tool of ['apt-get', 'sudo']) {
@@ -40,7 +40,7 @@ describe('npm test on a machine without the clients the tests drive', () => {
     const env = { ...process.env, PATH: `${dir}:${process.env.PATH}`, FORGESYNC_CLIENTS_ROOT: root };
     execFileSync(process.execPath, [SCRIPT], { env, stdio: 'pipe' });
     expect(files.every((file) => existsSync(file))).toBe(true);
-    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['update', 'install -y --no-install-recommends chromium git-lfs python3-github']);
+    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['update', 'install -y --no-install-recommends chromium git-lfs python3-github gh openssl']);
     // Present now: nothing more is installed.
     execFileSync(process.execPath, [SCRIPT], { env, stdio: 'pipe' });
     expect(readFileSync(calls, 'utf8').trim().split('\n')).toHaveLength(2);

@@ -5,6 +5,7 @@ import { deleteReviewRequestsStep, newestCreatedAt, storePullWithMergedByStep } 
 import { PageBatch, labelNames, numberFromUrl } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
 import type { Collection } from '../run/walk.js';
+import { listedPullData, pullRequestRow } from './pull-object.js';
 
 /*
  * The repo-wide lists an import walks, as the walker needs them. Each
@@ -98,7 +99,11 @@ export function collaboratorsCollection(ctx: RunContext): Collection {
   };
 }
 
-/** `/pulls`: pull requests with their requested reviewers (users and teams) from the list itself. */
+/**
+ * `/pulls`: pull requests with their requested reviewers (users and teams)
+ * from the list itself. Each pull request's job then stores its single
+ * object over the list item (see pull-object.ts).
+ */
 export function pullsCollection(ctx: RunContext): Collection {
   return {
     name: 'pulls',
@@ -115,14 +120,16 @@ export function pullsCollection(ctx: RunContext): Collection {
       const numbers = items.map((pull) => Number(pull.number));
       // The list has no merged_by; keep what the `merged` events gave.
       const mergedBy = new Map((await objectsByNumber(ctx.db, ctx.importId, 'pull_request_merged_by', numbers)).map((row) => [row.number, JSON.parse(row.data)]));
+      // A sync lists again the pull request at its watermark: its stored single object of the same version stays (see listedPullData).
+      const stored = new Map((ctx.record.mode === 'sync' ? await objectsByNumber(ctx.db, ctx.importId, 'pull_request', numbers) : []).map((row) => [row.number, JSON.parse(row.data)]));
       if (numbers.length > 0) {
         // The requests as they are now replace the ones stored (a review given removes its request).
         batch.extra.push(deleteReviewRequestsStep(ctx.db, ctx.importId, numbers));
       }
       for (const pull of items) {
+        const listed = listedPullData(pull, stored.get(Number(pull.number)));
         const merged = mergedBy.get(Number(pull.number));
-        const data = merged && !pull.merged_by ? { ...pull, merged_by: merged } : pull;
-        batch.add({ type: 'pull_request', key: String(pull.id), number: pull.number, state: pull.state, createdAt: pull.created_at, updatedAt: pull.updated_at, data });
+        batch.add(pullRequestRow(pull, merged && !listed.merged_by ? { ...listed, merged_by: merged } : listed));
         for (const user of pull.requested_reviewers ?? []) {
           batch.add({ type: 'pull_request_review_request', key: `${pull.number}/user/${user.login}`, number: pull.number, data: user });
         }

@@ -6,7 +6,7 @@ import { filesToDownload } from '../store/attachments.js';
 import { deleteCursorsStep, findCursor, listCursors, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep } from '../store/failures.js';
 import { numbersWritten, storedRepository } from '../store/objects.js';
-import { deleteProtectedBranchesStep, issueNumbersCreatedBy, oldestEventCreatedAt, protectedBranchNames } from '../store/stage-objects.js';
+import { deleteProtectedBranchesStep, issueNumbersCreatedBy, oldestEventCreatedAt, protectedBranchNames, pullNumbersWithoutObject } from '../store/stage-objects.js';
 import { extendFreshProfilesStep, loginsToFetch } from '../store/users.js';
 import type { Stage } from '../types.js';
 import {
@@ -61,7 +61,7 @@ const repository: StageRunner = async (ctx, env) => {
   if (typeof repo?.html_url === 'string') ctx.hosts.addWebUrl(repo.html_url);
   const sources = await env.ensureSources(ctx, repo);
   const batch = new PageBatch(ctx);
-  if (response.status === 200) batch.add({ type: 'repository', key: 'repository', createdAt: repo.created_at, updatedAt: repo.updated_at, data: repo });
+  if (response.status === 200) batch.add({ type: 'repository', key: 'repository', number: Number.isSafeInteger(repo.id) && repo.id >= 0 ? repo.id : null, createdAt: repo.created_at, updatedAt: repo.updated_at, data: repo });
   await ctx.commit([
     ...(await batch.steps()),
     ctx.imports.setSourcesStep(ctx.importId, sources.repository, sources.wiki),
@@ -114,10 +114,19 @@ const notes: StageRunner = async (ctx) => {
   await walk(ctx, notesCollection(ctx));
 };
 
-/** Reviews: one job per pull request (all of them on the first run; those that changed on a sync). */
+/**
+ * Reviews: one job per pull request, which fetches the pull request's
+ * single object and its reviews (see object-work.ts): all of them on the
+ * first run; on a sync those the sync's list gave (that changed), and those
+ * stored without their single object (imported before the importer asked
+ * for it, or whose GET failed).
+ */
 const reviews: StageRunner = async (ctx, env) => {
-  const numbers = await numbersWritten(ctx.db, ctx.importId, 'pull_request', ctx.record.mode === 'sync' ? ctx.run : null);
-  await env.fanOut(ctx, 'reviews', numbers.map((number) => `reviews:${number}`));
+  const sync = ctx.record.mode === 'sync';
+  const changed = await numbersWritten(ctx.db, ctx.importId, 'pull_request', sync ? ctx.run : null);
+  const incomplete = sync ? await pullNumbersWithoutObject(ctx.db, ctx.importId) : [];
+  const numbers = [...new Set([...changed, ...incomplete])].sort((a, b) => a - b);
+  await env.fanOut(ctx, 'reviews', numbers.map((number) => `pull:${number}`));
 };
 
 /** Attachments and release assets: one download job per distinct URL not yet downloaded. */

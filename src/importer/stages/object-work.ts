@@ -15,6 +15,7 @@ import { finishFileStep, findFile } from '../store/attachments.js';
 import { findCursor, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep, type ImportFailure } from '../store/failures.js';
 import { readUser, writeUserStep } from '../store/users.js';
+import { fetchPullObject } from './pull-object.js';
 
 /** What a per-object job works with. */
 export interface ObjectWorkContext {
@@ -38,11 +39,16 @@ export interface ObjectWorkContext {
 /** What a job stores, or why it could not. */
 export type ObjectOutcome = { steps: (Compilable | null)[] } | { failure: ImportFailure; steps?: (Compilable | null)[] };
 
-/** Runs the per-object job `key` (`reviews:<n>`, `file:<url key>`, `user:<login>`). */
+/**
+ * Runs the per-object job `key` (`pull:<n>`, `file:<url key>`,
+ * `user:<login>`; `reviews:<n>` is a job an earlier version recorded,
+ * resumed as it was: the reviews only).
+ */
 export async function objectWork(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome> {
   const [kind, ...rest] = key.split(':');
   const arg = rest.join(':');
   try {
+    if (kind === 'pull') return await pullRequest(ctx, Number(arg));
     if (kind === 'reviews') return await reviews(ctx, Number(arg));
     if (kind === 'file') return await file(ctx, arg);
     if (kind === 'user') return await user(ctx, arg);
@@ -53,8 +59,33 @@ export async function objectWork(ctx: ObjectWorkContext, key: string): Promise<O
   return { failure: { type: 'unknown', id: key, error: `unknown job ${key}` } };
 }
 
+/** The failure type of a job that threw (a pull request's job throws only from its reviews: its object's failures are its own, see pull-object.ts). */
 function typeOfJob(kind: string | undefined): string {
-  return kind === 'reviews' ? 'pull_request_review' : kind === 'file' ? 'attachment' : 'user';
+  return kind === 'reviews' || kind === 'pull' ? 'pull_request_review' : kind === 'file' ? 'attachment' : 'user';
+}
+
+/**
+ * A pull request's job: its single object (pull-object.ts), then its
+ * reviews, stored together in the job's one write. The reviews are fetched
+ * while GitHub may still be computing the object's `mergeable` (see
+ * fetchPullObject), and not at all when the pull request is gone. Both
+ * parts failing lists both; the job is failed by its reviews' failure.
+ */
+async function pullRequest(ctx: ObjectWorkContext, number: number): Promise<ObjectOutcome> {
+  let reviewed: ObjectOutcome | undefined;
+  const object = await fetchPullObject(ctx, number, async () => {
+    reviewed = await reviews(ctx, number);
+  });
+  if ('failure' in object && object.gone) return { failure: object.failure };
+  reviewed ??= await reviews(ctx, number);
+  const objectSteps = 'steps' in object ? object.steps : [];
+  const reviewSteps = reviewed.steps ?? [];
+  if ('failure' in reviewed && reviewed.failure) {
+    const objectFailure = 'failure' in object ? [recordFailureStep(ctx.db, ctx.importId, ctx.run, object.failure, Date.now())] : [];
+    return { failure: reviewed.failure, steps: [...objectSteps, ...objectFailure, ...reviewSteps] };
+  }
+  if ('failure' in object) return { failure: object.failure, steps: reviewSteps };
+  return { steps: [...objectSteps, ...reviewSteps] };
 }
 
 /** The most pages of reviews one pull request's job gathers: they are held together until its one write, so a host linking on forever must not grow them. */

@@ -3,6 +3,7 @@ import type { ChangeInput } from '../../store/change-log.js';
 import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 import type { StoredType } from '../types.js';
+import { LIST_COLUMNS, listColumns, newlineList } from '../../store/import-list-columns.js';
 
 /** One object to store (see types.ts for what each type keeps in which column). */
 export interface ObjectRow {
@@ -19,9 +20,9 @@ export interface ObjectRow {
   data: unknown;
 }
 
-/** Rows per INSERT: 12 parameters each, well under SQLite's and PostgreSQL's limits. */
+/** Rows per INSERT: 20 parameters each, well under SQLite's and PostgreSQL's limits. */
 const CHUNK = 100;
-const COLUMNS = ['import_id', 'type', 'key', 'number', 'parent', 'state', 'created_at', 'updated_at', 'labels', 'comments', 'run', 'data'] as const;
+const COLUMNS = ['import_id', 'type', 'key', 'number', 'parent', 'state', 'created_at', 'updated_at', 'labels', 'comments', 'run', 'data', ...LIST_COLUMNS] as const;
 
 /**
  * The upsert of `rows` rows, compiled once per row count and database (a
@@ -48,9 +49,11 @@ function upsertStatement(db: Kysely<Schema>, rows: number): PreparedQuery<unknow
             created_at: sql`excluded.created_at`,
             updated_at: sql`excluded.updated_at`,
             labels: sql`excluded.labels`,
-            comments: sql`excluded.comments`,
+            // A pull request's count comes from its issue shape (pullCommentsStep): a rewrite of the pull keeps it.
+            comments: sql`coalesce(excluded.comments, import_objects.comments)`,
             run: sql`excluded.run`,
             data: sql`excluded.data`,
+            ...Object.fromEntries(LIST_COLUMNS.map((column) => [column, sql.ref(`excluded.${column}`)])),
           }),
         ),
     );
@@ -79,10 +82,11 @@ export function upsertObjectSteps(db: Kysely<Schema>, importId: number, run: num
       row.state ?? null,
       row.createdAt ?? null,
       row.updatedAt ?? null,
-      row.labels ? `\n${row.labels.map((name) => name.toLowerCase()).join('\n')}\n` : null,
+      row.labels ? newlineList(row.labels) : null,
       row.comments ?? null,
       run,
       JSON.stringify(row.data),
+      ...LIST_COLUMNS.map((column) => listColumns(row.type, row.key, row.data)[column]),
     );
   }
   const steps: Compilable[] = [];
@@ -91,7 +95,33 @@ export function upsertObjectSteps(db: Kysely<Schema>, importId: number, run: num
     const chunk = values.slice(start, start + CHUNK * width);
     steps.push(upsertStatement(db, chunk.length / width).bind(...chunk));
   }
+  const shapes = [...unique.values()].filter((row) => row.type === 'pull_request_issue' && typeof row.number === 'number').map((row) => row.number as number);
+  if (shapes.length > 0) steps.push(pullCommentsStep(db, importId, shapes));
   return steps;
+}
+
+/**
+ * The statement that copies the comment count of the pull requests'
+ * issue shapes numbered `numbers` onto their `pull_request` rows (GitHub
+ * counts a pull request's comments on its issue; `/pulls?sort=popularity`
+ * orders by that count through the pulls' own index). Runs after the
+ * upserts of the same batch. Inputs: import and PR numbers. Returns nothing.
+ */
+function pullCommentsStep(db: Kysely<Schema>, importId: number, numbers: readonly number[]): Compilable {
+  return db
+    .updateTable('import_objects')
+    .set({
+      comments: (eb) =>
+        eb
+          .selectFrom('import_objects as shape')
+          .select('shape.comments')
+          .whereRef('shape.import_id', '=', 'import_objects.import_id')
+          .where('shape.type', '=', 'pull_request_issue')
+          .whereRef('shape.number', '=', 'import_objects.number'),
+    })
+    .where('import_id', '=', importId)
+    .where('type', '=', 'pull_request')
+    .where('number', 'in', [...new Set(numbers)]);
 }
 
 /** The repository as GitHub last gave it (`GET /repos/{o}/{r}`), once the first stage stored it. */

@@ -2,6 +2,9 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Database } from '../../store/database.js';
 import type { ImportState } from '../../store/import-tables.js';
 import type { StoredType } from '../types.js';
+import { listConditions, type ListFilter } from './list-filters.js';
+import { listMemo, writeStamp, type Anchor } from './list-memo.js';
+import { pageKeys, rowsByIds, type PageSort } from './list-pages.js';
 
 /*
  * The statements of the GitHub-compatible read API (http/github-api): the
@@ -45,6 +48,25 @@ export async function findImport(database: ApiDatabase, owner: string, repo: str
   const found: ImportRef = { id: Number(row.id), name: row.name, state: row.state, apiUrl: row.api_url };
   if (found.state === 'pending' && !(await repositoryData(database, found.id))) return undefined;
   return found;
+}
+
+/**
+ * The import `/repositories/{repository_id}` reads: the one whose stored
+ * repository has that GitHub id (kept in the repository row's `number`),
+ * the oldest when several imports have it. Inputs: the id, and which import
+ * names the caller may see. From `imports` (few rows) into `import_objects`
+ * by its `(import_id, type, number)` index: one index probe per import, no
+ * scan of any JSON. Returns as findImport does.
+ */
+export async function findImportByRepositoryId(database: ApiDatabase, repositoryId: number, sees: (name: string) => boolean): Promise<ImportRef | undefined> {
+  const rows = await database.db
+    .selectFrom('imports as i')
+    .innerJoin('import_objects as o', (join) => join.onRef('o.import_id', '=', 'i.id').on('o.type', '=', 'repository').on('o.number', '=', repositoryId))
+    .select(['i.id', 'i.name', 'i.state', 'i.api_url'])
+    .orderBy('i.id')
+    .execute();
+  const row = rows.find((r) => sees(r.name));
+  return row ? { id: Number(row.id), name: row.name, state: row.state, apiUrl: row.api_url } : undefined;
 }
 
 /**
@@ -136,21 +158,11 @@ export async function attachmentFile(database: ApiDatabase, name: string, urlKey
 
 export type Direction = 'asc' | 'desc';
 
-/** What a list sorts by: a copied-out column, or GitHub's id (the key, as a number). */
-export type SortKey = 'created_at' | 'updated_at' | 'comments' | 'id';
+/** What a list sorts by: a copied-out column, GitHub's id (`sort_id`), or `name` (the lower-cased name labels keep in `state`). */
+export type SortKey = PageSort;
 
-/** Which stored objects a list holds, and in what order. */
-export interface ObjectFilter {
-  types: readonly StoredType[];
-  /** Only objects of this issue / PR / milestone number. */
-  number?: number;
-  /** `open` or `closed` (the `state` column); `all` or unset: either. */
-  state?: 'open' | 'closed' | 'all';
-  /** Lower-cased label names that must all be present. */
-  labels?: readonly string[];
-  /** `updated_at >= since`, an ISO 8601 time in GitHub's form (`…T12:00:00Z`). */
-  since?: string;
-}
+/** Which stored objects a list holds (list-filters.ts). */
+export type ObjectFilter = ListFilter;
 
 /** A page of a list: 1-based `page`, `perPage` items (the shape of pagination.ts's `Page`). */
 export interface ListPage {
@@ -177,33 +189,30 @@ function keyAsNumber(database: ApiDatabase): RawBuilder<number> {
   return sql<number>`cast(${sql.ref('key')} as ${sql.raw(database.dialect === 'postgres' ? 'bigint' : 'integer')})`;
 }
 
-/** `labels` contains `needle` (an exact substring; no LIKE patterns to escape). */
-function labelsContain(database: ApiDatabase, needle: string): RawBuilder<boolean> {
-  return database.dialect === 'postgres'
-    ? sql<boolean>`strpos(${sql.ref('labels')}, ${needle}) > 0`
-    : sql<boolean>`instr(${sql.ref('labels')}, ${needle}) > 0`;
-}
-
 /**
- * The query the lists share, not yet selecting: the import's objects of
- * `filter.types`, narrowed by number, state, `since` and labels (each label
- * matched between newlines, as they are stored). Inputs: import and filter.
+ * The lookups' query, not yet selecting: the import's objects of `types`
+ * with `number`, through the `(import_id, type, number)` index. Inputs:
+ * import, types and number.
  */
-function filtered(database: ApiDatabase, importId: number, filter: ObjectFilter) {
+function filtered(database: ApiDatabase, importId: number, filter: { types: readonly StoredType[]; number?: number }) {
   let query = database.db
     .selectFrom('import_objects')
     .where('import_id', '=', importId)
     .where('type', 'in', [...filter.types]);
   if (filter.number !== undefined) query = query.where('number', '=', filter.number);
-  if (filter.state && filter.state !== 'all') query = query.where('state', '=', filter.state);
-  if (filter.since !== undefined) query = query.where('updated_at', '>=', filter.since);
-  for (const label of filter.labels ?? []) query = query.where(labelsContain(database, `\n${label}\n`));
   return query;
 }
 
-/** Inputs: import and filter. Returns how many stored objects match: a list's total, for its `Link` header's last page. */
+/**
+ * Inputs: import and filter. Returns how many stored objects match: a
+ * list's total, for its `Link` header's last page. Counted on the list
+ * index that leads with (import_id, listed_as[, state]): an index-only count
+ * for the unfiltered lists, no table row read.
+ */
 export async function countObjects(database: ApiDatabase, importId: number, filter: ObjectFilter): Promise<number> {
-  const row = await filtered(database, importId, filter)
+  const row = await database.db
+    .selectFrom('import_objects')
+    .where(listConditions(database.dialect, importId, filter))
     .select((eb) => eb.fn.countAll().as('n'))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
@@ -211,22 +220,37 @@ export async function countObjects(database: ApiDatabase, importId: number, filt
 
 /**
  * Inputs: import and request (filter, sort, direction, page). Returns one
- * page of the list (JSON text and numbers), sorted by `sort` then by id
- * (both in `direction`), and the list's total; a page past the end is read
- * no further than the count.
+ * page of the list (JSON text and numbers), sorted by `sort` then by
+ * GitHub's id (both in `direction`), and the list's total; a page past the
+ * end is read no further than the count.
+ *
+ * No OFFSET over rows: the page's keys are walked on the list index that
+ * serves the order (index entries only, list-pages.ts), from the nearest
+ * page end already served (a keyset seek: following `next` links walks no
+ * entry twice) or from the start, and then its rows are fetched by id. The
+ * total and the page ends are remembered per list until the import writes
+ * again (list-memo.ts), so no request counts the whole list but the first.
  */
 export async function listObjects(database: ApiDatabase, importId: number, request: ListRequest): Promise<ListResult> {
-  const total = await countObjects(database, importId, request);
-  const offset = (request.page.page - 1) * request.page.perPage;
+  const { sort, direction, page, ...filter } = request;
+  const memo = listMemo(database, importId, JSON.stringify(filter), await writeStamp(database, importId));
+  memo.total ??= await countObjects(database, importId, filter);
+  const total = memo.total;
+  const offset = (page.page - 1) * page.perPage;
   if (offset >= total) return { data: [], numbers: [], total };
-  let query = filtered(database, importId, request).select(['data', 'number']);
-  if (request.sort !== 'id') query = query.orderBy(request.sort, request.direction);
-  const rows = await query
-    .orderBy(keyAsNumber(database), request.direction)
-    .limit(request.page.perPage)
-    .offset(offset)
-    .execute();
-  return { data: rows.map((row) => row.data), numbers: rows.map((row) => (row.number === null ? null : Number(row.number))), total };
+  const order = `${sort} ${direction}`;
+  const from = memo.nearest(order, offset);
+  const skip = offset - (from?.offset ?? 0);
+  // A walk that skips reads the entry before the page too: it is the anchor of this page's start, so asking for it again seeks.
+  const walked = await pageKeys(database, importId, filter, { sort, direction, perPage: page.perPage + (skip > 0 ? 1 : 0), skip: Math.max(0, skip - 1), ...(from ? { anchor: from.anchor } : {}) });
+  const keys = skip > 0 ? walked.slice(1) : walked;
+  const anchorable = (key: Anchor | undefined): key is Anchor => key !== undefined && (sort === 'id' || key.value !== undefined);
+  if (skip > 0 && anchorable(walked[0])) memo.remember(order, offset, walked[0]);
+  const last = keys.at(-1);
+  if (anchorable(last)) memo.remember(order, offset + keys.length, last);
+  const rows = await rowsByIds(database, importId, filter.types, keys.map((key) => key.id));
+  const found = keys.flatMap((key) => rows.get(key.id) ?? []);
+  return { data: found.map((row) => row.data), numbers: found.map((row) => row.number), total };
 }
 
 /** Inputs: import and numbers. Returns the stored issue shapes (issues and pull requests) with these numbers, by number: the issue re-embedded in each event. */
@@ -241,7 +265,7 @@ export async function issuesByNumber(database: ApiDatabase, importId: number, nu
 
 /** Inputs: import and filter. Returns every stored object matching it, in id order: for the short lists sorted on fields only the JSON has. */
 export async function allObjects(database: ApiDatabase, importId: number, filter: ObjectFilter): Promise<string[]> {
-  const rows = await filtered(database, importId, filter).select('data').orderBy(keyAsNumber(database)).execute();
+  const rows = await database.db.selectFrom('import_objects').where(listConditions(database.dialect, importId, filter)).select('data').orderBy('sort_id').execute();
   return rows.map((row) => row.data);
 }
 
@@ -261,4 +285,65 @@ export async function objectByKey(database: ApiDatabase, importId: number, type:
     .where('key', '=', key)
     .executeTakeFirst();
   return row?.data;
+}
+
+/** A stored object's JSON text and the number it belongs to (the issue of an event, the pull request of a review). */
+export interface NumberedObject {
+  data: string;
+  number: number | null;
+}
+
+/**
+ * Inputs: import, type and key (the primary key: one indexed lookup).
+ * Returns that stored object's JSON text with its `number` column, if any:
+ * single objects answered only below their issue or pull request, or with
+ * that issue re-embedded.
+ */
+export async function numberedObjectByKey(database: ApiDatabase, importId: number, type: StoredType, key: string): Promise<NumberedObject | undefined> {
+  const row = await database.db
+    .selectFrom('import_objects')
+    .select(['data', 'number'])
+    .where('import_id', '=', importId)
+    .where('type', '=', type)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  return row ? { data: row.data, number: row.number === null ? null : Number(row.number) } : undefined;
+}
+
+/**
+ * Inputs: import and a label name. Returns the stored label of that name,
+ * compared case-insensitively as GitHub does (the `state` column holds the
+ * lower-cased name), if any. Reads the import's labels by the primary key's
+ * `(import_id, type)` prefix: a repository has few labels.
+ */
+export async function labelByName(database: ApiDatabase, importId: number, name: string): Promise<string | undefined> {
+  const row = await filtered(database, importId, { types: ['label'] })
+    .select('data')
+    .where('state', '=', name.toLowerCase())
+    .orderBy(keyAsNumber(database))
+    .executeTakeFirst();
+  return row?.data;
+}
+
+/**
+ * Inputs: the import. Returns the highest issue or pull request number
+ * imported (undefined when none): a number at or below it that has no
+ * object was deleted upstream (numbers are handed out without gaps), so it
+ * answers 410 as GitHub does. One `max` per type on the
+ * `(import_id, type, number)` index.
+ */
+export async function highestNumber(database: ApiDatabase, importId: number): Promise<number | undefined> {
+  const types: StoredType[] = ['issue', 'pull_request_issue', 'pull_request'];
+  const maxima = await Promise.all(
+    types.map((type) =>
+      database.db
+        .selectFrom('import_objects')
+        .select((eb) => eb.fn.max('number').as('highest'))
+        .where('import_id', '=', importId)
+        .where('type', '=', type)
+        .executeTakeFirst(),
+    ),
+  );
+  const numbers = maxima.map((row) => (row?.highest === null || row?.highest === undefined ? Number.NaN : Number(row.highest))).filter((n) => Number.isFinite(n));
+  return numbers.length > 0 ? Math.max(...numbers) : undefined;
 }

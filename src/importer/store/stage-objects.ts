@@ -91,3 +91,22 @@ export function deleteReviewRequestsStep(db: Kysely<Schema>, importId: number, n
 export function storePullWithMergedByStep(db: Kysely<Schema>, importId: number, key: string, data: Record<string, unknown>): Compilable {
   return db.updateTable('import_objects').set({ data: JSON.stringify(data) }).where('import_id', '=', importId).where('type', '=', 'pull_request').where('key', '=', key);
 }
+
+/**
+ * Inputs: the import. Returns the numbers of its stored pull requests whose
+ * JSON is only the `/pulls` list item (no `mergeable_state`, a field of the
+ * single object alone): stored before the importer asked for the object, or
+ * whose object's GET failed. A sync asks for those too, once each, besides
+ * the pull requests that changed.
+ */
+export async function pullNumbersWithoutObject(db: Kysely<Schema>, importId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('import_objects')
+    .select('number')
+    .where('import_id', '=', importId)
+    .where('type', '=', 'pull_request')
+    .where('data', 'not like', '%"mergeable_state":%')
+    .orderBy('number')
+    .execute();
+  return rows.map((row) => Number(row.number));
+}

@@ -19,6 +19,8 @@ import { importProgress } from './016_import_progress.js';
 import { changeStaged } from './017_change_staged.js';
 import { housekeeping } from './018_housekeeping.js';
 import { lfs } from './019_lfs.js';
+import { importListColumns } from './020_import_list_columns.js';
+import { importRepositoryId } from './021_import_repository_id.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -46,6 +48,8 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '017_change_staged': changeStaged(dialect),
     '018_housekeeping': housekeeping(dialect),
     '019_lfs': lfs(dialect),
+    '020_import_list_columns': importListColumns(dialect),
+    '021_import_repository_id': importRepositoryId(),
   };
 }
 

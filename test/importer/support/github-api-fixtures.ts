@@ -6,6 +6,7 @@ import { urlKey } from '../../../src/importer/attachments/url-key.js';
 import type { StoredType } from '../../../src/importer/types.js';
 import type { Database } from '../../../src/store/database.js';
 import type { ImportState } from '../../../src/store/import-tables.js';
+import { listColumns } from '../../../src/store/import-list-columns.js';
 
 /*
  * A small imported project, GitHub-shaped: each object starts from the
@@ -310,7 +311,8 @@ async function insertObject(database: Pick<Database, 'db'>, importId: number, ty
   const json = type === 'note' || type === 'issue_event' ? stored : data;
   await database.db
     .insertInto('import_objects')
-    .values({ import_id: importId, type, key, run: 1, data: JSON.stringify(json), number: null, parent: null, state: null, created_at: null, updated_at: null, labels: null, comments: null, ...columns })
+    // The list columns as the importer writes them (objects.ts), from the JSON.
+    .values({ import_id: importId, type, key, run: 1, data: JSON.stringify(json), number: null, parent: null, state: null, created_at: null, updated_at: null, labels: null, comments: null, ...listColumns(type, key, json), ...columns })
     .execute();
 }
 

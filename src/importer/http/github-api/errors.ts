@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { documentationUrlOf } from './docs.js';
 
 /** What GitHub's error bodies link to. */
 export const DOCUMENTATION_URL = 'https://docs.github.com/rest';
@@ -17,9 +18,13 @@ export interface ValidationIssue {
   code: 'invalid';
 }
 
-/** A GitHub error body: `{ message, [errors], documentation_url, status }` (status as a string, as GitHub sends it). */
-export function errorBody(status: number, message: string, errors?: ValidationIssue[]): Record<string, unknown> {
-  return { message, ...(errors ? { errors } : {}), documentation_url: DOCUMENTATION_URL, status: String(status) };
+/**
+ * A GitHub error body: `{ message, [errors], documentation_url, status }`
+ * (status as a string, as GitHub sends it); `documentationUrl` is the page
+ * of the operation asked for (docs.ts), GitHub's REST root by default.
+ */
+export function errorBody(status: number, message: string, errors?: ValidationIssue[], documentationUrl = DOCUMENTATION_URL): Record<string, unknown> {
+  return { message, ...(errors ? { errors } : {}), documentation_url: documentationUrl, status: String(status) };
 }
 
 /** An error a handler throws to answer with GitHub's error shape. */
@@ -39,6 +44,11 @@ export function notFound(): GithubApiError {
   return new GithubApiError(404, 'Not Found');
 }
 
+/** GitHub's 410 for an issue that was deleted: `{"message":"This issue was deleted",…}`. */
+export function issueDeleted(): GithubApiError {
+  return new GithubApiError(410, 'This issue was deleted');
+}
+
 /** A 422 `Validation Failed` naming the fields of `resource` that were refused. */
 export function validationFailed(resource: string, fields: readonly string[]): GithubApiError {
   return new GithubApiError(
@@ -48,14 +58,14 @@ export function validationFailed(resource: string, fields: readonly string[]): G
   );
 }
 
-/** Sends a GitHub-shaped error (JSON, with GitHub's media type header). */
-export function sendError(reply: FastifyReply, status: number, message: string, errors?: ValidationIssue[]): FastifyReply {
+/** Sends a GitHub-shaped error (JSON, with GitHub's media type header); its `documentation_url` is GitHub's REST root unless given. */
+export function sendError(reply: FastifyReply, status: number, message: string, errors?: ValidationIssue[], documentationUrl?: string): FastifyReply {
   return reply
     .code(status)
     .header('content-type', JSON_CONTENT_TYPE)
     .header('x-github-media-type', GITHUB_MEDIA_TYPE)
     .header('x-content-type-options', 'nosniff')
-    .send(JSON.stringify(errorBody(status, message, errors)));
+    .send(JSON.stringify(errorBody(status, message, errors, documentationUrl)));
 }
 
 /** The GitHub resource a route's 422 errors name (route `config.resource`), e.g. `Issue`. */
@@ -70,13 +80,14 @@ function resourceOf(request: FastifyRequest): string {
  * a query value that does not is a 422 naming the field.
  */
 export function githubErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const documentationUrl = documentationUrlOf(request);
   if (hasZodFastifySchemaValidationErrors(error)) {
-    if (error.validationContext !== 'querystring') return sendError(reply, 404, 'Not Found');
+    if (error.validationContext !== 'querystring') return sendError(reply, 404, 'Not Found', undefined, documentationUrl);
     const fields = error.validation.map((issue) => issue.instancePath.replace(/^\//, '').split('/')[0] || 'query');
     const failed = validationFailed(resourceOf(request), fields);
-    return sendError(reply, 422, failed.message, failed.errors);
+    return sendError(reply, 422, failed.message, failed.errors, documentationUrl);
   }
-  if (error instanceof GithubApiError) return sendError(reply, error.statusCode, error.message, error.errors);
+  if (error instanceof GithubApiError) return sendError(reply, error.statusCode, error.message, error.errors, documentationUrl);
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
   if (status >= 500) {
     request.log.error({ err: error }, 'GitHub-compatible API request failed');

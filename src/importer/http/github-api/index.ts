@@ -6,8 +6,12 @@ import { githubErrorHandler, sendError } from './errors.js';
 import { issueRoutes } from './issue-routes.js';
 import type { ApiDatabase } from '../../store/read-api.js';
 import { pullRoutes } from './pull-routes.js';
+import { objectRoutes } from './object-routes.js';
+import { timelineRoutes } from './timeline-routes.js';
 import { rateLimitHeaders, rateLimitRoutes } from './rate-limit.js';
 import { repoRoutes } from './repo-routes.js';
+import { graphqlRoutes } from './graphql/route.js';
+import { answerBranch, gitDataRoutes, MirrorLocator, type GitDataSource } from './git-data/index.js';
 import { AttachmentLinks } from './rewrite.js';
 
 export { attachmentPath, AttachmentRewriter } from './rewrite.js';
@@ -21,6 +25,8 @@ export interface GithubApiOptions {
   filesDir: string;
   /** FORGESYNC_PUBLIC_URL: every link answered points below `<publicUrl>/github` (absent: below the request's origin). */
   publicUrl?: string | undefined;
+  /** The import mirrors the git-data routes read (branches, commits, contents…); absent: those paths are not served. */
+  gitData?: GitDataSource | undefined;
 }
 
 /**
@@ -81,10 +87,21 @@ export function githubApiRoutes(options: GithubApiOptions): FastifyPluginAsyncZo
     });
     server.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'Not Found'));
     const deps = { database: options.database, links: new AttachmentLinks(options.database), publicUrl: options.publicUrl };
-    repoRoutes(server, deps);
+    // The repository's git data, read from the import mirrors (not served without them); a branch named with
+    // unencoded slashes (`/branches/release/1.x`) reaches it through repo-routes' `/branches/*`.
+    const gitDeps = options.gitData ? { ...deps, mirrors: new MirrorLocator(options.database, options.gitData) } : undefined;
+    if (gitDeps) {
+      server.addHook('onClose', async () => gitDeps.mirrors.close());
+      gitDataRoutes(server, gitDeps);
+    }
+    repoRoutes(server, deps, gitDeps && ((request, reply, params, branch) => answerBranch(gitDeps, request, reply, params, branch, server.prefix)));
     issueRoutes(server, deps);
     pullRoutes(server, deps);
+    objectRoutes(server, deps);
+    timelineRoutes(server, deps);
     attachmentRoutes(server, { ...deps, filesDir: options.filesDir });
     rateLimitRoutes(server);
+    // GraphQL (gh's `issue list`, `pr view`…), in a scope of its own that reads the raw body.
+    await graphqlRoutes(server, deps);
   };
 }

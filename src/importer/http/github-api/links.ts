@@ -9,9 +9,13 @@ const WEB_FIELDS = new Set(['html_url']);
 /** Characters that may follow an API base in one of its URLs (`/path`, `?query`, `{/template}`, `#fragment`). */
 const AFTER_BASE = new Set(['/', '?', '{', '#']);
 
-/** Whether `key` names an API link: `url` or any `*_url` except the web UI's. */
+/**
+ * Whether `key` names an API link: `url`, any `*_url` except the web UI's,
+ * and `href` (a pull request's or review's `_links`; their `html` one is a
+ * web URL, which rewriteUrl leaves as it is).
+ */
 function isLinkField(key: string): boolean {
-  return (key === 'url' || key.endsWith('_url')) && !WEB_FIELDS.has(key);
+  return (key === 'url' || key === 'href' || key.endsWith('_url')) && !WEB_FIELDS.has(key);
 }
 
 /** `url` without its trailing slashes (`https://ghe.example.com/api/v3/` → `…/api/v3`). */

@@ -11,9 +11,10 @@ export interface Page {
   perPage: number;
 }
 
-/** The page a (validated) query asks for, with GitHub's defaults and clamping. */
+/** The page a (validated) query asks for, with GitHub's defaults and clamping: `per_page` 0 or less is the default size, `page` 0 or less the first page. */
 export function pageOf(query: { page?: number | undefined; per_page?: number | undefined }): Page {
-  return { page: query.page ?? 1, perPage: Math.min(query.per_page ?? DEFAULT_PER_PAGE, MAX_PER_PAGE) };
+  const perPage = query.per_page === undefined || query.per_page < 1 ? DEFAULT_PER_PAGE : Math.min(query.per_page, MAX_PER_PAGE);
+  return { page: query.page === undefined || query.page < 1 ? 1 : query.page, perPage };
 }
 
 /** Rows to skip for `page`. */
@@ -48,7 +49,8 @@ export function linkHeader(origin: string, requestUrl: string, page: Page, total
     return `<${origin}${path}?${params.toString()}>; rel="${rel}"`;
   };
   const parts: string[] = [];
-  if (page.page > 1) parts.push(link(page.page - 1, 'prev'));
+  // Past the end, `prev` is the last page (as GitHub links it), not the page before the one asked for.
+  if (page.page > 1) parts.push(link(Math.min(page.page - 1, last), 'prev'));
   if (page.page < last) parts.push(link(page.page + 1, 'next'), link(last, 'last'));
   if (page.page > 1) parts.push(link(1, 'first'));
   return parts.length > 0 ? parts.join(', ') : undefined;

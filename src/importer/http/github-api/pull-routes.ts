@@ -1,6 +1,8 @@
 import type { StoredType } from '../../types.js';
-import { repoContext, routeOptions, sendPage, type ApiServer, type RouteDeps } from './context.js';
+import { repoContext, repoRoute, routeOptions, sendPage, type ApiServer, type RouteDeps } from './context.js';
 import { notFound } from './errors.js';
+import { pullListOf } from './list-queries.js';
+import { renderedPage, sendItemsOf, sendListAnswer } from './list-answers.js';
 import { pageOf } from './pagination.js';
 import { countObjects, listObjects, objectByNumber, type ListRequest } from '../../store/read-api.js';
 import { sendJson } from './respond.js';
@@ -27,36 +29,51 @@ function reviewCommentOrder(query: { sort?: 'created' | 'updated' | 'created_at'
 export function completePull(pull: Record<string, unknown>, counts: { comments: number; reviewComments: number }): Record<string, unknown> {
   return {
     ...pull,
+    // GitHub's single pull request always has it: null until merged (and when the merge's author is not known).
+    merged_by: pull.merged_by ?? null,
     merged: typeof pull.merged === 'boolean' ? pull.merged : pull.merged_at !== null && pull.merged_at !== undefined,
     comments: typeof pull.comments === 'number' ? pull.comments : counts.comments,
     review_comments: typeof pull.review_comments === 'number' ? pull.review_comments : counts.reviewComments,
   };
 }
 
+/** The fields only GitHub's single pull request (`GET /pulls/{n}`) has: its list items lack them. */
+const SINGLE_PULL_FIELDS = [
+  'merged', 'mergeable', 'rebaseable', 'mergeable_state', 'merged_by', 'comments', 'review_comments',
+  'maintainer_can_modify', 'commits', 'additions', 'deletions', 'changed_files',
+] as const;
+
+/** A pull request as `GET /pulls` lists it, from whatever is stored (the list item, or the single object the importer fetched). */
+export function listedPull(pull: Record<string, unknown>): Record<string, unknown> {
+  const listed = { ...pull };
+  for (const field of SINGLE_PULL_FIELDS) delete listed[field];
+  return listed;
+}
+
 /** Pull requests, their reviews and review comments. */
 export function pullRoutes(server: ApiServer, deps: RouteDeps): void {
   const prefix = server.prefix;
 
-  server.get(
-    '/repos/:owner/:repo/pulls',
+  repoRoute(
+    server,
+    '/pulls',
     routeOptions('PullRequest', 'List pull requests', { params: RepoParams, querystring: PullsQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
       const query = request.query;
-      const page = pageOf(query);
-      const result = await listObjects(deps.database, context.imported.id, {
-        types: PULL,
-        state: query.state,
-        sort: query.sort === 'updated' ? 'updated_at' : 'created_at',
-        direction: query.direction,
-        page,
-      });
-      return sendPage(request, reply, context, result, page);
+      const compute = async () => {
+        const page = pageOf(query);
+        return renderedPage(context, await listObjects(deps.database, context.imported.id, { types: PULL, ...pullListOf(query, new Date()), page }), page, listedPull);
+      };
+      // `long-running` depends on the time too: its answers are not remembered.
+      if (query.sort === 'long-running') return sendItemsOf(request, reply, context, await compute());
+      return sendListAnswer(deps.database, request, reply, context, compute);
     },
   );
 
-  server.get(
-    '/repos/:owner/:repo/pulls/comments',
+  repoRoute(
+    server,
+    '/pulls/comments',
     routeOptions('PullRequestReviewComment', 'List review comments in a repository', { params: RepoParams, querystring: ReviewCommentsQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
@@ -66,8 +83,9 @@ export function pullRoutes(server: ApiServer, deps: RouteDeps): void {
     },
   );
 
-  server.get(
-    '/repos/:owner/:repo/pulls/:pull_number',
+  repoRoute(
+    server,
+    '/pulls/:pull_number',
     routeOptions('PullRequest', 'Get a pull request', { params: PullParams }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
@@ -83,8 +101,9 @@ export function pullRoutes(server: ApiServer, deps: RouteDeps): void {
     },
   );
 
-  server.get(
-    '/repos/:owner/:repo/pulls/:pull_number/reviews',
+  repoRoute(
+    server,
+    '/pulls/:pull_number/reviews',
     routeOptions('PullRequestReview', 'List reviews of a pull request (oldest first)', { params: PullParams, querystring: PagingQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
@@ -96,8 +115,9 @@ export function pullRoutes(server: ApiServer, deps: RouteDeps): void {
     },
   );
 
-  server.get(
-    '/repos/:owner/:repo/pulls/:pull_number/comments',
+  repoRoute(
+    server,
+    '/pulls/:pull_number/comments',
     routeOptions('PullRequestReviewComment', 'List review comments of a pull request', { params: PullParams, querystring: ReviewCommentsQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);

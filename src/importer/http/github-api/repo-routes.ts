@@ -1,11 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { copyOrigin, repoContext, routeOptions, sendItems, sendPage, type ApiServer, type RouteDeps } from './context.js';
+import { copyOrigin, repoContext, repoRoute, routeOptions, sendItems, sendPage, type ApiServer, type RepoLocator, type RouteDeps } from './context.js';
 import { notFound } from './errors.js';
 import { offsetOf, pageOf } from './pagination.js';
 import { allObjects, listObjects, objectByKey, repositoryData, userData } from '../../store/read-api.js';
 import { sendJson } from './respond.js';
 import { ApiLinks, renderLinks } from './links.js';
-import { BranchProtectionParams, BranchProtectionWildcardParams, MilestonesQuery, PagingQuery, RepoParams, UserParams } from './schemas.js';
+import { hasPermission } from './list-queries.js';
+import { BranchProtectionParams, BranchProtectionWildcardParams, CollaboratorsQuery, MilestonesQuery, PagingQuery, RepoParams, UserParams } from './schemas.js';
 
 const PROTECTION_SUFFIX = '/protection';
 
@@ -17,29 +18,29 @@ function completeness(milestone: Record<string, unknown>): number {
 }
 
 /**
- * Milestones in the order asked for: by `due_on` (those without a due date
- * last) or by completeness, then by number; `desc` reverses it all.
+ * Milestones in the order asked for: by `due_on` or by completeness, then
+ * by number, all in `direction` — except that those without a due date come
+ * last in either direction, as GitHub puts them.
  */
 export function sortMilestones(milestones: Record<string, unknown>[], sort: 'due_on' | 'completeness', direction: 'asc' | 'desc'): Record<string, unknown>[] {
   const dueOf = (m: Record<string, unknown>) => (typeof m.due_on === 'string' ? m.due_on : undefined);
+  const sign = direction === 'desc' ? -1 : 1;
   const byNumber = (a: Record<string, unknown>, b: Record<string, unknown>) => Number(a.number ?? 0) - Number(b.number ?? 0);
-  const ascending = [...milestones].sort((a, b) => {
-    if (sort === 'completeness') return completeness(a) - completeness(b) || byNumber(a, b);
+  return [...milestones].sort((a, b) => {
+    if (sort === 'completeness') return sign * (completeness(a) - completeness(b) || byNumber(a, b));
     const [da, db] = [dueOf(a), dueOf(b)];
-    if (da !== db) {
-      if (da === undefined) return 1;
-      if (db === undefined) return -1;
-      return da < db ? -1 : 1;
-    }
-    return byNumber(a, b);
+    if (da === undefined || db === undefined) return da === db ? sign * byNumber(a, b) : da === undefined ? 1 : -1;
+    return sign * (da < db ? -1 : da > db ? 1 : byNumber(a, b));
   });
-  return direction === 'desc' ? ascending.reverse() : ascending;
 }
 
 /** The repository and its project data that are not issues or pull requests; users. */
-export function repoRoutes(server: ApiServer, deps: RouteDeps): void {
+/** Answers `/branches/{branch}` (the git-data routes' answer), for a name whose slashes came unencoded. */
+export type BranchAnswer = (request: FastifyRequest, reply: FastifyReply, params: RepoLocator, branch: string) => Promise<FastifyReply>;
+
+export function repoRoutes(server: ApiServer, deps: RouteDeps, branch?: BranchAnswer): void {
   repositoryListRoutes(server, deps);
-  branchProtectionRoutes(server, deps);
+  branchProtectionRoutes(server, deps, branch);
   userRoutes(server, deps);
 }
 
@@ -47,26 +48,29 @@ export function repoRoutes(server: ApiServer, deps: RouteDeps): void {
 function repositoryListRoutes(server: ApiServer, deps: RouteDeps): void {
   const prefix = server.prefix;
 
-  server.get('/repos/:owner/:repo', routeOptions('Repository', 'Get a repository', { params: RepoParams }), async (request, reply) => {
+  repoRoute(server, '', routeOptions('Repository', 'Get a repository', { params: RepoParams }), async (request, reply) => {
     const context = await repoContext(deps, request, prefix, request.params);
     const data = await repositoryData(deps.database, context.imported.id);
     if (data === undefined) throw notFound();
     return sendJson(request, reply, context.render(data));
   });
 
-  server.get(
-    '/repos/:owner/:repo/labels',
+  repoRoute(
+    server,
+    '/labels',
     routeOptions('Label', 'List labels for a repository', { params: RepoParams, querystring: PagingQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
       const page = pageOf(request.query);
-      const result = await listObjects(deps.database, context.imported.id, { types: ['label'], sort: 'id', direction: 'asc', page });
+      // GitHub lists labels by name, whatever the case (`state` holds the lower-cased name), then by id.
+      const result = await listObjects(deps.database, context.imported.id, { types: ['label'], sort: 'name', direction: 'asc', page });
       return sendPage(request, reply, context, result, page);
     },
   );
 
-  server.get(
-    '/repos/:owner/:repo/milestones',
+  repoRoute(
+    server,
+    '/milestones',
     routeOptions('Milestone', 'List milestones', { params: RepoParams, querystring: MilestonesQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
@@ -83,8 +87,9 @@ function repositoryListRoutes(server: ApiServer, deps: RouteDeps): void {
     },
   );
 
-  server.get(
-    '/repos/:owner/:repo/releases',
+  repoRoute(
+    server,
+    '/releases',
     routeOptions('Release', 'List releases (newest first)', { params: RepoParams, querystring: PagingQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
@@ -94,39 +99,56 @@ function repositoryListRoutes(server: ApiServer, deps: RouteDeps): void {
     },
   );
 
-  server.get(
-    '/repos/:owner/:repo/collaborators',
-    routeOptions('Collaborator', 'List repository collaborators', { params: RepoParams, querystring: PagingQuery }),
+  repoRoute(
+    server,
+    '/collaborators',
+    routeOptions('Collaborator', 'List repository collaborators', { params: RepoParams, querystring: CollaboratorsQuery }),
     async (request, reply) => {
       const context = await repoContext(deps, request, prefix, request.params);
+      const { affiliation, permission } = request.query;
       const page = pageOf(request.query);
-      const result = await listObjects(deps.database, context.imported.id, { types: ['collaborator'], sort: 'id', direction: 'asc', page });
-      return sendPage(request, reply, context, result, page);
+      // The import lists the direct collaborators; `outside` (non-members of an organisation) is none of a fake's or a user's repository.
+      if (affiliation === 'outside') return sendItems(request, reply, context, [], 0, page);
+      if (permission === undefined) {
+        const result = await listObjects(deps.database, context.imported.id, { types: ['collaborator'], sort: 'id', direction: 'asc', page });
+        return sendPage(request, reply, context, result, page);
+      }
+      // Few collaborators, and their permissions only in the JSON: filtered here, in id order.
+      const all = (await allObjects(deps.database, context.imported.id, { types: ['collaborator'] })).map((data) => context.render(data)).filter((c) => hasPermission(c, permission));
+      const offset = offsetOf(page);
+      return sendItems(request, reply, context, all.slice(offset, offset + page.perPage), all.length, page);
     },
   );
 }
 
-/** A protected branch's settings, with the branch name encoded or not. */
-function branchProtectionRoutes(server: ApiServer, deps: RouteDeps): void {
+/** A protected branch's settings, with the branch name encoded or not; and a branch named with unencoded slashes (`branch`). */
+function branchProtectionRoutes(server: ApiServer, deps: RouteDeps, branch: BranchAnswer | undefined): void {
   const prefix = server.prefix;
-  const protection = async (request: FastifyRequest, reply: FastifyReply, params: { owner: string; repo: string }, branch: string) => {
+  const protection = async (request: FastifyRequest, reply: FastifyReply, params: RepoLocator, branch: string) => {
     const context = await repoContext(deps, request, prefix, params);
     const data = await objectByKey(deps.database, context.imported.id, 'protected_branch', branch);
     if (data === undefined) throw notFound();
     return sendJson(request, reply, context.render(data));
   };
-  server.get(
-    '/repos/:owner/:repo/branches/:branch/protection',
+  repoRoute(
+    server,
+    '/branches/:branch/protection',
     routeOptions('ProtectedBranch', 'Get branch protection', { params: BranchProtectionParams }),
     async (request, reply) => protection(request, reply, request.params, request.params.branch),
   );
-  // The same with the branch's slashes unencoded (`/branches/release/1.x/protection`), as GitHub takes it too.
-  server.get(
-    '/repos/:owner/:repo/branches/*',
+  // The same with the branch's slashes unencoded (`/branches/release/1.x/protection`), as GitHub takes it too;
+  // without the suffix, the branch itself (`/branches/release/1.x`), answered by the git-data routes.
+  repoRoute(
+    server,
+    '/branches/*',
     { schema: { hide: true, params: BranchProtectionWildcardParams }, config: { resource: 'ProtectedBranch' } },
     async (request, reply) => {
       const rest = request.params['*'];
-      if (!rest.endsWith(PROTECTION_SUFFIX) || rest.length === PROTECTION_SUFFIX.length) throw notFound();
+      if (!rest.endsWith(PROTECTION_SUFFIX)) {
+        if (branch) return branch(request, reply, request.params, rest);
+        throw notFound();
+      }
+      if (rest.length === PROTECTION_SUFFIX.length) throw notFound();
       return protection(request, reply, request.params, rest.slice(0, -PROTECTION_SUFFIX.length));
     },
   );

@@ -36,9 +36,24 @@ function notModified(request: FastifyRequest, etag: string, lastModified: number
  * current, and `link` when the list has more pages.
  */
 export function sendJson(request: FastifyRequest, reply: FastifyReply, value: unknown, link?: string): FastifyReply {
+  return sendPrepared(request, reply, prepareJson(value), link);
+}
+
+/** An answer's body as sent, its strong ETag and its `Last-Modified` (see lastModifiedOf): what a remembered answer keeps. */
+export interface PreparedJson {
+  body: string;
+  etag: string;
+  lastModified: number | undefined;
+}
+
+/** Inputs: the value answered. Returns its JSON text, the ETag of that text and its Last-Modified. */
+export function prepareJson(value: unknown): PreparedJson {
   const body = JSON.stringify(value);
-  const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
-  const lastModified = lastModifiedOf(value);
+  return { body, etag: `"${createHash('sha256').update(body).digest('hex')}"`, lastModified: lastModifiedOf(value) };
+}
+
+/** sendJson's answer for a body already prepared (prepareJson), e.g. one remembered from an earlier request. */
+export function sendPrepared(request: FastifyRequest, reply: FastifyReply, { body, etag, lastModified }: PreparedJson, link?: string): FastifyReply {
   reply
     .header('content-type', JSON_CONTENT_TYPE)
     .header('x-github-media-type', GITHUB_MEDIA_TYPE)
