@@ -25,6 +25,12 @@ export interface ShardRequest {
   body?: unknown;
   /** The caller's headers that go on: git's protocol, and with a streamed body its content type and encoding. */
   headers?: Record<string, string>;
+  /**
+   * What a redirect from the worker means: `refuse` (the default) — a refusal, as a worker that does not take the
+   * cluster token sends its login redirect; `relay` — an answer of the route itself (the GitHub-compatible API
+   * redirects archive downloads), passed on with its `Location` and never followed.
+   */
+  redirects?: 'refuse' | 'relay';
 }
 
 export interface ShardReadsOptions {
@@ -107,7 +113,8 @@ export class ShardReads {
       if (signal?.aborted) throw error;
       throw new ShardUnreachableError(target.shard, `did not answer (${describeFetchError(error)})`, { endpoint: target.endpoint, cause: error });
     }
-    if (response.status === 401 || response.status === 403 || (response.status >= 300 && response.status < 400)) {
+    const redirected = response.status >= 300 && response.status < 400;
+    if (response.status === 401 || response.status === 403 || (redirected && request.redirects !== 'relay')) {
       await response.body?.cancel();
       throw new ShardUnreachableError(target.shard, `refused the forwarded read (HTTP ${response.status}): the processes must share one FORGESYNC_CLUSTER_TOKEN`, { endpoint: target.endpoint });
     }

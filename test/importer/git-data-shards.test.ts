@@ -65,6 +65,9 @@ describe('git data across shards', () => {
     }
     const raw = await get(`${base}${repo}/contents/README.md`, read, { accept: 'application/vnd.github.raw' });
     expect([raw.status, raw.bytes.toString('utf8')]).toEqual([200, '# widgets\n']);
+    // The worker's redirect to the archive is passed on, pointed at the copy.
+    const redirect = await fetch(`${base}${repo}/tarball/main`, { headers: { authorization: `token ${read}` }, redirect: 'manual' });
+    expect([redirect.status, redirect.headers.get('location')?.startsWith(`${base}${repo}/_codeload/tar.gz/`)]).toEqual([302, true]);
     const [tarFake, tarCopy] = await Promise.all([get(`${fake.apiUrl}${repo}/tarball/main`, githubToken), get(`${base}${repo}/tarball/main`, read)]);
     expect(archiveFiles(tarCopy.bytes, 'tar.gz')).toEqual(archiveFiles(tarFake.bytes, 'tar.gz'));
   });

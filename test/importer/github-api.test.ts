@@ -337,7 +337,7 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s', (k
       status: '422',
     });
     const fields = async (query: string) => ((await (await call(`/repos/${OWNER}/${REPO}/${query}`)).json()) as { errors: { field: string }[] }).errors.map((e) => e.field);
-    expect(await fields('issues?since=yesterday&per_page=abc')).toEqual(['since', 'per_page']);
+    expect(await fields('issues?since=yesterday&per_page=abc')).toEqual(['since']);
     expect(await fields('pulls?direction=sideways')).toEqual(['direction']);
     expect(await fields('milestones?sort=title')).toEqual(['sort']);
     expect(await fields(`issues?labels=${Array.from({ length: 101 }, (_, i) => `l${i}`).join(',')}`)).toEqual(['labels']);

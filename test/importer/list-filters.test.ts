@@ -11,7 +11,10 @@ import { importFakeToCopy, type Answer, type FakeAndCopy } from './support/fake-
 
 const DAY = 86_400_000;
 
-/** A generated project plus what the generator never makes: mentions, mixed-case labels, an undated milestone, a long-running pull. */
+/**
+ * A generated project plus what the generator never makes: mentions, mixed-case labels, an undated milestone, a long-running pull,
+ * and collaborators of every kind (an outside one with triage, an organisation member who reads), granted out of id order.
+ */
 function project(): FakeProject {
   const p = generateProject({ issues: 60, pulls: 24, users: 12, labels: 8, milestones: 4, releases: 1, seed: 11, owner: 'Acme-Org', name: 'lists' });
   p.createLabel('Zeta', 'aaaaaa');
@@ -24,6 +27,7 @@ function project(): FakeProject {
   // Created 40 days ago, active 2 days ago: what `sort=long-running` keeps (last, so numbers and creation times keep one order).
   const old = p.createIssue({ title: 'Old pull', body: 'x', user: 'dev-0002', at: Date.now() - 40 * DAY, pull: { headRef: 'Feature/Old' } });
   p.addComment(old.number, { user: 'dev-0001', body: 'still going', at: Date.now() - 2 * DAY });
+  p.collaborators.push({ login: 'dev-0010', permission: 'triage', direct: true, outside: true }, { login: 'dev-0007', permission: 'read', direct: false });
   return p;
 }
 
@@ -119,11 +123,21 @@ describe('GitHub-compatible API: list filters and orders, as GitHub (the fake) a
     expect((desc.body as { title: string }[]).at(-1)?.title).toBe('someday');
   });
 
-  it('collaborators: affiliation direct|outside and permission', async () => {
-    await same('/collaborators?affiliation=direct');
-    await same('/collaborators?affiliation=outside');
-    for (const permission of ['pull', 'triage', 'push', 'maintain', 'admin']) await same(`/collaborators?affiliation=direct&permission=${permission}`);
-    expect(((await same('/collaborators?affiliation=direct&permission=maintain')).body as unknown[]).length).toBe(2);
+  it('collaborators: every affiliation (all by default) with every permission, in pages', async () => {
+    const logins = async (path: string) => ((await same(path)).body as { login: string }[]).map((c) => c.login);
+    for (const affiliation of ['', 'affiliation=all', 'affiliation=direct', 'affiliation=outside']) {
+      await same(`/collaborators?${affiliation}`);
+      for (const permission of ['pull', 'triage', 'push', 'maintain', 'admin']) await same(`/collaborators?${affiliation}&permission=${permission}`);
+    }
+    // Organisation members with access are listed only by `all`; `outside` only the direct collaborators who are no members.
+    expect(await logins('/collaborators')).toEqual(['dev-0001', 'dev-0002', 'dev-0003', 'dev-0004', 'dev-0005', 'dev-0007', 'dev-0010']);
+    expect(await logins('/collaborators?affiliation=direct')).toEqual(['dev-0001', 'dev-0002', 'dev-0004', 'dev-0005', 'dev-0010']);
+    expect(await logins('/collaborators?affiliation=outside')).toEqual(['dev-0005', 'dev-0010']);
+    expect(await logins('/collaborators?permission=push')).toEqual(['dev-0001', 'dev-0002', 'dev-0003', 'dev-0004', 'dev-0005']);
+    expect(await logins('/collaborators?affiliation=outside&permission=triage')).toEqual(['dev-0005', 'dev-0010']);
+    expect(await logins('/collaborators?permission=maintain')).toEqual(['dev-0001', 'dev-0002']);
+    for (const page of [1, 2, 3, 4]) await same(`/collaborators?per_page=2&page=${page}`);
+    await same('/collaborators?affiliation=direct&permission=pull&per_page=3&page=2');
   });
 
   it('comment lists: sort, direction (only with sort) and since', async () => {
@@ -139,11 +153,29 @@ describe('GitHub-compatible API: list filters and orders, as GitHub (the fake) a
   });
 
   it('hostile values: GitHub clamps pages and refuses unknown values with 422', async () => {
-    for (const query of ['per_page=0', 'per_page=1000', 'page=-1', 'page=0&per_page=5', 'page=99999999&per_page=100']) await same(`/issues?state=all&${query}`);
+    for (const query of ['per_page=0', 'per_page=1000', 'page=-1', 'page=0&per_page=5', 'page=99999999&per_page=100', 'per_page=abc', 'page=abc&per_page=5', 'per_page=5x']) await same(`/issues?state=all&${query}`);
     for (const query of ['milestone=abc', 'milestone=999', 'sort=evil', 'state=bogus', 'direction=up']) expect((await same(`/issues?${query}`)).status).toBe(422);
     for (const query of ['sort=evil', 'state=merged']) expect((await same(`/pulls?${query}`)).status).toBe(422);
     expect((await same('/milestones?sort=title')).status).toBe(422);
     expect((await same('/collaborators?permission=write')).status).toBe(422);
+    expect((await same('/collaborators?affiliation=members')).status).toBe(422);
+  });
+
+  // Last: it changes the project.
+  it('collaborators: a sync drops those whose access was removed, and what each list says of the others', async () => {
+    const project = pair.harness.fake.project;
+    const remove = (login: string) => project.collaborators.splice(project.collaborators.findIndex((c) => c.login === login), 1);
+    remove('dev-0010');
+    remove('dev-0003');
+    // dev-0002 loses its direct access but keeps the organisation's.
+    const kept = project.collaborators.find((c) => c.login === 'dev-0002')!;
+    kept.direct = false;
+    await pair.resync();
+    const logins = async (path: string) => ((await same(path)).body as { login: string }[]).map((c) => c.login);
+    expect(await logins('/collaborators')).toEqual(['dev-0001', 'dev-0002', 'dev-0004', 'dev-0005', 'dev-0007']);
+    expect(await logins('/collaborators?affiliation=direct')).toEqual(['dev-0001', 'dev-0004', 'dev-0005']);
+    expect(await logins('/collaborators?affiliation=outside')).toEqual(['dev-0005']);
+    for (const permission of ['triage', 'maintain']) await same(`/collaborators?permission=${permission}`);
   });
 });
 
@@ -169,6 +201,9 @@ describe('GitHub-compatible API: list filters on PostgreSQL', () => {
       '/pulls?state=all&head=ACME-ORG:Feature/Old',
       '/labels?per_page=100',
       '/milestones?state=all&sort=due_on&direction=desc',
+      '/collaborators?per_page=3&page=2',
+      '/collaborators?affiliation=direct&permission=push',
+      '/collaborators?affiliation=outside&permission=triage',
     ]) {
       const { fake, copy } = await pair.both(`${repo}${path}`);
       expect(shape(copy), path).toEqual(shape(fake));

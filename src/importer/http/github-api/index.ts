@@ -72,13 +72,16 @@ export function githubApiRoutes(options: GithubApiOptions): FastifyPluginAsyncZo
     server.setErrorHandler(githubErrorHandler);
     server.addHook('onRequest', requireToken(options.tokens));
     // Query values read as GitHub reads them: a parameter given twice counts once, with its last value, and a page
-    // number is its leading digits (PyGithub's `reversed` asks for `…&page=3?per_page=2`).
+    // number is its leading digits (PyGithub's `reversed` asks for `…&page=3?per_page=2`), none at all without them.
     server.addHook('preValidation', async (request) => {
       const query = request.query as Record<string, unknown>;
       for (const [key, value] of Object.entries(query)) if (Array.isArray(value)) query[key] = value.at(-1);
       for (const key of ['page', 'per_page']) {
-        const digits = typeof query[key] === 'string' ? /^\d+(?=\D)/.exec(query[key] as string)?.[0] : undefined;
-        if (digits !== undefined) query[key] = digits;
+        if (typeof query[key] !== 'string') continue;
+        // A value that does not start with a number is not given at all (GitHub's default applies), as on GitHub.
+        const number = /^-?\d+/.exec(query[key] as string)?.[0];
+        if (number === undefined) delete query[key];
+        else query[key] = number;
       }
     });
     // Every answer, errors included, carries GitHub's rate-limit headers.

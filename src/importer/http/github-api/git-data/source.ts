@@ -46,7 +46,7 @@ async function forwardWhole(shardFiles: ShardReads, target: ShardTarget, request
     const value = request.headers[name];
     if (typeof value === 'string') asked[name] = value;
   }
-  const answer = await shardFiles.send(target, { method: request.method, url: request.url, headers: asked }, callerOf(request) ?? 'github-api', controller.signal);
+  const answer = await shardFiles.send(target, { method: request.method, url: request.url, headers: asked, redirects: 'relay' }, callerOf(request) ?? 'github-api', controller.signal);
   const toCopy = (text: string) => text.split(`${target.endpoint.replace(/\/+$/, '')}${bases.prefix}`).join(bases.copy);
   const headers = { ...answer.headers };
   for (const name of ['link', 'location'] as const) if (headers[name]) headers[name] = toCopy(headers[name]);
