@@ -23,7 +23,9 @@
  * | `release`                     | id                          | —                 | —           | created_at; data with `assets` as GitHub embeds them |
  * | `release_asset`               | id                          | —                 | release id  |                                                 |
  * | `attachment`                  | url key (see below)         | —                 | —           | data: `{ url, sha256, size, content_type, filename }` |
- * | `collaborator`                | user id                     | —                 | —           | state: the lower-cased login                    |
+ * | `collaborator`                | user id                     | —                 | —           | state: the lower-cased login; labels: the permissions its `permissions` grants; data: the `affiliation=all` list item |
+ * | `collaborator_direct` (internal) | user id                  | —                 | —           | data: the `affiliation=direct` list item (marks the collaborator direct) |
+ * | `collaborator_outside` (internal) | user id                 | —                 | —           | data: the `affiliation=outside` list item (marks it outside the organisation) |
  * | `protected_branch`            | branch name                 | —                 | —           | data: `GET …/branches/{b}/protection`           |
  *
  * `labels` holds the lower-cased label names, each between newlines
@@ -60,7 +62,7 @@ export const OBJECT_TYPES = [
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 
 /** Rows stored for the importer's own use, never counted. */
-export type InternalType = 'repository' | 'pull_request_issue';
+export type InternalType = 'repository' | 'pull_request_issue' | 'collaborator_direct' | 'collaborator_outside';
 
 export type StoredType = Exclude<ObjectType, 'user'> | InternalType;
 

@@ -44,7 +44,7 @@ export function defaultProtection(overrides: Partial<ProtectionSettings> = {}): 
  * #3 and #8 merged, #11 closed, #17 a draft by a bot), 40 issue comments, 20
  * review comments in threads across 8 reviews, 5 labels, 2 milestones, 2
  * releases with 3 assets and a draft with 1 (readable only through the API's
- * asset endpoint), 3 collaborators (one through a team), 2 protected
+ * asset endpoint), 3 collaborators (one through a team, one outside the organisation), 2 protected
  * branches, 4 attachments (one referenced twice, one answering 302) plus one
  * foreign link, and one deleted user (`frank`, shown as `ghost`).
  */
@@ -56,7 +56,7 @@ export function smallProject(): FakeProject {
   p.createUser('dependabot[bot]', { type: 'Bot', name: 'dependabot[bot]' });
   p.createTeam('core', 'Core', 'push');
   p.createTeam('docs', 'Docs', 'pull');
-  p.collaborators.push({ login: 'alice', permission: 'admin', direct: true }, { login: 'bob', permission: 'write', direct: true }, { login: 'carol', permission: 'triage', direct: false });
+  p.collaborators.push({ login: 'alice', permission: 'admin', direct: true }, { login: 'bob', permission: 'write', direct: true, outside: true }, { login: 'carol', permission: 'triage', direct: false });
   p.createLabel('bug', 'd73a4a', "Something isn't working", true);
   p.createLabel('enhancement', 'a2eeef', 'New feature or request', true);
   p.createLabel('documentation', '0075ca', 'Improvements or additions to documentation', true);
@@ -189,7 +189,7 @@ export function generateProject(options: GenerateOptions): FakeProject {
   }
   if (![...p.users.values()].some((u) => u.deleted)) (p.users.get(logins.at(-1) as string) as { deleted: boolean }).deleted = true;
   const collaborators = logins.slice(0, Math.min(5, userCount - 1));
-  collaborators.forEach((login, i) => p.collaborators.push({ login, permission: i === 0 ? 'admin' : i === 1 ? 'maintain' : 'write', direct: i !== 2 }));
+  collaborators.forEach((login, i) => p.collaborators.push({ login, permission: i === 0 ? 'admin' : i === 1 ? 'maintain' : 'write', direct: i !== 2, outside: i === 4 }));
   const mergers = collaborators.filter((login) => !p.users.get(login)?.deleted);
   p.createTeam('core', 'Core');
   p.createTeam('reviewers', 'Reviewers');

@@ -549,7 +549,8 @@ export class FakeProject {
    *            + pages(review comments)           GET /pulls/comments
    *            + pages(issue events)              GET /issues/events
    *            + pages(labels) + pages(milestones, state=all) + pages(releases)
-   *            + pages(collaborators) + pages(protected branches)   GET /branches?protected=true
+   *            + pages(collaborators) + pages(direct) + pages(outside)   GET /collaborators?affiliation=all|direct|outside
+   *            + pages(protected branches)        GET /branches?protected=true
    *            + pulls                            GET /pulls/{n}/reviews, one page each (≤ 100 reviews per PR assumed)
    *            + pulls                            GET /pulls/{n}, the single object (fields the list lacks: commits, mergeable, …)
    *            + protected branches               GET /branches/{b}/protection
@@ -565,7 +566,8 @@ export class FakeProject {
     const e = this.expected();
     const protectedCount = e.protected_branch;
     return pages(this.issues.length) + pages(this.pulls.length) + pages(this.comments.length) + pages(this.reviewComments.length) + pages(this.events.length)
-      + pages(this.labels.length) + pages(this.milestones.length) + pages(e.release) + pages(this.collaborators.length) + pages(protectedCount)
+      + pages(this.labels.length) + pages(this.milestones.length) + pages(e.release) + pages(protectedCount)
+      + pages(this.collaborators.length) + pages(e.collaboratorDirect) + pages(this.collaborators.filter((c) => c.direct && c.outside === true).length)
       + 2 * this.pulls.length + protectedCount + 1 + e.users.length + e.missingUsers.length;
   }
 }

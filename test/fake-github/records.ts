@@ -177,6 +177,8 @@ export interface CollaboratorRecord {
   permission: Permission;
   /** false: access through organisation/team membership (not listed with `affiliation=direct`). */
   direct: boolean;
+  /** true: a direct collaborator who is no member of the owning organisation (listed with `affiliation=outside` too). */
+  outside?: boolean;
 }
 
 export interface ProtectionSettings {

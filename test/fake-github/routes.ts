@@ -234,8 +234,12 @@ export class Routes {
           if (bad) return invalid(bad);
           const affiliation = q.get('affiliation') ?? 'all';
           const permission = q.get('permission');
-          const affiliated = affiliation === 'direct' ? p.collaborators.filter((c) => c.direct) : affiliation === 'outside' ? [] : p.collaborators;
-          const items = permission === null ? affiliated : affiliated.filter((c) => (PERMISSIONS[c.permission] ?? []).includes(permission));
+          // `all` (the default): direct collaborators and organisation members with access; `outside`: direct ones who are no members.
+          const affiliated = affiliation === 'direct' ? p.collaborators.filter((c) => c.direct) : affiliation === 'outside' ? p.collaborators.filter((c) => c.direct && c.outside === true) : p.collaborators;
+          const granted = permission === null ? affiliated : affiliated.filter((c) => (PERMISSIONS[c.permission] ?? []).includes(permission));
+          // By user id, whatever order they were granted access in.
+          const idOf = (c: { login: string }) => p.displayUser(c.login).id;
+          const items = [...granted].sort((a, b) => idOf(a) - idOf(b));
           return list(items, (c) => pl.collaborator(c));
         },
       };

@@ -81,7 +81,10 @@ export async function walk(fake: { apiUrl: string; webUrl: string; project: { re
   const labels = await list('/labels');
   const milestones = await list('/milestones?state=all');
   const releases = await list('/releases');
+  // Every collaborator (affiliation=all), then which are direct and which outside: the objects do not say.
   const collaborators = await list('/collaborators');
+  await list('/collaborators?affiliation=direct');
+  await list('/collaborators?affiliation=outside');
   const branches = await list('/branches?protected=true');
   const reviews: Json[] = [];
   for (const pull of pulls) {

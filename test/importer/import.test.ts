@@ -204,6 +204,22 @@ describe('a repository with issues turned off', () => {
   });
 });
 
+describe('a host that refuses one collaborator affiliation', () => {
+  let h: ImportHarness;
+  afterAll(async () => h?.close());
+
+  it('imports every collaborator and the direct marks, and lists the refused `outside` as a failure', async () => {
+    h = await startImportHarness();
+    h.fake.inject({ match: /\/collaborators\?affiliation=outside/, times: Infinity, fault: { status: 422, body: { message: 'Validation Failed', documentation_url: 'https://docs.github.com/rest', status: '422' } } });
+    const { outcome, status } = await importHere(h);
+    expect(outcome).toBe('synced');
+    expect(status.counts.imported.collaborator).toBe(h.fake.expected().collaborator);
+    expect((await stored(h, 'collaborator_direct')).size).toBe(h.fake.expected().collaboratorDirect);
+    expect((await stored(h, 'collaborator_outside')).size).toBe(0);
+    expect(status.failures.filter((failure) => failure.type === 'collaborator').map((failure) => failure.id)).toEqual(['collaborators?affiliation=outside']);
+  });
+});
+
 describe('a release asset endpoint that redirects off GitHub\'s storage', () => {
   let h: ImportHarness;
   afterAll(async () => h?.close());

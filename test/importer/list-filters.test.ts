@@ -176,6 +176,14 @@ describe('GitHub-compatible API: list filters and orders, as GitHub (the fake) a
     expect(await logins('/collaborators?affiliation=direct')).toEqual(['dev-0001', 'dev-0004', 'dev-0005']);
     expect(await logins('/collaborators?affiliation=outside')).toEqual(['dev-0005']);
     for (const permission of ['triage', 'maintain']) await same(`/collaborators?permission=${permission}`);
+    // Unchanged since: the three lists answer 304, and what they gave last time stays.
+    pair.harness.fake.clearLog();
+    await pair.resync();
+    const asked = pair.harness.fake.requests.filter((entry) => entry.path.endsWith('/collaborators'));
+    expect(asked.map((entry) => entry.notModified)).toEqual([true, true, true]);
+    expect(await logins('/collaborators?affiliation=direct')).toEqual(['dev-0001', 'dev-0004', 'dev-0005']);
+    expect(await logins('/collaborators?affiliation=outside')).toEqual(['dev-0005']);
+    expect((await logins('/collaborators')).length).toBe(5);
   });
 });
 

@@ -188,7 +188,9 @@ describe.each(['sqlite', 'postgres'] as const)('GitHub-compatible API on %s: eve
       `/releases/${published.id}`,
       `/releases/${draft.id}`,
       `/releases/tags/${encodeURIComponent(published.tag)}`,
+      '/collaborators',
       '/collaborators?affiliation=direct',
+      '/collaborators?affiliation=outside',
       '/branches/main/protection',
     );
   }, 240_000);

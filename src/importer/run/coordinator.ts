@@ -36,7 +36,7 @@ export interface CoordinatorOptions extends RunDeps {
 const STAGE_LISTS: Partial<Record<Stage, string[]>> = {
   base_data: ['labels', 'milestones', 'releases'],
   pull_requests: ['pulls'],
-  collaborators: ['collaborators'],
+  collaborators: ['collaborators/all', 'collaborators/direct', 'collaborators/outside'],
   issues: ['issues', 'diff_notes'],
   events: ['events'],
   notes: ['notes'],

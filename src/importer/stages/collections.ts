@@ -1,5 +1,6 @@
 import { releaseAssetEndpoint } from '../attachments/scan.js';
-import { planWalksAgainStep, planWalksStep } from '../store/cursors.js';
+import type { CollaboratorRowType } from '../store/collaborators.js';
+import { planWalksAgainStep, planWalksStep, startCursor, writeCursorStep } from '../store/cursors.js';
 import { objectsByNumber } from '../store/objects.js';
 import { deleteReviewRequestsStep, newestCreatedAt, storePullWithMergedByStep } from '../store/stage-objects.js';
 import { PageBatch, labelNames, numberFromUrl } from '../run/batch.js';
@@ -84,16 +85,48 @@ export function releasesCollection(ctx: RunContext): Collection {
   };
 }
 
-export function collaboratorsCollection(ctx: RunContext): Collection {
-  const query = { affiliation: 'direct' };
+/** Which collaborators a `/collaborators` list holds: every one (`all`, GitHub's default), those added to the repository itself, those outside its organisation. */
+export type Affiliation = 'all' | 'direct' | 'outside';
+
+/** The rows each list stores: the collaborators themselves from `all`; from the others, marks of the same keys (the objects do not say how a user has access). */
+export const COLLABORATOR_ROWS = { all: 'collaborator', direct: 'collaborator_direct', outside: 'collaborator_outside' } as const satisfies Record<Affiliation, CollaboratorRowType>;
+
+/** The permissions a collaborator's `permissions` object grants, in GitHub's order: what `permission=` of the read API matches. */
+const PERMISSIONS = ['pull', 'triage', 'push', 'maintain', 'admin'] as const;
+function grantedPermissions(user: { permissions?: Record<string, unknown> }): string[] {
+  return PERMISSIONS.filter((permission) => user.permissions?.[permission] === true);
+}
+
+/** The cursor a run writes with each page a collaborator list answered anew (not 304): its run says the list was given whole then. */
+export function collaboratorsListedCursor(affiliation: Affiliation): string {
+  return `collaborators-listed/${affiliation}`;
+}
+
+/**
+ * `/collaborators?affiliation=…`, walked whole on every run (conditionally
+ * on a sync). `all` stores each collaborator once, with the JSON as that
+ * list gives it; `direct` and `outside` store a mark per collaborator they
+ * list. Each page answered anew also records that this run listed it (see
+ * collaboratorsListedCursor): the stage then drops the rows it left out.
+ */
+export function collaboratorsCollection(ctx: RunContext, affiliation: Affiliation): Collection {
+  const query = { affiliation };
+  const type = COLLABORATOR_ROWS[affiliation];
+  const listed = collaboratorsListedCursor(affiliation);
   return {
-    name: 'collaborators',
+    // Not `collaborators`, the cursor of the direct list imports walked before: its ETag must not make the first `all` list a 304.
+    name: `collaborators/${affiliation}`,
     path: `${ctx.repoPath}/collaborators`,
     fullQuery: query,
     newestFirst: relist(query),
-    handle: (items) => {
+    handle: async (items, answer) => {
+      if (answer.notModified) return [];
       const batch = new PageBatch(ctx);
-      for (const user of items) batch.add({ type: 'collaborator', key: String(user.id), state: String(user.login).toLowerCase(), data: user });
+      for (const user of items) {
+        if (type === 'collaborator') batch.add({ type, key: String(user.id), state: String(user.login).toLowerCase(), labels: grantedPermissions(user), data: user });
+        else batch.add({ type, key: String(user.id), data: user });
+      }
+      batch.extra.push(writeCursorStep(ctx.db, ctx.importId, { ...startCursor(listed, ctx.run, undefined), done: true }, Date.now()));
       return batch.steps();
     },
   };

@@ -1,7 +1,7 @@
 import { GithubProjectNotFoundError, GithubRequestError } from '../errors.js';
 import { PageBatch } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
-import { messageOf, walk, type Collection } from '../run/walk.js';
+import { messageOf, walk } from '../run/walk.js';
 import { filesToDownload } from '../store/attachments.js';
 import { deleteCursorsStep, findCursor, listCursors, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep } from '../store/failures.js';
@@ -10,7 +10,6 @@ import { deleteProtectedBranchesStep, issueNumbersCreatedBy, oldestEventCreatedA
 import { extendFreshProfilesStep, loginsToFetch } from '../store/users.js';
 import type { Stage } from '../types.js';
 import {
-  collaboratorsCollection,
   diffNotesCollection,
   eventsCollection,
   issueEventsCollection,
@@ -23,6 +22,7 @@ import {
   pullsCollection,
   releasesCollection,
 } from './collections.js';
+import { importCollaborators } from './collaborators.js';
 import { reconcile } from './reconcile.js';
 
 /** What stages need besides the run: the fan-out of per-object jobs and the git sources. */
@@ -36,16 +36,6 @@ export interface StageEnv {
 }
 
 type StageRunner = (ctx: RunContext, env: StageEnv) => Promise<void>;
-
-/** Walks a list; answers that say the token may not see it (403, 404) are listed as a failure of `type`, not fatal. */
-async function walkOrRecord(ctx: RunContext, collection: Collection, type: string): Promise<void> {
-  try {
-    await walk(ctx, collection);
-  } catch (error) {
-    if (!(error instanceof GithubRequestError) || (error.status !== 403 && error.status !== 404)) throw error;
-    await ctx.commit([recordFailureStep(ctx.db, ctx.importId, ctx.run, { type, id: collection.name, error: error.message }, Date.now())]);
-  }
-}
 
 const repository: StageRunner = async (ctx, env) => {
   const cursor = startCursor('repository', ctx.run, await findCursor(ctx.db, ctx.importId, 'repository'));
@@ -78,8 +68,7 @@ const pullRequests: StageRunner = async (ctx) => {
 };
 
 const collaborators: StageRunner = async (ctx) => {
-  // Listing collaborators needs push access: without it, a failure is listed and the import goes on.
-  await walkOrRecord(ctx, collaboratorsCollection(ctx), 'collaborator');
+  await importCollaborators(ctx);
 };
 
 const issues: StageRunner = async (ctx) => {

@@ -7,7 +7,8 @@ import type { StoredType } from '../types.js';
  * The conditions of the GitHub-compatible API's list filters, as SQL on the
  * list columns (migration 020, store/import-list-columns.ts): equality on indexed
  * columns (`milestone`, `author`, `head_label`, `base_ref`, `state`) and,
- * for the many-valued ones (`labels`, `assignees`, `mentions`), an exact
+ * for the many-valued ones (`labels`, `assignees`, `mentions`, and a
+ * collaborator's permissions kept in `labels`), an exact
  * substring match of `\nname\n` — walked along the index of the order
  * asked for, never a parse of the JSON.
  */
@@ -40,6 +41,10 @@ export interface ListFilter {
   base?: string;
   /** Only what was created before this ISO time (pulls' `long-running`). */
   createdBefore?: string;
+  /** Collaborators: only those a `/collaborators?affiliation=` list of this value gave (a `collaborator_direct|outside` mark of the same key). */
+  affiliation?: 'direct' | 'outside';
+  /** Collaborators: only those whose `permissions` grant this one (kept in `labels`, `\npull\ntriage\n…`). */
+  permission?: string;
 }
 
 type Builder = ExpressionBuilder<Schema, 'import_objects'>;
@@ -91,8 +96,25 @@ export function listConditions(dialect: Dialect, importId: number, filter: ListF
     if (filter.head !== undefined) all.push(eb('head_label', '=', filter.head));
     if (filter.base !== undefined) all.push(eb('base_ref', '=', filter.base));
     if (filter.mentioned !== undefined) all.push(mentionedIn(eb, dialect, importId, filter.mentioned));
+    if (filter.permission !== undefined) all.push(contains(dialect, 'labels', `\n${filter.permission}\n`));
+    if (filter.affiliation !== undefined) all.push(markedAs(eb, importId, filter.affiliation));
     return eb.and(all);
   };
+}
+
+/**
+ * `affiliation=direct|outside` of `/collaborators`: the collaborator has the
+ * mark that list stored under its key (one primary-key probe per row; a
+ * repository has few collaborators).
+ */
+function markedAs(eb: Builder, importId: number, affiliation: 'direct' | 'outside'): Expression<SqlBool> {
+  const marks = eb
+    .selectFrom('import_objects as mark')
+    .select('mark.key')
+    .where('mark.import_id', '=', importId)
+    .where('mark.type', '=', affiliation === 'direct' ? 'collaborator_direct' : 'collaborator_outside')
+    .whereRef('mark.key', '=', 'import_objects.key');
+  return eb.exists(marks);
 }
 
 /**

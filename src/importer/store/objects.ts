@@ -160,7 +160,7 @@ export async function numbersWritten(db: Kysely<Schema>, importId: number, type:
 }
 
 /** Internal rows are the importer's own bookkeeping: they are not changes anyone else sees. */
-const UNPUBLISHED: ReadonlySet<StoredType> = new Set(['repository', 'pull_request_issue']);
+const UNPUBLISHED: ReadonlySet<StoredType> = new Set(['repository', 'pull_request_issue', 'collaborator_direct', 'collaborator_outside']);
 
 /**
  * The change log entries for storing `rows` in import `importName`: one

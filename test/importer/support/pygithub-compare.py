@@ -117,7 +117,9 @@ def main() -> None:
         call('release_by_id', lambda: repo.get_release(releases[0].id).raw_data)
         published = next(r for r in releases if not r.draft)
         call('release_by_tag', lambda: repo.get_release(published.tag_name).raw_data)
-    call('collaborators', lambda: items(repo.get_collaborators(affiliation='direct')))
+    call('collaborators', lambda: items(repo.get_collaborators()))
+    for affiliation in ('direct', 'outside'):
+        call('collaborators_' + affiliation, lambda affiliation=affiliation: items(repo.get_collaborators(affiliation=affiliation)))
 
     call('branches', lambda: items(repo.get_branches()))
     call('branch', lambda: repo.get_branch(default_branch).raw_data)

@@ -84,22 +84,3 @@ export function commentOrderOf(query: { sort?: 'created' | 'updated' | 'created_
   if (query.sort === undefined) return { sort: 'id', direction: 'asc' };
   return { sort: query.sort === 'updated' ? 'updated_at' : 'created_at', direction: query.direction };
 }
-
-/** GitHub's collaborator permissions, and the `role_name`s that hold each (`push` is `write`'s). */
-const HOLDERS: Record<'pull' | 'triage' | 'push' | 'maintain' | 'admin', readonly string[]> = {
-  pull: ['read', 'triage', 'write', 'maintain', 'admin'],
-  triage: ['triage', 'write', 'maintain', 'admin'],
-  push: ['write', 'maintain', 'admin'],
-  maintain: ['maintain', 'admin'],
-  admin: ['admin'],
-};
-
-/**
- * Whether a stored collaborator has `permission` (its `permissions` flags as
- * GitHub gave them, else its `role_name`).
- */
-export function hasPermission(collaborator: Record<string, unknown>, permission: keyof typeof HOLDERS): boolean {
-  const flags = collaborator.permissions;
-  if (typeof flags === 'object' && flags !== null && typeof (flags as Record<string, unknown>)[permission] === 'boolean') return (flags as Record<string, boolean>)[permission] === true;
-  return typeof collaborator.role_name === 'string' && HOLDERS[permission].includes(collaborator.role_name);
-}

@@ -5,7 +5,6 @@ import { offsetOf, pageOf } from './pagination.js';
 import { allObjects, listObjects, objectByKey, repositoryData, userData } from '../../store/read-api.js';
 import { sendJson } from './respond.js';
 import { ApiLinks, renderLinks } from './links.js';
-import { hasPermission } from './list-queries.js';
 import { BranchProtectionParams, BranchProtectionWildcardParams, CollaboratorsQuery, MilestonesQuery, PagingQuery, RepoParams, UserParams } from './schemas.js';
 
 const PROTECTION_SUFFIX = '/protection';
@@ -107,16 +106,11 @@ function repositoryListRoutes(server: ApiServer, deps: RouteDeps): void {
       const context = await repoContext(deps, request, prefix, request.params);
       const { affiliation, permission } = request.query;
       const page = pageOf(request.query);
-      // The import lists the direct collaborators; `outside` (non-members of an organisation) is none of a fake's or a user's repository.
-      if (affiliation === 'outside') return sendItems(request, reply, context, [], 0, page);
-      if (permission === undefined) {
-        const result = await listObjects(deps.database, context.imported.id, { types: ['collaborator'], sort: 'id', direction: 'asc', page });
-        return sendPage(request, reply, context, result, page);
-      }
-      // Few collaborators, and their permissions only in the JSON: filtered here, in id order.
-      const all = (await allObjects(deps.database, context.imported.id, { types: ['collaborator'] })).map((data) => context.render(data)).filter((c) => hasPermission(c, permission));
-      const offset = offsetOf(page);
-      return sendItems(request, reply, context, all.slice(offset, offset + page.perPage), all.length, page);
+      // Every collaborator the import listed (`all`), or those the `direct`/`outside` list marked; the permission from the
+      // `permissions` each was listed with. In id order, as GitHub lists them.
+      const filter = { ...(affiliation === 'all' ? {} : { affiliation }), ...(permission === undefined ? {} : { permission }) };
+      const result = await listObjects(deps.database, context.imported.id, { types: ['collaborator'], ...filter, sort: 'id', direction: 'asc', page });
+      return sendPage(request, reply, context, result, page);
     },
   );
 }
