@@ -127,6 +127,42 @@ export class CatFile {
   }
 }
 
+/**
+ * One long-lived CatFile per repository, started on first use (each stops
+ * by itself after an idle spell and restarts on the next request): what
+ * every reader of mirrors' objects shares.
+ */
+export class CatFiles {
+  readonly #processes = new Map<string, CatFile>();
+
+  constructor(
+    private readonly runner: GitRunner,
+    private readonly idleMs?: number,
+  ) {}
+
+  /** The reader of `gitDir`. */
+  of(gitDir: string): CatFile {
+    let catFile = this.#processes.get(gitDir);
+    if (!catFile) {
+      catFile = new CatFile(this.runner, gitDir, this.idleMs);
+      this.#processes.set(gitDir, catFile);
+    }
+    return catFile;
+  }
+
+  /** Stops the reader of one repository (it is being removed or replaced). */
+  forget(gitDir: string): void {
+    this.#processes.get(gitDir)?.close();
+    this.#processes.delete(gitDir);
+  }
+
+  /** Stops every reader. */
+  close(): void {
+    for (const catFile of this.#processes.values()) catFile.close();
+    this.#processes.clear();
+  }
+}
+
 /** One entry of a tree object. */
 export interface TreeEntry {
   /** Octal mode as git prints it: `100644`, `100755`, `120000` (symlink), `40000` (tree), `160000` (submodule). */

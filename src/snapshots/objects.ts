@@ -1,4 +1,4 @@
-import { CatFile, type GitObject } from '../git/cat-file.js';
+import { CatFiles, type GitObject } from '../git/cat-file.js';
 import type { GitRunner } from '../git/runner.js';
 
 /**
@@ -6,42 +6,30 @@ import type { GitRunner } from '../git/runner.js';
  * through one long-lived `git cat-file --batch-command` per mirror.
  */
 export class ObjectReader {
-  readonly #processes = new Map<string, CatFile>();
+  readonly #catFiles: CatFiles;
 
-  constructor(
-    private readonly runner: GitRunner,
-    private readonly idleMs?: number,
-  ) {}
+  constructor(runner: GitRunner, idleMs?: number) {
+    this.#catFiles = new CatFiles(runner, idleMs);
+  }
 
   /** The commit a (validated) revision names in `gitDir`, or undefined. Tags are peeled. */
   async resolveCommit(gitDir: string, revision: string): Promise<string | undefined> {
-    const object = await this.#catFile(gitDir).info(`${revision}^{commit}`);
+    const object = await this.#catFiles.of(gitDir).info(`${revision}^{commit}`);
     return object?.oid;
   }
 
   /** The object at `path` (validated, '' for the root tree) of commit `sha`, with its content; undefined when absent. */
   async read(gitDir: string, sha: string, path: string): Promise<GitObject | undefined> {
-    return await this.#catFile(gitDir).contents(path === '' ? `${sha}^{tree}` : `${sha}:${path}`);
+    return await this.#catFiles.of(gitDir).contents(path === '' ? `${sha}^{tree}` : `${sha}:${path}`);
   }
 
   /** Stops the process of one mirror (it is being removed or replaced). */
   forget(gitDir: string): void {
-    this.#processes.get(gitDir)?.close();
-    this.#processes.delete(gitDir);
+    this.#catFiles.forget(gitDir);
   }
 
   /** Stops every process. */
   close(): void {
-    for (const catFile of this.#processes.values()) catFile.close();
-    this.#processes.clear();
-  }
-
-  #catFile(gitDir: string): CatFile {
-    let catFile = this.#processes.get(gitDir);
-    if (!catFile) {
-      catFile = new CatFile(this.runner, gitDir, this.idleMs);
-      this.#processes.set(gitDir, catFile);
-    }
-    return catFile;
+    this.#catFiles.close();
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CatFile } from '../../../../git/cat-file.js';
+import { CatFiles } from '../../../../git/cat-file.js';
 import type { GitRunner } from '../../../../git/runner.js';
 import { relay, type ShardReads } from '../../../../cluster/api.js';
 import { callerOf } from '../../../../server/auth.js';
@@ -67,7 +67,7 @@ export type MirrorLookup = { kind: 'here'; git: MirrorGit } | { kind: 'forwarded
  * (idle ones stop by themselves), the import's source looked up per request.
  */
 export class MirrorLocator {
-  readonly #catFiles = new Map<string, CatFile>();
+  readonly #catFiles: CatFiles;
   readonly #imports: ImportRepository;
 
   constructor(
@@ -75,6 +75,7 @@ export class MirrorLocator {
     private readonly source: GitDataSource,
   ) {
     this.#imports = new ImportRepository(database);
+    this.#catFiles = new CatFiles(source.runner, IDLE_MS);
   }
 
   /**
@@ -92,22 +93,12 @@ export class MirrorLocator {
     if (remote) return { kind: 'forwarded', reply: await forwardWhole(shardFiles!, remote, request, reply, bases) };
     const gitDir = await this.source.mirrorOf(name);
     if (gitDir === undefined) throw new GithubApiError(409, 'Git Repository is empty.');
-    return { kind: 'here', git: new MirrorGit(this.source.runner, this.#catFile(gitDir), gitDir) };
+    return { kind: 'here', git: new MirrorGit(this.source.runner, this.#catFiles.of(gitDir), gitDir) };
   }
 
   /** Stops every long-lived reader. */
   close(): void {
-    for (const catFile of this.#catFiles.values()) catFile.close();
-    this.#catFiles.clear();
-  }
-
-  #catFile(gitDir: string): CatFile {
-    let catFile = this.#catFiles.get(gitDir);
-    if (!catFile) {
-      catFile = new CatFile(this.source.runner, gitDir, IDLE_MS);
-      this.#catFiles.set(gitDir, catFile);
-    }
-    return catFile;
+    this.#catFiles.close();
   }
 }
 
