@@ -16,20 +16,31 @@
 //  - the fake GitHub (test/fake-github, compiled to dist-test/) in a child process
 //    (bench/lib/github-api-fake.mjs): a generated project of BENCH_ISSUES issues,
 //    BENCH_ISSUES/4 pull requests, 2 comments per issue on average, served with
-//    cacheResponses (each answer's JSON kept once rendered: the ceiling).
+//    cacheResponses (each answer's JSON kept once rendered: the ceiling), and its
+//    real git repository (git fast-import), from which it serves `/contents`.
 //  - forgesync's store (SQLite, not timed): every page of the lists the workload
 //    reads, taken from that fake and written with the importer's own upsert (so
 //    the copied-out list columns are the importer's), under an import row as a
 //    finished import has it (bench/lib/github-api-seed.mjs); and a synthetic
-//    import of BENCH_DEEP_ISSUES issues (the fake's, renumbered). Then `forgesync
-//    serve` as a child process on that data directory.
-//  - throughput: a mixed workload of 2,000 URLs drawn once from a seeded generator
-//    (list filters and orders with pages spread over each list, single issues and
-//    pulls, an issue's comments, labels, milestones; `/contents/README.md` only
-//    when both servers answer it), each URL asked once of each server first (warm
-//    caches, checked 200), then BENCH_CONNECTIONS keep-alive clients ask them round
-//    robin for BENCH_SECONDS, per server and round. Ratio = median over rounds of
-//    copy ÷ fake requests/s within the round. Goal ≥ 0.5.
+//    import of BENCH_DEEP_ISSUES issues (the fake's, renumbered). The fake's
+//    repository mirrored as a replication source (`forgesync add` + `sync --wait`
+//    over smart HTTP) and recorded as the import's repository source
+//    (bench/lib/github-api-git.mjs), so the copy reads contents through its real
+//    path (the mirror's served view, cat-file). Then `forgesync serve` as a
+//    child process on that data directory.
+//  - throughput: a mixed workload of 2,000 requests drawn once from a seeded
+//    generator (list filters and orders with pages spread over each list, single
+//    issues and pulls, an issue's comments, labels, milestones; one in 15
+//    `/contents/README.md` or `/contents/changes` (a directory) when both servers
+//    answer them; one in 10 a GraphQL request of `gh issue list` — gh's two,
+//    `Issue_fields` and `IssueList`, alternately — which the fake, having no
+//    GraphQL, answers with the REST page of the same issues, `/issues?per_page=30`),
+//    each asked once of each server first (warm caches, checked 200), then
+//    BENCH_CONNECTIONS keep-alive clients ask them round robin for BENCH_SECONDS,
+//    per server and round. Ratio = median over rounds of copy ÷ fake requests/s
+//    within the round. Goal ≥ 0.5. Then the contents alone, BENCH_SECONDS per server
+//    (the copy reads its mirror through cat-file per request; the fake keeps each
+//    git command's output once read, bench/lib/github-api-fake.mjs).
 //  - latency: one client asks page 1 and page 200 of `issues?state=all&per_page=100`
 //    alternately, BENCH_SAMPLES times each; goal p99(page 200) ≤ 1.5 × p99(page 1).
 //    The same for page 1 and page 1,000 of the synthetic import (no goal of its own:
@@ -37,8 +48,11 @@
 //    parameter the servers ignore, so no remembered answer serves it; and "cold": the
 //    store's list statement alone on a freshly opened database (nothing remembered:
 //    the count and the index walk from the start, as after an import's write).
-//  - GraphQL (`gh issue list`'s query): measured on the copy only, when it serves
-//    `/github/graphql` (the fake has no GraphQL to compare with).
+//  - GraphQL (`gh issue list`'s `IssueList` alone): on the copy only, when it serves
+//    `/github/graphql` (the fake has no GraphQL to compare with): the same request
+//    again and again (its remembered answer), and with a variable the query does
+//    not declare varied per request (each answer read and executed anew), beside
+//    the REST page of the same issues varied by an ignored parameter.
 // Results also go to bench/results/github-api.json.
 
 import { spawn } from 'node:child_process';
@@ -50,8 +64,9 @@ import { fileURLToPath } from 'node:url';
 import { intSetting, loads, log, progress, quick, reportLoad, table, writeResults } from './lib/util.mjs';
 import { median, rotate } from './lib/harness.mjs';
 import { seedFromFake, seedSynthetic } from './lib/github-api-seed.mjs';
-import { latencies, throughput, warm, workloadPaths } from './lib/github-api-load.mjs';
-import { graphqlProbe } from './lib/github-api-graphql.mjs';
+import { entryText, latencies, throughput, warm, workloadPaths } from './lib/github-api-load.mjs';
+import { ghIssueList, graphqlProbe, REST_ISSUE_LIST } from './lib/github-api-graphql.mjs';
+import { mirrorForImport } from './lib/github-api-git.mjs';
 import { coldPages } from './lib/github-api-cold.mjs';
 import { startServe, stop } from './lib/webhooks-procs.mjs';
 
@@ -81,7 +96,7 @@ process.once('exit', () => {
 });
 process.once('SIGINT', () => process.exit(130));
 
-/** Starts the fake's process; resolves with its JSON line ({ apiUrl, owner, repo }). */
+/** Starts the fake's process; resolves with its JSON line ({ apiUrl, owner, repo, gitUrl }). */
 function startFake() {
   const script = fileURLToPath(new URL('./lib/github-api-fake.mjs', import.meta.url));
   fakeChild = spawn(process.execPath, [script, String(cfg.issues), FAKE_TOKEN], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -113,27 +128,39 @@ const deep = { owner: fake.owner, name: 'deep-list' };
 await seedSynthetic(databaseUrl, { ...deep, apiUrl: fake.apiUrl, issues: cfg.deepIssues, templates: seeded.issueTemplates, repository: seeded.repository }, progress);
 progress('');
 log(`store seeded in ${((Date.now() - started) / 1000).toFixed(0)} s: ${Object.entries(seeded.counts).map(([list, n]) => `${list} ${n}`).join(', ')}; ${deep.owner}/${deep.name} ${cfg.deepIssues.toLocaleString('en-US')} issues`);
+started = Date.now();
+progress('mirroring the repository');
+await mirrorForImport({ dataDir, databaseUrl, name: fake.repo, gitUrl: fake.gitUrl });
+progress('');
+log(`repository mirrored (forgesync add + sync --wait from the fake's git) in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 serve = await startServe(
   { FORGESYNC_DATA_DIR: dataDir, FORGESYNC_READ_TOKEN: READ_TOKEN, FORGESYNC_ADMIN_TOKEN: randomBytes(16).toString('hex'), FORGESYNC_SYNC_INTERVAL: '7d', FORGESYNC_VERIFY_INTERVAL: '7d', FORGESYNC_LOG_LEVEL: 'info' },
   join(root, 'serve.log'),
 );
 const repoPath = `/repos/${fake.owner}/${fake.repo}`;
+const ghBodies = ghIssueList({ owner: fake.owner, repo: fake.repo });
+const copyGraphql = Object.fromEntries(Object.entries(ghBodies).map(([name, body]) => [name, { url: `${serve.address}/github/graphql`, body }]));
 const servers = {
-  copy: { base: `${serve.address}/github${repoPath}`, headers: headers(READ_TOKEN), pid: serve.child.pid },
-  fake: { base: `${fake.apiUrl}${repoPath}`, headers: headers(FAKE_TOKEN), pid: fakeChild.pid },
+  copy: { base: `${serve.address}/github${repoPath}`, headers: headers(READ_TOKEN), pid: serve.child.pid, graphql: copyGraphql },
+  // No GraphQL on the fake: the REST page of the same issues stands in for gh's requests.
+  fake: { base: `${fake.apiUrl}${repoPath}`, headers: headers(FAKE_TOKEN), pid: fakeChild.pid, graphql: Object.fromEntries(Object.keys(ghBodies).map((name) => [name, REST_ISSUE_LIST])) },
 };
 
 // ---- the workload ----
 const issuePages = Math.ceil(seeded.counts['/issues'] / 100);
-let paths = workloadPaths({ ...seeded, labels: ['bug', 'enhancement', 'documentation'], issuePages }, 2000);
-const contents = '/contents/README.md';
-const contentsServed = (await warm(servers.copy, [contents], 1)).length === 0 && (await warm(servers.fake, [contents], 1)).length === 0;
-if (contentsServed) paths = paths.map((path, i) => (i % 15 === 0 ? contents : path));
+const contents = ['/contents/README.md', '/contents/changes'];
+const contentsServed = (await warm(servers.copy, contents, 1)).length === 0 && (await warm(servers.fake, contents, 1)).length === 0;
+const graphqlNames = Object.keys(ghBodies);
+const graphqlServed = (await warm(servers.copy, graphqlNames.map((name) => ({ graphql: name })), 1)).length === 0;
+let paths = workloadPaths({ ...seeded, labels: ['bug', 'enhancement', 'documentation'], issuePages, contents: contentsServed ? contents : [], graphql: graphqlServed ? graphqlNames : [] }, 2000);
 const refused = { copy: await warm(servers.copy, paths, cfg.connections), fake: await warm(servers.fake, paths, cfg.connections) };
-for (const [name, bad] of Object.entries(refused)) if (bad.length > 0) log(`warning: ${name} did not answer 200 to ${bad.length} URL(s), e.g. ${bad[0]}`);
+for (const [name, bad] of Object.entries(refused)) if (bad.length > 0) log(`warning: ${name} did not answer 200 to ${bad.length} request(s), e.g. ${entryText(bad[0])}`);
 const dropped = new Set([...refused.copy, ...refused.fake]);
 paths = paths.filter((path) => !dropped.has(path));
-log(`workload: ${paths.length} URLs (${dropped.size} dropped), ${contentsServed ? 'with' : 'without'} ${contents}; ${cfg.rounds} round(s) × ${cfg.seconds} s × ${cfg.connections} connections per server`);
+const mix = { graphql: paths.filter((path) => typeof path !== 'string').length, contents: paths.filter((path) => typeof path === 'string' && path.startsWith('/contents')).length };
+const graphqlMix = graphqlServed ? `${mix.graphql} GraphQL (gh issue list's two requests)` : 'no GraphQL (the copy refused it)';
+const contentsMix = contentsServed ? `${mix.contents} contents (${contents.join(', ')})` : 'no contents (not served by both)';
+log(`workload: ${paths.length} requests (${dropped.size} dropped): ${graphqlMix}, ${contentsMix}; ${cfg.rounds} round(s) × ${cfg.seconds} s × ${cfg.connections} connections per server`);
 
 const rounds = [];
 for (let r = 0; r < cfg.rounds; r++) {
@@ -144,6 +171,11 @@ for (let r = 0; r < cfg.rounds; r++) {
   }
   rounds.push(round);
 }
+progress('');
+// The contents alone (the copy reads its mirror through cat-file per request, the fake answers from memory), so the
+// mixed figure can be read against them.
+progress('contents alone');
+const contentsRates = contentsServed ? { copy: await throughput(servers.copy, contents, cfg), fake: await throughput(servers.fake, contents, cfg) } : undefined;
 progress('');
 const perSecond = (name) => median(rounds.map((round) => round[name].perSecond));
 const throughputRatio = median(rounds.map((round) => round.copy.perSecond / round.fake.perSecond));
@@ -173,21 +205,28 @@ log('');
 log(table(
   ['measure', 'copy (forgesync)', 'fake (in memory)', 'ratio', 'goal'],
   [
-    ['mixed reads, requests/s (median of rounds)', fmt(perSecond('copy'), 0), fmt(perSecond('fake'), 0), fmt(throughputRatio, 2), `≥ ${GOALS.throughputVsFake}: ${met(throughputRatio >= GOALS.throughputVsFake)}`],
+    [`mixed reads (${mix.graphql} GraphQL, ${mix.contents} contents of ${paths.length}), requests/s (median of rounds)`, fmt(perSecond('copy'), 0), fmt(perSecond('fake'), 0), fmt(throughputRatio, 2), `≥ ${GOALS.throughputVsFake}: ${met(throughputRatio >= GOALS.throughputVsFake)}`],
+    ...(contentsRates ? [[`${contents.join(' + ')} alone, requests/s`, fmt(contentsRates.copy.perSecond, 0), fmt(contentsRates.fake.perSecond, 0), fmt(contentsRates.copy.perSecond / contentsRates.fake.perSecond, 2), '']] : []),
     ['issues?state=all&per_page=100 page 1, p50/p99 ms', `${fmt(copyPage1.p50)}/${fmt(copyPage1.p99)}`, `${fmt(fakePage1.p50)}/${fmt(fakePage1.p99)}`, '', ''],
     ['… page 200, p50/p99 ms', `${fmt(copyPage200.p50)}/${fmt(copyPage200.p99)}`, `${fmt(fakePage200.p50)}/${fmt(fakePage200.p99)}`, fmt(page200Ratio, 2), `≤ ${GOALS.deepPageP99}: ${met(page200Ratio <= GOALS.deepPageP99)}`],
     [`${cfg.deepIssues} issues: page 1, p50/p99 ms`, `${fmt(deepPage1.p50)}/${fmt(deepPage1.p99)}`, '', '', ''],
     [`… page ${deepLast}, p50/p99 ms`, `${fmt(deepPageLast.p50)}/${fmt(deepPageLast.p99)}`, '', fmt(deepRatio, 2), `(≤ ${GOALS.deepPageP99}: ${met(deepRatio <= GOALS.deepPageP99)})`],
     [`… cold (store only, nothing remembered): page 1, p50/p99 ms`, `${fmt(coldPage1.p50)}/${fmt(coldPage1.p99)}`, '', '', ''],
     [`… cold: page ${deepLast}, p50/p99 ms`, `${fmt(coldPageLast.p50)}/${fmt(coldPageLast.p99)}`, '', fmt(coldPageLast.p99 / coldPage1.p99, 2), ''],
-    ...(graphql ? [['GraphQL gh issue list, requests/s', fmt(graphql.perSecond, 0), 'no GraphQL', '', '']] : []),
+    ...(graphql
+      ? [
+          ['GraphQL gh issue list (IssueList), same request, requests/s', fmt(graphql.remembered, 0), 'no GraphQL', '', ''],
+          ['… each answer computed anew, requests/s', fmt(graphql.computed, 0), 'no GraphQL', '', ''],
+          [`REST ${REST_ISSUE_LIST} each computed anew, requests/s`, fmt(graphql.restComputed, 0), '', fmt(graphql.computed / graphql.restComputed, 2), '(GraphQL ÷ REST)'],
+        ]
+      : []),
   ],
 ));
 log(`rounds (copy/fake requests/s): ${rounds.map((round) => `${fmt(round.copy.perSecond, 0)}/${fmt(round.fake.perSecond, 0)}`).join(', ')}; non-200 answers: copy ${failed('copy')}, fake ${failed('fake')}`);
 if (!graphql) log('GraphQL: /github/graphql not served (or refused the query): not measured');
 reportLoad(loadAtStart, loadSamples);
 const goalsMet = throughputRatio >= GOALS.throughputVsFake && page200Ratio <= GOALS.deepPageP99;
-const file = writeResults('github-api', { cfg, goals: GOALS, goalsMet, throughput: { rounds, ratio: throughputRatio }, latency: { copyPage1, copyPage200, fakePage1, fakePage200, deepPage1, deepPageLast, coldPage1, coldPageLast }, graphql, contentsServed, seeded: seeded.counts });
+const file = writeResults('github-api', { cfg, goals: GOALS, goalsMet, throughput: { rounds, ratio: throughputRatio }, latency: { copyPage1, copyPage200, fakePage1, fakePage200, deepPage1, deepPageLast, coldPage1, coldPageLast }, graphql, contentsServed, contentsRates, graphqlServed, mix, seeded: seeded.counts });
 log(`results: ${file}`);
 await stop(serve.child);
 fakeChild.kill('SIGTERM');

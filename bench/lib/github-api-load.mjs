@@ -1,18 +1,29 @@
-// The clients of bench/github-api.mjs: a mixed read workload (the URLs, drawn
-// once from a seeded generator, so both servers get the very same requests),
+// The clients of bench/github-api.mjs: a mixed read workload (the requests,
+// drawn once from a seeded generator, so both servers get the very same ones),
 // its throughput with a fixed number of keep-alive connections, and the latency
 // of one URL asked again and again by a single client.
+//
+// A workload entry is a path below `/repos/{owner}/{repo}` (a GET), or a
+// GraphQL entry `{ graphql: name }`: each server says what it asks for it
+// (`server.graphql[name]`: a POST of `{ url, body }` on the copy; on the fake,
+// which has no GraphQL, the REST path that answers the same data).
 
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { prng } from './github-api-random.mjs';
 
 /**
- * Inputs: the seeded data (issue and pull numbers, logins), how many URLs, a
- * seed. Returns paths below `/repos/{owner}/{repo}`: list filters and orders
- * (pages spread over each list), single issues and pulls, their comments.
+ * Inputs: the seeded data (issue and pull numbers, logins), the contents
+ * paths and GraphQL entry names to mix in (none: REST lists and objects
+ * only), how many entries, a seed. Returns workload entries: paths below
+ * `/repos/{owner}/{repo}` (list filters and orders with pages spread over
+ * each list, single issues and pulls, their comments), one in 15 a contents
+ * path when given, and one in 10 a GraphQL entry when given (what a team
+ * using gh asks: gh sends its two requests per `gh issue list`, so the
+ * names alternate). The REST entries drawn are the same with or without
+ * the others.
  */
-export function workloadPaths({ issueNumbers, pullNumbers, logins, labels, issuePages }, count, seed = 1) {
+export function workloadPaths({ issueNumbers, pullNumbers, logins, labels, issuePages, contents = [], graphql = [] }, count, seed = 1) {
   const random = prng(seed);
   const pick = (list) => list[Math.floor(random() * list.length)];
   const page = (pages) => 1 + Math.floor(random() * pages);
@@ -33,20 +44,48 @@ export function workloadPaths({ issueNumbers, pullNumbers, logins, labels, issue
     () => '/labels',
     () => '/milestones?state=all',
   ];
-  return Array.from({ length: count }, () => pick(kinds)());
+  return Array.from({ length: count }, (_, i) => {
+    const drawn = pick(kinds)();
+    // i % 15 === 0 ends in 0 or 5, never in 3: the two never take the same slot.
+    if (graphql.length > 0 && i % 10 === 3) return { graphql: graphql[Math.floor(i / 10) % graphql.length] };
+    if (contents.length > 0 && i % 15 === 0) return contents[Math.floor(i / 15) % contents.length];
+    return drawn;
+  });
 }
 
-/** One GET on a keep-alive agent; resolves with the status once the body is read. */
-function get(agent, base, path, headers) {
+/**
+ * One request on a keep-alive agent; resolves once the body is read with
+ * its status, and with the body's text when `keepBody` (else undefined).
+ */
+function send(agent, { method, url: target, headers, body }, keepBody) {
   return new Promise((resolve, reject) => {
-    const url = new URL(base + path);
-    const request = http.get({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (response) => {
-      response.on('data', () => {});
-      response.on('end', () => resolve(response.statusCode));
+    const url = new URL(target);
+    const request = http.request({ agent, method, host: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (response) => {
+      const chunks = [];
+      response.on('data', (chunk) => keepBody && chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode, text: keepBody ? Buffer.concat(chunks).toString('utf8') : undefined }));
       response.on('error', reject);
     });
     request.on('error', reject);
+    request.end(body);
   });
+}
+
+/** The request `server` makes of workload `entry` (see the top of this file). */
+export function requestOf(server, entry) {
+  if (typeof entry === 'string') return { method: 'GET', url: server.base + entry, headers: server.headers };
+  const asked = server.graphql?.[entry.graphql];
+  if (asked === undefined) throw new Error(`no request for GraphQL entry ${entry.graphql}`);
+  if (typeof asked === 'string') return { method: 'GET', url: server.base + asked, headers: server.headers };
+  return { method: 'POST', url: asked.url, headers: { ...server.headers, 'content-type': 'application/json' }, body: asked.body };
+}
+
+/** A workload entry as text (for warnings). */
+export const entryText = (entry) => (typeof entry === 'string' ? entry : `GraphQL ${entry.graphql}`);
+
+/** GET `path` below `base`; resolves with the status. */
+async function get(agent, base, path, headers) {
+  return (await send(agent, { method: 'GET', url: base + path, headers })).status;
 }
 
 /**
@@ -54,7 +93,7 @@ function get(agent, base, path, headers) {
  * until `seconds` have passed. Returns { perSecond, requests, failed } (a
  * status other than 200 counts as failed, and is reported by the caller).
  */
-export async function throughput({ base, headers }, paths, { connections, seconds }) {
+export async function throughput(server, paths, { connections, seconds }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   let next = 0;
   let requests = 0;
@@ -63,7 +102,7 @@ export async function throughput({ base, headers }, paths, { connections, second
   const until = started + seconds * 1000;
   const client = async () => {
     while (performance.now() < until) {
-      const status = await get(agent, base, paths[next++ % paths.length], headers);
+      const { status } = await send(agent, requestOf(server, paths[next++ % paths.length]));
       requests++;
       if (status !== 200) failed++;
     }
@@ -74,15 +113,20 @@ export async function throughput({ base, headers }, paths, { connections, second
   return { perSecond: requests / elapsed, requests, failed };
 }
 
-/** Each URL once (warms the servers' caches; checks they answer 200). Returns the paths that did not. */
-export async function warm({ base, headers }, paths, connections) {
+/**
+ * Each entry once (warms the servers' caches; checks they answer 200, and a
+ * GraphQL POST without `errors`). Returns the entries that did not.
+ */
+export async function warm(server, paths, connections) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const bad = [];
   let next = 0;
   const client = async () => {
     while (next < paths.length) {
       const path = paths[next++];
-      if ((await get(agent, base, path, headers)) !== 200) bad.push(path);
+      const request = requestOf(server, path);
+      const { status, text } = await send(agent, request, request.method === 'POST');
+      if (status !== 200 || (text !== undefined && (JSON.parse(text).errors ?? []).length > 0)) bad.push(path);
     }
   };
   await Promise.all(Array.from({ length: connections }, client));

@@ -24,11 +24,7 @@ const b64 = (bytes: Buffer) => (bytes.toString('base64').match(/.{1,60}/g) ?? []
 const node = (type: string, key: string) => Buffer.from(`0${type.length}:${type}${key}`).toString('base64');
 
 export class FakeGitData {
-  private readonly read: FakeGitReader;
-
-  constructor(private readonly project: FakeProject, private readonly payloads: Payloads, gitDir: string) {
-    this.read = new FakeGitReader(gitDir);
-  }
+  constructor(private readonly project: FakeProject, private readonly payloads: Payloads, private readonly read: FakeGitReader) {}
 
   private get api() { return `${this.payloads.hosts.apiUrl}/repos/${this.project.repo.owner}/${this.project.repo.name}`; }
   private get web() { return `${this.payloads.hosts.webUrl}/${this.project.repo.owner}/${this.project.repo.name}`; }

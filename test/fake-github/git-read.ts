@@ -14,10 +14,28 @@ export interface Entry { mode: string; type: 'blob' | 'tree' | 'commit'; sha: st
 export interface Changed { filename: string; status: string; sha: string; additions: number; deletions: number; patch?: string }
 
 export class FakeGitReader {
-  constructor(private readonly gitDir: string) {}
+  /** Outputs kept by command, for one version of the repository (see `version`). */
+  readonly #outputs = new Map<string, Buffer>();
+  #outputsOf: number | undefined;
+
+  /**
+   * `version`, when given, names the repository's current state (the
+   * project's version): git's outputs are then kept until it changes, so a
+   * benchmark's fake answers from memory instead of spawning git each time.
+   */
+  constructor(private readonly gitDir: string, private readonly version?: () => number) {}
 
   git(args: string[], input?: string): Buffer {
-    return execFileSync('git', [`--git-dir=${this.gitDir}`, ...args], { env: ENV, input: input ?? '', maxBuffer: 512 * 1024 * 1024, stdio: ['pipe', 'pipe', 'ignore'] });
+    const run = () => execFileSync('git', [`--git-dir=${this.gitDir}`, ...args], { env: ENV, input: input ?? '', maxBuffer: 512 * 1024 * 1024, stdio: ['pipe', 'pipe', 'ignore'] });
+    if (!this.version) return run();
+    if (this.#outputsOf !== this.version()) {
+      this.#outputs.clear();
+      this.#outputsOf = this.version();
+    }
+    const key = JSON.stringify([args, input ?? '']);
+    let output = this.#outputs.get(key);
+    if (output === undefined) this.#outputs.set(key, (output = run()));
+    return output;
   }
 
   tryGit(args: string[]): string | undefined {

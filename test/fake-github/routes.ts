@@ -9,6 +9,7 @@ import { pullOf, type FakeProject, type IssueRecord } from './project.js';
 import type { RateState } from './limits.js';
 import { DIRECTIONS, PERMISSIONS, STATES, mentions, monthBefore, refused } from './list-filters.js';
 import { FakeGitData } from './git-data.js';
+import { FakeGitReader } from './git-read.js';
 import { docsOf, missingIssue, singleObjectRoute } from './object-routes.js';
 
 export type Answer =
@@ -74,8 +75,9 @@ export class Routes {
   /** The git data, read from the bare repository (when the fake has one). */
   private readonly gitData: FakeGitData | undefined;
 
-  constructor(private readonly project: FakeProject, private readonly payloads: Payloads, private readonly options: { rateLimitEndpoint: boolean; gitDir?: string | undefined }) {
-    this.gitData = options.gitDir === undefined ? undefined : new FakeGitData(project, payloads, options.gitDir);
+  /** `rememberGit`: keep git's outputs per project version (cacheResponses: a benchmark's ceiling, not a measure of process spawns). */
+  constructor(private readonly project: FakeProject, private readonly payloads: Payloads, private readonly options: { rateLimitEndpoint: boolean; gitDir?: string | undefined; rememberGit?: boolean }) {
+    this.gitData = options.gitDir === undefined ? undefined : new FakeGitData(project, payloads, new FakeGitReader(options.gitDir, options.rememberGit ? () => project.version : undefined));
   }
 
   private cached<T>(key: string, build: () => readonly T[]): readonly T[] {

@@ -172,7 +172,7 @@ export class FakeGitHub {
     this.wikiGitUrl = `${this.webUrl}/${project.repo.owner}/${project.repo.name}.wiki.git`;
     this.latencyMs = options.latencyMs;
     this.limiter = new RateLimiter({ limit: options.limit, anonLimit: options.anonLimit, windowMs: options.windowMs });
-    this.routes = new Routes(project, payloads, { rateLimitEndpoint: options.rateLimitEndpoint, gitDir: gitRepos?.mainPath });
+    this.routes = new Routes(project, payloads, { rateLimitEndpoint: options.rateLimitEndpoint, gitDir: gitRepos?.mainPath, rememberGit: options.cacheResponses });
     this.web = new WebHost({ project, payloads, gitPort: () => gitServer?.port, tokens: options.tokens, requireGitAuth: options.requireGitAuth });
   }
 

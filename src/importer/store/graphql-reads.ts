@@ -252,3 +252,20 @@ export async function objectsOfNumber(database: ApiDatabase, importId: number, t
   const rows = await ofTypes(database, importId, types).where('number', '=', number).select(['key', 'data']).orderBy('key').execute();
   return rows.map((row) => ({ key: row.key, data: row.data }));
 }
+
+/**
+ * Inputs: none. Returns a stamp of the imports table: how many imports,
+ * the highest id and the newest `updated_at` (every change of an import's
+ * state, name or sources sets it). A remembered GraphQL answer is valid
+ * while this stamp is unchanged (no import added, removed, renamed or
+ * moved to another state: which import `repository(owner:, name:)` finds
+ * is the same) and each import it read has the same write stamp. One
+ * aggregate over the few rows of `imports`.
+ */
+export async function importsStamp(database: ApiDatabase): Promise<string> {
+  const row = await database.db
+    .selectFrom('imports')
+    .select((eb) => [eb.fn.countAll().as('n'), eb.fn.max('id').as('highest'), eb.fn.max('updated_at').as('newest')])
+    .executeTakeFirst();
+  return `${row?.n ?? 0} ${row?.highest ?? 'none'} ${row?.newest ?? 'none'}`;
+}

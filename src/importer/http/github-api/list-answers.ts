@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { writeStamp } from '../../store/list-memo.js';
 import type { ApiDatabase, ListResult } from '../../store/read-api.js';
+import { SizedLru } from '../../../util/sized-lru.js';
 import type { RepoContext } from './context.js';
 import { linkHeader, type Page } from './pagination.js';
 import { prepareJson, sendPrepared, type PreparedJson } from './respond.js';
@@ -27,29 +28,13 @@ interface Remembered {
   link: string | undefined;
 }
 
-/** One database's remembered answers (in least recently used first order) and their bytes. */
-interface Answers {
-  byKey: Map<string, Remembered>;
-  bytes: number;
-}
+/** Each database's remembered answers. */
+const byDatabase = new WeakMap<object, SizedLru<Remembered>>();
 
-const byDatabase = new WeakMap<object, Answers>();
-
-function answersOf(database: ApiDatabase): Answers {
+function answersOf(database: ApiDatabase): SizedLru<Remembered> {
   let found = byDatabase.get(database.db);
-  if (!found) byDatabase.set(database.db, (found = { byKey: new Map(), bytes: 0 }));
+  if (!found) byDatabase.set(database.db, (found = new SizedLru({ maxBytes: MAX_BYTES, maxEntryBytes: MAX_ANSWER_BYTES, sizeOf: (answer) => answer.json.body.length })));
   return found;
-}
-
-function remember(answers: Answers, key: string, answer: Remembered): void {
-  if (answer.json.body.length > MAX_ANSWER_BYTES) return;
-  answers.byKey.set(key, answer);
-  answers.bytes += answer.json.body.length;
-  for (const [oldest, old] of answers.byKey) {
-    if (answers.bytes <= MAX_BYTES) break;
-    answers.byKey.delete(oldest);
-    answers.bytes -= old.json.body.length;
-  }
 }
 
 /** One page of a list as its handler computes it: the rendered items, the list's total and the page. */
@@ -75,15 +60,11 @@ export async function sendListAnswer(
 ): Promise<FastifyReply> {
   const answers = answersOf(database);
   const key = `${context.imported.id} ${await writeStamp(database, context.imported.id)} ${context.base} ${request.url}`;
-  let answer = answers.byKey.get(key);
-  if (answer) {
-    // Most recently used: to the end of the map's order.
-    answers.byKey.delete(key);
-    answers.byKey.set(key, answer);
-  } else {
+  let answer = answers.get(key);
+  if (!answer) {
     const { items, total, page } = await compute();
     answer = { json: prepareJson(items), link: linkHeader(context.origin, request.url, page, total) };
-    remember(answers, key, answer);
+    answers.set(key, answer);
   }
   return sendPrepared(request, reply, answer.json, answer.link);
 }

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { inScope } from '../../../../server/auth.js';
 import { findImport, repositoryData, type ImportRef } from '../../../store/read-api.js';
 import { importNames, importsByIds, objectsByNumbers, profilesByLogin } from '../../../store/graphql-reads.js';
+import { listMemo, writeStamp } from '../../../store/list-memo.js';
 import { copyOrigin, RepoContext, type RouteDeps } from '../context.js';
 import { BatchLoader } from './batch.js';
 
@@ -31,6 +32,8 @@ export class ImportScope {
     readonly request: RequestScope,
     readonly imported: ImportRef,
     private readonly rendering: RepoContext,
+    /** The import's write stamp (list-memo.ts), read before any of its data: what its remembered counts and answers are valid under. */
+    readonly stamp: string,
   ) {
     const database = request.deps.database;
     this.#pulls = new BatchLoader((numbers) => objectsByNumbers(database, imported.id, ['pull_request'], numbers));
@@ -53,6 +56,21 @@ export class ImportScope {
     return this.#repository;
   }
 
+  /**
+   * How many objects a connection holds (`totalCount`, `issueCount`):
+   * remembered per list as the REST lists remember their totals
+   * (list-memo.ts), until the import writes again, so only the first
+   * request after a write counts (a count walks every entry of the list,
+   * and reads every row when a filter needs the row's type or JSON).
+   * Inputs: the list's key (everything its count depends on) and how to
+   * count it.
+   */
+  async total(listKey: string, count: () => Promise<number>): Promise<number> {
+    const memo = listMemo(this.database, this.imported.id, `graphql ${listKey}`, this.stamp);
+    memo.total ??= await count();
+    return memo.total;
+  }
+
   /** Pull request `number`'s stored `/pulls` item, rendered (batched with the other pull requests of the page). */
   async pull(number: number): Promise<Json | undefined> {
     const data = await this.#pulls.load(number);
@@ -67,6 +85,8 @@ export class ImportScope {
 
   /** The stored profile of `login` from this import's API host (its `name`, `email`…), if fetched. */
   async profile(login: string): Promise<Json | undefined> {
+    // Profiles are kept per API host, outside the import's write stamp: an answer with one is not remembered.
+    this.request.readsBeyondImports();
     const data = await this.#profiles.load(login.toLowerCase());
     return data === undefined ? undefined : (JSON.parse(data) as Json);
   }
@@ -78,13 +98,39 @@ export class RequestScope {
   readonly #byName = new Map<string, Promise<ImportScope | undefined>>();
   #visible: Promise<number[]> | undefined;
   #scansLeft = NODE_SCANS_PER_REQUEST;
+  /** The imports read, with their write stamps: what a remembered answer is valid under (answers.ts). */
+  readonly #read: ImportScope[] = [];
+  /** Whether the answer may be remembered: a reader who sees every import, and nothing read but imports' objects. */
+  #rememberable: boolean;
 
   constructor(
     readonly deps: RouteDeps,
     readonly request: FastifyRequest,
     /** The plugin's prefix (`/github`): where rewritten links point, below the copy's base. */
     readonly prefix: string,
-  ) {}
+  ) {
+    this.#rememberable = request.access?.sees === undefined;
+  }
+
+  /** The base the answer's links point at (scheme, host or FORGESYNC_PUBLIC_URL, prefix): part of a remembered answer's key. */
+  get base(): string {
+    return `${copyOrigin(this.deps, this.request)}${this.prefix}`;
+  }
+
+  /** Whether the answer may be remembered (answers.ts): readers of every import, nothing read beyond imports' objects. */
+  get rememberable(): boolean {
+    return this.#rememberable;
+  }
+
+  /** The request reads what no import's write stamp covers (node ids across imports, user profiles, the clock): its answer is not remembered. */
+  readsBeyondImports(): void {
+    this.#rememberable = false;
+  }
+
+  /** Each import read so far, with the write stamp read before its data. */
+  importStamps(): { id: number; stamp: string }[] {
+    return this.#read.map((scope) => ({ id: scope.imported.id, stamp: scope.stamp }));
+  }
 
   /** Whether the reader may see the import named `name` (every name, but for a scoped reader). */
   sees(name: string): boolean {
@@ -94,7 +140,9 @@ export class RequestScope {
   async #scopeOf(imported: ImportRef): Promise<ImportScope> {
     const rewriter = await this.deps.links.forImport(imported.id, imported.name);
     const rendering = new RepoContext(imported, copyOrigin(this.deps, this.request), this.prefix, rewriter);
-    return new ImportScope(this, imported, rendering);
+    const scope = new ImportScope(this, imported, rendering, await writeStamp(this.deps.database, imported.id));
+    this.#read.push(scope);
+    return scope;
   }
 
   /** The import `owner/name` names, as `/repos/{owner}/{repo}` finds it; undefined when there is none the reader sees. */

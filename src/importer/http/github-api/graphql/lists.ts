@@ -90,20 +90,24 @@ function issueTests(filter: NonNullable<IssueListArgs['filterBy']>): JsonTest[] 
   return filter.milestone ? [milestoneTest(filter.milestone, (m) => String(m.id) === filter.milestone)] : [];
 }
 
-/** A keyset source over `selection` in `order`, whose rows also pass `tests` on their JSON, made into `model`s. */
-function source<T>(scope: ImportScope, selection: ObjectSelection, order: IssueOrder, tests: JsonTest[], model: (json: Json) => T): KeysetSource<T> {
+/**
+ * A keyset source over `selection` in `order`, whose rows also pass `tests`
+ * on their JSON, made into `model`s. `testsKey` names what the tests test
+ * (with the selection, the key its remembered count is kept under).
+ */
+function source<T>(scope: ImportScope, selection: ObjectSelection, order: IssueOrder, tests: { tests: JsonTest[]; testsKey: unknown }, model: (json: Json) => T): KeysetSource<T> {
   const { database, imported } = scope;
   const read: KeysetSource<T>['read'] = (bounds) =>
     keysetPage(database, imported.id, { ...selection, ...bounds, order: ORDER_COLUMNS[order.field], direction: order.direction === 'DESC' ? 'desc' : 'asc' });
-  const keep = tests.length === 0 ? undefined : async (rows: StoredRow[]) => rows.filter((row) => {
+  const keep = tests.tests.length === 0 ? undefined : async (rows: StoredRow[]) => rows.filter((row) => {
     const json = JSON.parse(row.data) as Json;
-    return tests.every((test) => test(json));
+    return tests.tests.every((test) => test(json));
   });
   return {
     read,
     keep,
     nodes: async (rows) => rows.map((row) => model(scope.render(row.data))),
-    count: () => (keep ? countKept({ read, keep }) : countSelection(database, imported.id, selection)),
+    count: () => scope.total(JSON.stringify({ selection, tests: tests.testsKey }), () => (keep ? countKept({ read, keep }) : countSelection(database, imported.id, selection))),
   };
 }
 
@@ -133,7 +137,8 @@ export function issueConnection(scope: ImportScope, args: IssueListArgs) {
     ...issueFilter(filter),
   };
   const order = args.orderBy ?? { field: 'CREATED_AT', direction: 'ASC' };
-  return keysetConnection(source(scope, selection, order, issueTests(filter), (json) => new IssueModel(json, scope)), args);
+  const tests = { tests: issueTests(filter), testsKey: { milestone: filter.milestone ?? null } };
+  return keysetConnection(source(scope, selection, order, tests, (json) => new IssueModel(json, scope)), args);
 }
 
 /** `repository.pullRequests(...)`: states (`MERGED` told from `CLOSED` by `merged_at`), labels, head and base branches. */
@@ -152,5 +157,6 @@ export function pullRequestConnection(scope: ImportScope, args: PullListArgs) {
   if (labels.length > 0) tests.push((json) => labels.every((name) => ((json.labels ?? []) as Json[]).some((label) => String(label.name).toLowerCase() === name)));
   const selection: ObjectSelection = { types: ['pull_request'], state: stateFilter([...states]), ...(merged ? { merged } : {}), ...(args.baseRefName ? { base: args.baseRefName } : {}) };
   const order = args.orderBy ?? { field: 'CREATED_AT', direction: 'ASC' };
-  return keysetConnection(source(scope, selection, order, tests, (json) => new PullRequestModel(json, scope)), args);
+  const testsKey = { states: [...states].sort(), head: args.headRefName ?? null, labels };
+  return keysetConnection(source(scope, selection, order, { tests, testsKey }, (json) => new PullRequestModel(json, scope)), args);
 }

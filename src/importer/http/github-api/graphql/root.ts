@@ -24,12 +24,14 @@ export function rootValue(request: RequestScope) {
     },
 
     async node(args: { id: string }) {
+      request.readsBeyondImports();
       const found = await nodeById(request, args.id);
       if (!found) throw githubError('NOT_FOUND', `Could not resolve to a node with the global id of '${args.id}'`);
       return found;
     },
 
     async nodes(args: { ids: string[] }) {
+      request.readsBeyondImports();
       if (args.ids.length > MAX_IDS) throw githubError('ARGUMENT_LIMIT', `You may not request more than ${MAX_IDS} ids at once.`);
       return Promise.all(args.ids.map((id) => nodeById(request, id)));
     },
@@ -40,6 +42,7 @@ export function rootValue(request: RequestScope) {
     },
 
     async user(args: { login: string }) {
+      request.readsBeyondImports();
       const found = await userData(request.deps.database, args.login);
       if (!found) throw githubError('NOT_FOUND', `Could not resolve to a User with the login of '${args.login}'.`);
       return userOf(JSON.parse(found.data), null);
@@ -50,6 +53,7 @@ export function rootValue(request: RequestScope) {
     },
 
     rateLimit() {
+      request.readsBeyondImports();
       const resetAt = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       return { cost: 1, limit: 5000, nodeCount: 0, remaining: 5000, resetAt, used: 0 };
     },

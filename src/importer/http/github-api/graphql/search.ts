@@ -176,7 +176,8 @@ export async function searchIssues(request: RequestScope, args: PageArgs & { typ
           return pull ? new PullRequestModel(pull, scope) : new IssueModel(json, scope);
         }),
       ),
-    count: () => (keep ? countKept({ read, keep }) : countSelection(database, imported.id, selection)),
+    // The query (with the type) is everything the count depends on: the same query counts the same results until a write.
+    count: () => scope.total(JSON.stringify({ search: args.type, query: args.query }), () => (keep ? countKept({ read, keep }) : countSelection(database, imported.id, selection))),
   };
   const page = await keysetConnection(source, forwardPaging(args), { cap: SEARCH_CAP });
   return new SearchConnection(page);
