@@ -7,3 +7,7 @@ import type { Snapshots } from './service.js';
  * documented where it is implemented (service.ts).
  */
 export type SnapshotsApi = Pick<Snapshots, 'open' | 'release' | 'readAt' | 'readFileAt' | 'listTree' | 'list' | 'budget' | 'settled' | 'defaultHoldMs'>;
+
+/** How a revision and a tree path are checked before git sees them (the GitHub-compatible API's git data checks its own the same way). */
+export { isObjectId, validateRevision, validateTreePath } from './revision.js';
+export { InvalidSnapshotRequestError } from './errors.js';

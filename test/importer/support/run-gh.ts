@@ -37,12 +37,18 @@ export function requireGh(): void {
   if (!existsSync(GH)) throw new Error(`${GH} is not installed: run node scripts/ensure-clients.mjs (apt-get install gh)`);
 }
 
-/** A fresh home for gh: HOME, XDG_CONFIG_HOME and GH_CONFIG_DIR below one temp directory. */
+/**
+ * A fresh home for gh: HOME, XDG_CONFIG_HOME, GH_CONFIG_DIR and TMPDIR below
+ * one temp directory. TMPDIR too: gh keeps its feature-detection answers
+ * (`__type` queries) for 24 h in `$TMPDIR/gh-cli-cache`, so a run sharing the
+ * machine's would skip requests an earlier run made.
+ */
 function ghHome(): { dir: string; env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), 'forgesync-gh-'));
   const config = join(dir, 'config');
   mkdirSync(join(config, 'gh'), { recursive: true });
-  return { dir, env: { HOME: dir, XDG_CONFIG_HOME: config, GH_CONFIG_DIR: join(config, 'gh') } };
+  mkdirSync(join(dir, 'tmp'));
+  return { dir, env: { HOME: dir, XDG_CONFIG_HOME: config, GH_CONFIG_DIR: join(config, 'gh'), TMPDIR: join(dir, 'tmp') } };
 }
 
 /**

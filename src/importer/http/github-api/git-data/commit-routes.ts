@@ -3,7 +3,7 @@ import { GithubApiError, notFound } from '../errors.js';
 import { offsetOf, pageOf, type Page } from '../pagination.js';
 import { sendJson } from '../respond.js';
 import { normaliseSince, RepoParams } from '../schemas.js';
-import { isObjectId, validateTreePath } from '../../../../snapshots/revision.js';
+import { isObjectId, validateTreePath } from '../../../../snapshots/api.js';
 import { commitDetail, commitItem, diffEntry, gitCommit } from './payloads.js';
 import { commitItems, rangeCommits, rangeFiles, rangeOf } from './ranges.js';
 import { openGitData } from './request.js';

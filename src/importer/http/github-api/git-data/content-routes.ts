@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseTree, type TreeEntry } from '../../../../git/cat-file.js';
-import { InvalidSnapshotRequestError } from '../../../../snapshots/errors.js';
-import { isObjectId, validateTreePath } from '../../../../snapshots/revision.js';
+import { InvalidSnapshotRequestError, isObjectId, validateTreePath } from '../../../../snapshots/api.js';
 import { repoRoute, routeOptions, type ApiServer, type RepoLocator } from '../context.js';
 import { GithubApiError, notFound } from '../errors.js';
 import { sendJson } from '../respond.js';

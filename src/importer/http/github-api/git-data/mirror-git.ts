@@ -1,8 +1,7 @@
 import { CatFile, parseTree, type GitObject, type TreeEntry } from '../../../../git/cat-file.js';
 import { GitCommandError } from '../../../../git/errors.js';
 import type { GitProcess, GitRunner } from '../../../../git/runner.js';
-import { isObjectId, validateRevision, validateTreePath } from '../../../../snapshots/revision.js';
-import { InvalidSnapshotRequestError } from '../../../../snapshots/errors.js';
+import { InvalidSnapshotRequestError, isObjectId, validateRevision, validateTreePath } from '../../../../snapshots/api.js';
 
 /*
  * Reads of one import's mirror (a bare repository, its served view) for the
