@@ -6,7 +6,7 @@
 //   npm run bench:import              build forgesync and the fake, then: node bench/import.mjs
 //   BENCH_QUICK=1                     smaller projects (smoke test; the chaos keeps the proof's, already small)
 //   BENCH_STRICT=1                    exit 1 when a goal is missed
-//   BENCH_ONLY=latency|rate|resume|memory|scaling|chaos   one measurement
+//   BENCH_ONLY=latency|rate|secondary|resume|memory|scaling|chaos   one measurement
 //   BENCH_DEBUG=1                     name the requests a resume fetched again that were not in flight
 //   BENCH_SEED=n                      the chaos's random points (printed; default from the clock)
 //   BENCH_KEEP=1                      keep the logs of the scaling and chaos clusters' processes
@@ -23,6 +23,9 @@
 //     fixed): wall time ÷ the least time the limit allows ((windows needed − 1) × window: the last
 //     request cannot go earlier), start-up and the last window's work included. Goal (ours) ≤ 1.5,
 //     and no request refused with a 403.
+//  3b. secondary limit (issue 29): the fake refuses a token's requests beyond 6 at once (403, retry-after 1 s), the
+//     import asks 20 in flight: secondary-limit answers for the full import (goal ≤ 10), and its wall time ÷ that of
+//     the same import at --concurrency 6 against a host without the limit (goal ≤ 1.2). 30 ms per answer.
 //  4. resume: SIGKILL the import mid-walk (default concurrency) in three stages, resume it each time;
 //     requests answered 200 twice (re-fetched) vs the requests in flight at each kill. Goal ≤ in flight.
 //  5. memory: peak RSS of the importing process for a project of 2,000 issues / 11,000 comments vs
@@ -220,6 +223,31 @@ if (!only || only === 'rate') {
   } finally {
     await fake.close();
   }
+}
+
+// 3b: the secondary limit: 20 in flight asked of a host allowing 6, vs 6 asked of a host without the limit.
+if (!only || only === 'secondary') {
+  const fakeProject = () => generateProject({ issues: 400, pulls: 80, commentsPerIssue: 3, reviewsPerPull: 1, users: 40, seed: 5 });
+  const runAgainst = async (options, concurrency) => {
+    const fake = await startFakeGitHub({ tokens: [TOKEN], limit: UNLIMITED, latencyMs: 30, project: fakeProject(), ...options });
+    try {
+      return await importOnce(fake, { concurrency });
+    } finally {
+      await fake.close();
+    }
+  };
+  progress('secondary limit: 20 asked of a host allowing 6');
+  const hostile = await runAgainst({ maxConcurrent: 6, secondaryRetryAfterS: 1 }, 20);
+  progress('secondary limit: 6 asked of a host without the limit');
+  const calm = await runAgainst({}, 6);
+  const answers = hostile.stats.byStatus['403'] ?? 0;
+  const ratio = hostile.ms / calm.ms;
+  results.secondary = { answers, reported: hostile.status.requests.secondaryLimited, hostileMs: hostile.ms, calmMs: calm.ms, ratio };
+  progress('');
+  log(table(['measure', 'forgesync', 'baseline', 'ratio', 'goal'], [
+    ['secondary-limit answers (limit 6, 20 asked)', `${answers} (status: ${hostile.status.requests.secondaryLimited})`, '—', '—', `≤ 10 ${goal('secondaryAnswers', answers <= 10)}`],
+    ['wall time, limit 6 and 20 asked', `${(hostile.ms / 1000).toFixed(1)} s`, `${(calm.ms / 1000).toFixed(1)} s (6 asked, no limit)`, `${ratio.toFixed(2)}×`, `≤ 1.2 ${goal('secondaryTime', ratio <= 1.2)}`],
+  ]));
 }
 
 // 4: resume after SIGKILL (default concurrency): re-fetched vs in flight.

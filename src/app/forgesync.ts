@@ -128,7 +128,7 @@ function servicesOf(kernel: Kernel, config: ForgesyncConfig, options: OpenOption
     runner,
     egress,
     protocols,
-    credentials: new CredentialStore({ secretsFile: config.secretsFile, logger, protocols }),
+    credentials: new CredentialStore({ secretsFile: config.secretsFile, logger, protocols, egress }),
     changes: new Signal(),
     runsJobs: () => kernel.started,
     ...(options.onProgress ? { onGitProgress: options.onProgress } : {}),

@@ -1,15 +1,37 @@
-import { constants } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { EgressPolicy } from '../egress/policy.js';
 import { DEFAULT_PROTOCOLS } from '../git/url.js';
 import type { Logger } from '../logging/logger.js';
+import { appApiUrlFor, isAppEntry, parseApiUrl, parseAppIdentity, type AppIdentity } from './app.js';
 import { CredentialUnavailableError, FeedSecretUnavailableError, InvalidCredentialRefError } from './errors.js';
 import { BINDING_FORMS, boundTo, hostOf, parseHostBinding, type HostBinding } from './hosts.js';
+import { InstallationTokens } from './installation-tokens.js';
+import { readRegularFile } from './read-file.js';
 import { parseReaders, type ScopedReader } from './readers.js';
 
-/** A credential the operator defined: the secret and the hosts it may be sent to. */
-export interface Credential {
+/** A credential the operator defined: a token, or a GitHub App installation whose tokens forgesync mints; and the hosts it may be sent to. */
+export type Credential = TokenCredential | AppCredential;
+
+export interface TokenCredential {
+  kind: 'token';
   name: string;
   token: string;
+  hosts: readonly HostBinding[];
+}
+
+export interface AppCredential {
+  kind: 'app';
+  name: string;
+  app: AppIdentity;
+  /** Where its tokens are minted when the operator named it (`apiUrl`); otherwise derived from the URL asked for (appApiUrlFor). */
+  apiUrl: string | null;
+  hosts: readonly HostBinding[];
+}
+
+/** What may be shown of a credential: its name, kind and hosts (never a secret). */
+export interface CredentialSummary {
+  name: string;
+  kind: Credential['kind'];
   hosts: readonly HostBinding[];
 }
 
@@ -51,8 +73,6 @@ type Kind = (typeof KINDS)[keyof typeof KINDS];
 
 /** Credential names: also the suffix of their environment variables, so letters, digits and "_". */
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
-/** Largest secrets file read; a bigger one (or a device, a FIFO, a directory) is refused. */
-const MAX_SECRETS_FILE_BYTES = 1024 * 1024;
 // eslint-disable-next-line no-control-regex
 const BAD_TOKEN = /[\u0000-\u0020\u007f]/;
 
@@ -78,6 +98,11 @@ export function validateCredentialName(reference: string): string {
  * "secret": "…", "hosts": […] }` in the file (a credential name has no colon),
  * or `FORGESYNC_FEED_SECRET_<NAME>` with `FORGESYNC_FEED_SECRET_<NAME>_HOSTS`.
  * Scoped readers are the file's `"readers"` object (see credentials/readers.ts).
+ * A credential may instead be a GitHub App installation: `{ "appId", "privateKey"
+ * (PEM), "installationId", "hosts", "apiUrl"? }`, or `FORGESYNC_CREDENTIAL_<NAME>_APP_ID`,
+ * `_PRIVATE_KEY_FILE` (a path), `_INSTALLATION_ID`, `_HOSTS` and `_API_URL`?;
+ * `tokenFor` then hands out installation tokens minted on the bound API host
+ * and refreshed before they expire (credentials/installation-tokens.ts).
  *
  * The secrets file is read only as a regular file of at most 1 MiB, without
  * blocking the event loop, and again only when it changed. What is wrong with
@@ -87,6 +112,8 @@ export function validateCredentialName(reference: string): string {
 export class CredentialStore {
   #file: { key: string; secrets: SecretsFile } | undefined;
   #reported: string | undefined;
+  /** The installation tokens of App credentials, by credential, API URL and App identity (a changed definition gets new ones). */
+  readonly #installations = new Map<string, InstallationTokens>();
 
   constructor(
     private readonly options: {
@@ -95,6 +122,8 @@ export class CredentialStore {
       env?: NodeJS.ProcessEnv;
       /** The protocols FORGESYNC_GIT_PROTOCOLS allows (default https,ssh): a token goes over plain http or git:// only where they list it. */
       protocols?: ReadonlySet<string>;
+      /** The policy an App credential's token requests go through (the importer's client uses the same); default: the built-in policy. */
+      egress?: EgressPolicy;
     },
   ) {}
 
@@ -115,7 +144,54 @@ export class CredentialStore {
     // The one test of every URL the token may go to (the first and every redirect hop, API, downloads and git alike).
     const allows = (other: URL): boolean => this.#carries(other) && boundTo(hosts, other);
     if (!credential || !target || !allows(target)) throw new CredentialUnavailableError(name, hostOf(url));
-    return { token: credential.token, allows };
+    if (credential.kind === 'token') return { token: credential.token, allows };
+    const apiUrl = credential.apiUrl ?? appApiUrlFor(target);
+    if (!allows(new URL(apiUrl))) {
+      this.#report(credential.name, `GitHub App credential "${credential.name}" is not bound to ${new URL(apiUrl).host}, where its installation tokens are minted`);
+      throw new CredentialUnavailableError(name, hostOf(url));
+    }
+    const installation = this.#installationOf(credential, apiUrl, allows);
+    try {
+      await installation.fresh();
+    } catch {
+      // Logged by InstallationTokens (GitHub's status and message); callers see what every unusable credential gives.
+      throw new CredentialUnavailableError(name, hostOf(url));
+    }
+    // Read at every request: a long run sends the token current then, refreshed before it expires.
+    return {
+      get token() {
+        return installation.current();
+      },
+      allows,
+    };
+  }
+
+  /** The credentials defined now, by name: kind and hosts only (for listing; never a secret). */
+  async list(): Promise<CredentialSummary[]> {
+    const env = this.options.env ?? process.env;
+    const names = new Set((await this.#fromFile()).credentials.keys());
+    for (const variable of Object.keys(env)) {
+      const name = /^FORGESYNC_CREDENTIAL_([A-Za-z][A-Za-z0-9_]{0,63}?)(?:_APP_ID)?$/.exec(variable)?.[1];
+      if (name && !/_(HOSTS|PRIVATE_KEY_FILE|INSTALLATION_ID|API_URL)$/.test(name)) names.add(name.toLowerCase());
+    }
+    const summaries: CredentialSummary[] = [];
+    for (const name of [...names].sort()) {
+      const credential = await this.#lookup(name);
+      if (credential) summaries.push({ name: credential.name, kind: credential.kind, hosts: credential.hosts });
+    }
+    return summaries;
+  }
+
+  #installationOf(credential: AppCredential, apiUrl: string, allows: (url: URL) => boolean): InstallationTokens {
+    const { app } = credential;
+    const key = [credential.name, apiUrl, app.appId, app.installationId, app.keyFingerprint].join('\u0000');
+    let installation = this.#installations.get(key);
+    if (!installation) {
+      for (const other of this.#installations.keys()) if (other.startsWith(`${credential.name}\u0000${apiUrl}\u0000`)) this.#installations.delete(other);
+      installation = new InstallationTokens({ credential: credential.name, identity: app, apiUrl, policy: this.options.egress ?? new EgressPolicy(), allows, logger: this.options.logger });
+      this.#installations.set(key, installation);
+    }
+    return installation;
   }
 
   /** Whether a token may travel over `url`'s scheme at all: https (TLS) and ssh always, plain http and git:// only when the configured protocols list them. */
@@ -144,8 +220,39 @@ export class CredentialStore {
   }
 
   async #lookup(name: string): Promise<Credential | undefined> {
+    const app = await this.#appFromEnv(name);
+    if (app) return app;
     const entry = this.#fromEnv(KINDS.credential, name);
-    return entry ? { name: entry.name, token: entry.secret, hosts: entry.hosts } : (await this.#fromFile()).credentials.get(name);
+    return entry ? { kind: 'token', name: entry.name, token: entry.secret, hosts: entry.hosts } : (await this.#fromFile()).credentials.get(name);
+  }
+
+  /**
+   * An App credential from `FORGESYNC_CREDENTIAL_<NAME>_APP_ID`,
+   * `_INSTALLATION_ID`, `_PRIVATE_KEY_FILE` (a path: the key itself is never
+   * in the environment, where child processes and crash reports see it) and
+   * `_HOSTS`; undefined when `_APP_ID` is not set or something is wrong (logged).
+   */
+  async #appFromEnv(name: string): Promise<AppCredential | undefined> {
+    const env = this.options.env ?? process.env;
+    const variable = `${KINDS.credential.envPrefix}${name.toUpperCase()}`;
+    const appId = env[`${variable}_APP_ID`];
+    if (!appId) return undefined;
+    try {
+      const keyFile = env[`${variable}_PRIVATE_KEY_FILE`];
+      if (!keyFile) throw new Error(`GitHub App credential "${name}" needs ${variable}_PRIVATE_KEY_FILE, the path of the App's private key (PEM)`);
+      let privateKey: string;
+      try {
+        privateKey = await readRegularFile(keyFile);
+      } catch (error) {
+        throw new Error(`GitHub App credential "${name}": its private key file ${(error as Error).message}`);
+      }
+      const hosts = (env[`${variable}_HOSTS`] ?? '').split(',').filter((host) => host.trim() !== '');
+      const apiUrl = env[`${variable}_API_URL`];
+      return parseAppEntry(name, { appId, installationId: env[`${variable}_INSTALLATION_ID`], privateKey, hosts, ...(apiUrl ? { apiUrl } : {}) });
+    } catch (error) {
+      this.#report(`${variable}_APP_ID`, (error as Error).message);
+      return undefined;
+    }
   }
 
   #fromEnv(kind: Kind, name: string): BoundSecret | undefined {
@@ -196,30 +303,6 @@ function toUrl(url: string): URL {
   throw new Error('not a URL');
 }
 
-/** Reads a regular file of at most MAX_SECRETS_FILE_BYTES; anything else is refused before it is read. */
-async function readRegularFile(path: string): Promise<string> {
-  // O_NONBLOCK: opening a FIFO does not wait for a writer (and fstat then refuses it).
-  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK).catch((error: NodeJS.ErrnoException) => {
-    throw new Error(`cannot be opened (${error.code ?? 'error'})`);
-  });
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) throw new Error('is not a regular file');
-    if (info.size > MAX_SECRETS_FILE_BYTES) throw new Error(`is larger than ${MAX_SECRETS_FILE_BYTES} bytes`);
-    const buffer = Buffer.alloc(MAX_SECRETS_FILE_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-      if (length > MAX_SECRETS_FILE_BYTES) throw new Error(`is larger than ${MAX_SECRETS_FILE_BYTES} bytes`);
-    }
-    return buffer.toString('utf8', 0, length);
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Parses the secrets file; the messages describe the shape, never the content (JSON.parse's would quote it). */
 function parseSecretsFile(text: string): SecretsFile {
   let value: unknown;
@@ -241,16 +324,28 @@ function parseSecretsFile(text: string): SecretsFile {
     const name = key.slice(kind.keyPrefix.length);
     if (!NAME.test(name)) throw new Error(`has a ${kind.label} name that is not 1-64 letters, digits and "_" (entry ${index})`);
     const lower = name.toLowerCase();
-    const parsed = parseEntry(kind, lower, entry);
     if (kind === KINDS.feedSecret) {
       if (secrets.feedSecrets.has(lower)) throw new Error(`defines feed secret "${name}" twice (names compare case-insensitively)`);
-      secrets.feedSecrets.set(lower, parsed);
+      secrets.feedSecrets.set(lower, parseEntry(kind, lower, entry));
     } else {
       if (secrets.credentials.has(lower)) throw new Error(`defines credential "${name}" twice (names compare case-insensitively)`);
-      secrets.credentials.set(lower, { name: lower, token: parsed.secret, hosts: parsed.hosts });
+      secrets.credentials.set(lower, isAppEntry(entry) ? parseAppEntry(lower, entry as Record<string, unknown>) : tokenCredentialOf(parseEntry(kind, lower, entry)));
     }
   }
   return secrets;
+}
+
+function tokenCredentialOf(entry: BoundSecret): TokenCredential {
+  return { kind: 'token', name: entry.name, token: entry.secret, hosts: entry.hosts };
+}
+
+/** A GitHub App credential's `{ appId, privateKey, installationId, hosts }` (see credentials/app.ts). */
+function parseAppEntry(name: string, entry: Record<string, unknown>): AppCredential {
+  const { appId, privateKey, installationId, hosts, apiUrl, ...rest } = entry;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new Error(`GitHub App credential "${name}" has a field it does not know (${JSON.stringify(unknown.slice(0, 40))}): it takes appId, privateKey, installationId, hosts and apiUrl`);
+  const app = parseAppIdentity(name, { appId, privateKey, installationId });
+  return { kind: 'app', name, app, apiUrl: apiUrl === undefined ? null : parseApiUrl(name, apiUrl), hosts: parseHosts(KINDS.credential, name, hosts) };
 }
 
 /** A credential's `{ token, hosts }` or a feed secret's `{ secret, hosts }`. */
@@ -262,13 +357,18 @@ function parseEntry(kind: Kind, name: string, entry: unknown): BoundSecret {
   if (typeof secret !== 'string' || secret.length < 4 || BAD_TOKEN.test(secret)) {
     throw new Error(`${label} "${name}" needs a ${field} of at least 4 characters without whitespace or control characters`);
   }
+  return { name, secret, hosts: parseHosts(kind, name, hosts) };
+}
+
+/** The host bindings of an entry (at least one). */
+function parseHosts(kind: Kind, name: string, hosts: unknown): HostBinding[] {
+  const { label } = kind;
   if (!Array.isArray(hosts) || hosts.length === 0) throw new Error(`${label} "${name}" needs the list of hosts it may be ${kind === KINDS.credential ? 'sent to' : 'used with'}`);
-  const bindings = hosts.map((host, index) => {
+  return hosts.map((host, index) => {
     try {
       return parseHostBinding(String(host));
     } catch {
       throw new Error(`${label} "${name}": host ${index + 1} is not ${BINDING_FORMS}`);
     }
   });
-  return { name, secret, hosts: bindings };
 }

@@ -40,7 +40,7 @@ export interface ImportStatusJson {
   state: ImportRecord['state'];
   stage: string;
   counts: ImportCounts;
-  requests: { total: number; counted: number; notModified: number; retried: number; rateLimitWaits: number };
+  requests: { total: number; counted: number; notModified: number; retried: number; rateLimitWaits: number; secondaryLimited: number };
   startedAt: string | null;
   finishedAt: string | null;
   durationS: number | null;
@@ -86,6 +86,7 @@ export async function importStatus(
       notModified: record.requests.notModified,
       retried: record.requests.retried,
       rateLimitWaits: record.requests.rateLimitWaits,
+      secondaryLimited: record.requests.secondaryLimited,
     },
     startedAt: iso(record.startedAt),
     finishedAt: iso(record.finishedAt),

@@ -169,6 +169,8 @@ export interface ImportProgressTable extends RequestCounterColumns {
   at: Millis;
   /** JSON array of the coordinator's rate budgets when it wrote the row; null for a job's row. */
   rate: string | null;
+  /** Secondary-limit answers the batch got (migration 022; only progress rows count them). */
+  secondary_limited: Count;
 }
 
 /** The importer's tables, part of the registry store's schema. */

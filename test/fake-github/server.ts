@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GitHttpServer } from '../support/git-http-server.js';
+import { FakeAppInstallations, type FakeAppOptions } from './app-auth.js';
 import { GitRepos } from './git.js';
 import { drip, hostileMatch, sendLargePage, type HostileOptions } from './hostile.js';
 import { RateLimiter, type RateState } from './limits.js';
@@ -120,6 +121,8 @@ export interface FakeGitHubOptions {
   claimLastPage?: number | null;
   /** An API host that means harm: huge pages, drips, redirects to refused addresses (see hostile.ts). Default none. */
   hostile?: HostileOptions;
+  /** A GitHub App whose installation tokens `POST {api}/app/installations/{id}/access_tokens` mints (see app-auth.ts); default none. */
+  app?: FakeAppOptions | null;
 }
 
 const CAPPED_DOC = 'https://docs.github.com/v3/#pagination';
@@ -156,6 +159,8 @@ export class FakeGitHub {
   private readonly rendered = new Map<string, { text: string; etag: string; extra: Record<string, string> }>();
   private readonly routes: Routes;
   private readonly web: WebHost;
+  /** The App side (options.app): the JWTs it accepted and the tokens it minted. */
+  readonly app: FakeAppInstallations | undefined;
 
   private constructor(
     readonly project: FakeProject,
@@ -170,6 +175,7 @@ export class FakeGitHub {
     this.foreignUrl = payloads.hosts.foreignUrl;
     this.gitUrl = `${this.webUrl}/${project.repo.owner}/${project.repo.name}.git`;
     this.wikiGitUrl = `${this.webUrl}/${project.repo.owner}/${project.repo.name}.wiki.git`;
+    this.app = options.app ? new FakeAppInstallations(options.app) : undefined;
     this.latencyMs = options.latencyMs;
     this.limiter = new RateLimiter({ limit: options.limit, anonLimit: options.anonLimit, windowMs: options.windowMs });
     this.routes = new Routes(project, payloads, { rateLimitEndpoint: options.rateLimitEndpoint, gitDir: gitRepos?.mainPath, rememberGit: options.cacheResponses });
@@ -185,7 +191,7 @@ export class FakeGitHub {
       rateLimitEndpoint: options.rateLimitEndpoint ?? true, requireUserAgent: options.requireUserAgent ?? true, git: options.git ?? true,
       requireGitAuth: options.requireGitAuth ?? false, linkStyle: options.linkStyle ?? 'repositories', enterpriseVersion: options.enterpriseVersion === undefined ? '3.17.0' : options.enterpriseVersion,
       cacheResponses: options.cacheResponses ?? false, claimLastPage: options.claimLastPage ?? null,
-      hostile: options.hostile ?? {},
+      hostile: options.hostile ?? {}, app: options.app ?? null,
     };
     let instance: FakeGitHub | undefined;
     const api = createServer((req, res) => void instance?.handleApi(req, res));
@@ -288,7 +294,8 @@ export class FakeGitHub {
       return 'bad';
     }
     const index = this.options.tokens.indexOf(token);
-    return index === -1 ? 'bad' : index;
+    // An installation token past its expiry is refused like a revoked one, as GitHub does.
+    return index === -1 || this.app?.expired(token) ? 'bad' : index;
   }
 
   private takeFault(info: RequestInfo): Fault | undefined {
@@ -341,6 +348,8 @@ export class FakeGitHub {
     const url = new URL(req.url ?? '/', this.apiUrl);
     const prefix = new URL(this.apiUrl).pathname;
     const inner = url.pathname.startsWith(`${prefix}/`) || url.pathname === prefix ? url.pathname.slice(prefix.length) || '/' : undefined;
+    const mintFor = req.method === 'POST' && this.app ? /^\/app\/installations\/([^/]+)\/access_tokens$/.exec(inner ?? '')?.[1] : undefined;
+    if (mintFor !== undefined) return this.answerMint(req, res, url, mintFor);
     const route = inner === undefined ? undefined : this.routes.match(inner);
     const auth = this.tokenOf(req.headers.authorization);
     const tokenIndex = auth === 'bad' ? -1 : auth;
@@ -364,6 +373,15 @@ export class FakeGitHub {
     } finally {
       if (!overConcurrency) this.inFlight.set(tokenIndex, (this.inFlight.get(tokenIndex) ?? 1) - 1);
     }
+  }
+
+  /** `POST /app/installations/{id}/access_tokens`: a JWT of the App in, a token it then accepts out (201), or GitHub's 401/404. */
+  private answerMint(req: IncomingMessage, res: ServerResponse, url: URL, installationId: string): void {
+    const entry: LogEntry = { host: 'api', method: 'POST', path: url.pathname, query: url.search.slice(1), pathKind: 'app_access_tokens', status: 0, tokenIndex: -1, authorization: req.headers.authorization !== undefined, counted: false, notModified: false, at: Date.now() };
+    this.requests.push(entry);
+    this.onRequest?.(entry);
+    const answer = this.app!.mint(installationId, req.headers.authorization, (token) => this.options.tokens.push(token));
+    this.sendJson(res, entry, answer.status, answer.body, this.baseHeaders(-1));
   }
 
   private answerApi(req: IncomingMessage, res: ServerResponse, entry: LogEntry, route: Route | undefined, auth: number | 'bad', fault: Fault | undefined, overConcurrency: boolean): void {

@@ -161,7 +161,7 @@ describe('forgesync import (CLI)', () => {
   it('prints the status and the list as JSON in the contract\'s shape', async () => {
     const status = JSON.parse((await forgesync(env, ['import', 'status', fake.project.repo.name, '--json'])).stdout);
     expect(Object.keys(status)).toEqual(expect.arrayContaining(['name', 'owner', 'repo', 'apiUrl', 'state', 'stage', 'counts', 'requests', 'startedAt', 'finishedAt', 'durationS', 'failures', 'sources']));
-    expect(Object.keys(status.requests).sort()).toEqual(['counted', 'notModified', 'rateLimitWaits', 'retried', 'total']);
+    expect(Object.keys(status.requests).sort()).toEqual(['counted', 'notModified', 'rateLimitWaits', 'retried', 'secondaryLimited', 'total']);
     expect(status.sources.repository).toMatchObject({ name: fake.project.repo.name, state: 'synced' });
     const list = JSON.parse((await forgesync(env, ['import', 'list', '--json'])).stdout);
     expect(list.map((entry: { name: string }) => entry.name)).toEqual([fake.project.repo.name]);

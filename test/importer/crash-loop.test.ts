@@ -40,7 +40,7 @@ async function runThatDies(): Promise<void> {
 /** A run that commits a batch (a page, a job's answer: its progress row, as every batch writes one) and then dies. */
 async function runThatDiesAfterCommitting(): Promise<void> {
   await runThatDies();
-  const counts = { total: 1, counted: 1, notModified: 0, retried: 0, rateLimitWaits: 0, rateLimitWaitMs: 0 };
+  const counts = { total: 1, counted: 1, notModified: 0, retried: 0, rateLimitWaits: 0, rateLimitWaitMs: 0, secondaryLimited: 0 };
   await h.app.kernel.database.db.executeQuery(new ImportProgress(h.app.kernel.database.db).step(record.id, Date.now() + 1, counts, null));
 }
 

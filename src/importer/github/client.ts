@@ -9,23 +9,11 @@ import type { EgressPolicy } from '../../egress/policy.js';
 import { retryAfterMs } from '../../util/retry-after.js';
 import { GithubAnswerTooLargeError, GithubAuthError, GithubRequestError } from '../errors.js';
 import { parseLinks, type Links } from './link.js';
+import type { Permit } from './adaptive-limit.js';
 import { Semaphore, type TokenBudget, type TokenBudgets } from './pacer.js';
 import { MAX_LIMIT_WAIT_MS, resetAtOf, serverDateOf } from './rate-headers.js';
 import { bodyParser, httpErrorOf, limitOf, messageOf, plainNumbers, RAW_BODIES } from './answers.js';
-
-/** What a client did, by kind; a run adds these to the import's counters. */
-export interface RequestCounts {
-  /** Every answer, retries included. */
-  total: number;
-  /** Answers that cost rate budget (everything but 304s and limit refusals). */
-  counted: number;
-  notModified: number;
-  retried: number;
-  rateLimitWaits: number;
-  rateLimitWaitMs: number;
-}
-
-export const zeroCounts = (): RequestCounts => ({ total: 0, counted: 0, notModified: 0, retried: 0, rateLimitWaits: 0, rateLimitWaitMs: 0 });
+import { zeroCounts, type RequestCounts } from './request-counts.js';
 
 /** A token of a named credential, resolved for the API URL. */
 export interface ClientToken {
@@ -122,6 +110,7 @@ export class GithubClient {
         request: { fetch: this.#fetchWith(token?.token) },
       }),
     }));
+    for (const slot of this.#slots) slot.budget.flight.allowUpTo(options.concurrency);
   }
 
   /** Closes the kept-alive connections. */
@@ -174,18 +163,22 @@ export class GithubClient {
       if (sent > 0) this.counts.retried++;
       const release = await this.#semaphore.acquire(signal);
       let slot: Slot;
+      let permit: Permit;
       try {
-        slot = await this.#pickSlot();
+        ({ slot, permit } = await this.#pickSlot());
       } catch (error) {
         release();
         throw error;
       }
       slot.budget.take(Date.now());
-      let outcome: Outcome<T>;
+      let outcome: Outcome<T> | undefined;
       try {
         outcome = await this.#send<T>(slot, path, options);
       } finally {
         slot.budget.done();
+        if (outcome?.secondary) permit.secondaryLimited();
+        else if (outcome?.response) permit.success();
+        else permit.release();
         release();
       }
       if (outcome.response) return outcome.response;
@@ -199,14 +192,61 @@ export class GithubClient {
     }
   }
 
+  /**
+   * Runs `send`, a request to `url` made outside this client (a release
+   * asset's download from the API's asset endpoint), under the pacing of
+   * the token that goes with it (the first whose binding allows the URL, as
+   * the download picks it): it waits for that token's pause and for a place
+   * under its adaptive in-flight limit, so downloads and API requests
+   * together stay under the host's secondary limit. `succeeded` tells
+   * whether the result is an answer that counts towards growing the limit.
+   * A URL off the API host is sent unpaced. Returns what `send` returns.
+   */
+  async paced<T>(url: URL, send: () => Promise<T>, succeeded: (result: T) => boolean): Promise<T> {
+    const slot = url.origin === this.#api.origin ? this.#slots.find((candidate) => candidate.token?.token.allows(url) ?? true) : undefined;
+    if (!slot) return send();
+    const { signal } = this.options;
+    let permit: Permit;
+    for (;;) {
+      const delay = slot.budget.delay(Date.now());
+      if (delay > 0) await sleep(Math.min(delay, 2 ** 31 - 1), undefined, signal ? { signal } : {});
+      permit = await slot.budget.flight.acquire(signal);
+      if (slot.budget.delay(Date.now()) <= 0) break;
+      permit.release();
+    }
+    let result: { value: T } | undefined;
+    try {
+      result = { value: await send() };
+      return result.value;
+    } finally {
+      if (result && succeeded(result.value)) permit.success();
+      else permit.release();
+    }
+  }
+
   #countWait(ms: number): void {
     this.counts.rateLimitWaits++;
     this.counts.rateLimitWaitMs += ms;
     this.options.onRateLimitWait?.(ms);
   }
 
-  /** The token to send with: the one that may send soonest (most budget on ties); waits for it. */
-  async #pickSlot(): Promise<Slot> {
+  /**
+   * The token to send with: the one that may send soonest (most budget on
+   * ties); waits for it, then for a place under its adaptive in-flight limit.
+   * A place granted while a retry-after began meanwhile is given back and the
+   * pick starts over, so nobody goes during a secondary limit's pause.
+   */
+  async #pickSlot(): Promise<{ slot: Slot; permit: Permit }> {
+    for (;;) {
+      const slot = await this.#soonestSlot();
+      const permit = await slot.budget.flight.acquire(this.options.signal);
+      if (slot.budget.delay(Date.now()) <= 0) return { slot, permit };
+      permit.release();
+    }
+  }
+
+  /** The token that may send soonest (most budget on ties), once it may. */
+  async #soonestSlot(): Promise<Slot> {
     const { signal } = this.options;
     for (;;) {
       const now = Date.now();
@@ -282,7 +322,8 @@ export class GithubClient {
         const waitMs = Math.max(retryAfterMs(responseHeaders['retry-after'], { now, maxMs: MAX_LIMIT_WAIT_MS }) ?? SECONDARY_DEFAULT_WAIT_MS, LIMIT_MIN_WAIT_MS);
         slot.budget.pauseUntil(now + waitMs, now);
         this.#countWait(waitMs);
-        return { status, detail: 'secondary rate limit', waitMs };
+        this.counts.secondaryLimited++;
+        return { status, detail: 'secondary rate limit', waitMs, secondary: true };
       }
       if (status >= 500 || status === 408) {
         this.options.onAnswer?.('server_error');
@@ -348,4 +389,6 @@ interface Slot {
   request: typeof octokitRequest;
 }
 
-type Outcome<T> = { response: GithubResponse<T>; status?: undefined; detail?: undefined; waitMs?: undefined } | { response?: undefined; status: number | null; detail: string; waitMs?: number };
+type Outcome<T> =
+  | { response: GithubResponse<T>; status?: undefined; detail?: undefined; waitMs?: undefined; secondary?: undefined }
+  | { response?: undefined; status: number | null; detail: string; waitMs?: number; secondary?: true };

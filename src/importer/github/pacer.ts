@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { AdaptiveLimit } from './adaptive-limit.js';
 import { MAX_LIMIT_WAIT_MS, rateHeadersOf } from './rate-headers.js';
 
 /** One token's rate budget as GitHub last reported it (`x-ratelimit-*`), for status and the dashboard. */
@@ -36,6 +37,8 @@ export class TokenBudget {
   inFlight = 0;
   /** Earliest time the next request may go (pacing, or a secondary limit's retry-after). */
   nextAt = 0;
+  /** Requests this token may have in flight on this host, learned from secondary-limit answers (clients raise its ceiling to their concurrency). */
+  readonly flight = new AdaptiveLimit(1);
 
   constructor(readonly credential: string | null) {}
 

@@ -31,7 +31,7 @@ export const ImportStatusSchema = z.object({
   state: z.enum(['pending', 'started', 'synced', 'failed', 'cancelled']),
   stage: z.string(),
   counts: z.object({ fetched: Counts, imported: Counts }),
-  requests: z.object({ total: z.number(), counted: z.number(), notModified: z.number(), retried: z.number(), rateLimitWaits: z.number() }),
+  requests: z.object({ total: z.number(), counted: z.number(), notModified: z.number(), retried: z.number(), rateLimitWaits: z.number(), secondaryLimited: z.number() }),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   durationS: z.number().nullable(),

@@ -142,15 +142,18 @@ async function file(ctx: ObjectWorkContext, key: string): Promise<ObjectOutcome>
   let download;
   try {
     // Streamed to disk as it arrives: several downloads at once hold a few buffers each, not their files.
-    download = await downloadFile(source.url, {
-      policy: ctx.policy,
-      signal: ctx.signal,
-      timeoutMs: FILE_DOWNLOAD_TIMEOUT_MS,
-      maxBytes: ctx.maxFileBytes,
-      filesDir: ctx.filesDir,
-      follow: source.follow,
-      headers: source.headers,
-    });
+    const send = () =>
+      downloadFile(source.url, {
+        policy: ctx.policy,
+        signal: ctx.signal,
+        timeoutMs: FILE_DOWNLOAD_TIMEOUT_MS,
+        maxBytes: ctx.maxFileBytes,
+        filesDir: ctx.filesDir,
+        follow: source.follow,
+        headers: source.headers,
+      });
+    // A release asset is asked of the API host: paced with the API requests, as they share its secondary limit.
+    download = row.fetch_url ? await ctx.client.paced(source.url, send, (answer) => answer.stored) : await send();
   } catch (error) {
     if (ctx.signal.aborted) throw error;
     return fail(error instanceof EgressResponseTooLargeError ? `larger than the ${ctx.maxFileBytes}-byte cap: left as a link` : (error as Error).message);

@@ -1,6 +1,6 @@
 import type { ImportMode, ImportState } from '../../store/import-tables.js';
 import type { Schema } from '../../store/types.js';
-import type { RequestCounts } from '../github/client.js';
+import type { RequestCounts } from '../github/request-counts.js';
 import type { RateBudget } from '../github/pacer.js';
 import type { Stage } from '../types.js';
 import type { ProgressSum } from './progress.js';
@@ -81,6 +81,8 @@ export function toRecord(row: ImportRow, progress: ProgressSum | undefined): Imp
       retried: Number(row.requests_retried) + (added?.retried ?? 0),
       rateLimitWaits: Number(row.rate_limit_waits) + (added?.rateLimitWaits ?? 0),
       rateLimitWaitMs: Number(row.rate_limit_wait_ms) + (added?.rateLimitWaitMs ?? 0),
+      // Counted only in progress rows (migration 022).
+      secondaryLimited: added?.secondaryLimited ?? 0,
     },
     rate: progress?.rate ?? (JSON.parse(String(row.rate)) as RateBudget[]),
     fence: row.fence === null || row.fence === undefined ? null : BigInt(String(row.fence)),

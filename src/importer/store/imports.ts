@@ -4,7 +4,7 @@ import { fenceGuard } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 import type { ImportMode, ImportState } from '../../store/import-tables.js';
 import { ImportNameTakenError, ImportNotFoundError, ImportStateError } from '../errors.js';
-import type { RequestCounts } from '../github/client.js';
+import type { RequestCounts } from '../github/request-counts.js';
 import type { RateBudget } from '../github/pacer.js';
 import { STAGES, type Stage } from '../types.js';
 import { ImportGuards, type CoordinatorGuard } from './import-guards.js';

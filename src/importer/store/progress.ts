@@ -2,7 +2,7 @@ import { type Compilable, type Kysely } from 'kysely';
 import { run, runBatch, type Row } from '../../store/batch.js';
 import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
-import type { RequestCounts } from '../github/client.js';
+import type { RequestCounts } from '../github/request-counts.js';
 import type { RateBudget } from '../github/pacer.js';
 
 /** What the progress rows of one import add up to. */
@@ -14,7 +14,7 @@ export interface ProgressSum {
   rate: RateBudget[] | null;
 }
 
-const COUNT_COLUMNS = ['requests_total', 'requests_counted', 'requests_not_modified', 'requests_retried', 'rate_limit_waits', 'rate_limit_wait_ms'] as const;
+const COUNT_COLUMNS = ['requests_total', 'requests_counted', 'requests_not_modified', 'requests_retried', 'rate_limit_waits', 'rate_limit_wait_ms', 'secondary_limited'] as const;
 type CountColumn = (typeof COUNT_COLUMNS)[number];
 const COUNT_KEYS: Record<CountColumn, keyof RequestCounts> = {
   requests_total: 'total',
@@ -23,6 +23,7 @@ const COUNT_KEYS: Record<CountColumn, keyof RequestCounts> = {
   requests_retried: 'retried',
   rate_limit_waits: 'rateLimitWaits',
   rate_limit_wait_ms: 'rateLimitWaitMs',
+  secondary_limited: 'secondaryLimited',
 };
 
 /**
@@ -41,7 +42,7 @@ const COUNT_KEYS: Record<CountColumn, keyof RequestCounts> = {
  */
 export class ImportProgress {
   readonly #db: Kysely<Schema>;
-  /** Inputs: import id, time, the six counters (RequestCounts order), rate JSON or null. Stores one row; returns nothing. */
+  /** Inputs: import id, time, the seven counters (COUNT_COLUMNS order), rate JSON or null. Stores one row; returns nothing. */
   readonly #insert: PreparedQuery<[importId: number, at: number, ...counts: number[], rate: string | null], never>;
 
   constructor(db: Kysely<Schema>) {
@@ -56,7 +57,8 @@ export class ImportProgress {
         requests_retried: arg(5) as number,
         rate_limit_waits: arg(6) as number,
         rate_limit_wait_ms: arg(7) as number,
-        rate: arg(8) as string | null,
+        secondary_limited: arg(8) as number,
+        rate: arg(9) as string | null,
       }) as unknown as Compilable<never>,
     );
   }

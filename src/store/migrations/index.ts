@@ -21,6 +21,7 @@ import { housekeeping } from './018_housekeeping.js';
 import { lfs } from './019_lfs.js';
 import { importListColumns } from './020_import_list_columns.js';
 import { importRepositoryId } from './021_import_repository_id.js';
+import { importSecondaryLimited } from './022_import_secondary_limited.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -50,6 +51,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '019_lfs': lfs(dialect),
     '020_import_list_columns': importListColumns(dialect),
     '021_import_repository_id': importRepositoryId(),
+    '022_import_secondary_limited': importSecondaryLimited(dialect),
   };
 }
 
