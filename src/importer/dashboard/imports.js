@@ -161,6 +161,7 @@ function renderImport({ name }, status) {
     ['Not modified', h('span', { 'data-request': 'notModified' }, String(requests.notModified))],
     ['Retried', h('span', { 'data-request': 'retried' }, String(requests.retried))],
     ['Rate-limit waits', [h('span', { 'data-request': 'rateLimitWaits' }, String(requests.rateLimitWaits)), status.rateLimitWaitS > 0 ? ` (${duration(status.rateLimitWaitS * 1000)})` : null]],
+    ['Secondary-limit answers', h('span', { 'data-request': 'secondaryLimited' }, String(requests.secondaryLimited ?? 0))],
   ]);
   renderRate(status.rate);
   facts($('import-sources'), [
