@@ -8,6 +8,7 @@ import { CredentialStore } from '../../src/credentials/store.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { startFakeGitHub, type FakeGitHub } from '../fake-github/index.js';
 import { loopbackEgress } from '../support/egress.js';
+import { testSecret } from '../support/secrets.js';
 import { CapturedLogs } from '../support/harness.js';
 
 /*
@@ -80,7 +81,7 @@ describe('GitHub App credentials', () => {
       FORGESYNC_CREDENTIAL_CI_INSTALLATION_ID: String(INSTALLATION_ID),
       FORGESYNC_CREDENTIAL_CI_PRIVATE_KEY_FILE: keyFile,
       FORGESYNC_CREDENTIAL_CI_HOSTS: hosts.join(','),
-      FORGESYNC_CREDENTIAL_PLAIN: 'ghp_plain_token_value',
+      FORGESYNC_CREDENTIAL_PLAIN: testSecret('APP_TEST_PLAIN_TOKEN', 'ghp_'),
       FORGESYNC_CREDENTIAL_PLAIN_HOSTS: 'github.com',
     };
     const { credentials, logs } = store(undefined, env);

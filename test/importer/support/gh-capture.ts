@@ -7,6 +7,7 @@ import { minimalAnswer } from './gh-capture-answers.js';
 import { startGhFront } from './gh-front.js';
 import { argsFor, CAPTURE_SUBJECTS, ghCommands, type GhCommand } from './gh-commands.js';
 import { ghRepo, runGh } from './run-gh.js';
+import { testSecret } from '../../support/secrets.js';
 
 /*
  * Records what gh 2.23 sends for each command of gh-commands.ts: gh runs
@@ -118,7 +119,7 @@ export async function captureGhQueries(outDir: string): Promise<string[]> {
     const recorder = await startRecorder(log);
     const front = await startGhFront({ restBase: `${recorder.origin}/rest`, graphqlUrl: `${recorder.origin}/graphql` });
     try {
-      const target = { host: front.host, token: 'capture-token', caFile: front.caFile };
+      const target = { host: front.host, token: testSecret('GH_CAPTURE_TOKEN'), caFile: front.caFile };
       const args = argsFor(command, ghRepo(target, `${OWNER}/${REPO}`));
       const run = await runGh(args, target);
       if (run.code !== 0) failures.push(`${command.slug}: exit ${run.code}: ${run.stderr.trim()}`);
