@@ -1,3 +1,5 @@
+import { WaitQueue } from '../../util/wait-queue.js';
+
 /**
  * How many requests one token may have in flight on one API host, learned
  * from GitHub's secondary limit (AIMD, as TCP learns a link's capacity).
@@ -34,7 +36,7 @@ export class AdaptiveLimit {
   #refusedAt = Number.POSITIVE_INFINITY;
   #lastCutAt = 0;
   #probeQuietMs: number;
-  readonly #waiting: Waiter[] = [];
+  readonly #waiting = new WaitQueue();
 
   /**
    * @param max the most ever allowed (the configured concurrency); raised by `allowUpTo`.
@@ -77,21 +79,7 @@ export class AdaptiveLimit {
   async acquire(signal?: AbortSignal): Promise<Permit> {
     signal?.throwIfAborted();
     if (this.#inFlight < this.#limit && this.#waiting.length === 0) return this.#grant();
-    return new Promise<Permit>((resolve, reject) => {
-      const waiter: Waiter = {
-        wake: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(this.#grant());
-        },
-      };
-      const onAbort = (): void => {
-        const index = this.#waiting.indexOf(waiter);
-        if (index >= 0) this.#waiting.splice(index, 1);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.push(waiter);
-    });
+    return this.#waiting.wait(() => this.#grant(), signal);
   }
 
   #grant(): Permit {
@@ -140,7 +128,7 @@ export class AdaptiveLimit {
   }
 
   #wakeWaiters(): void {
-    while (this.#inFlight < this.#limit && this.#waiting.length > 0) this.#waiting.shift()!.wake();
+    while (this.#inFlight < this.#limit && this.#waiting.wakeFirst());
   }
 }
 
@@ -152,8 +140,4 @@ export interface Permit {
   secondaryLimited(): void;
   /** The request failed otherwise (network, abort): the place is given back, nothing learned. */
   release(): void;
-}
-
-interface Waiter {
-  wake: () => void;
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { MAX_LIMIT_WAIT_MS, rateHeadersOf } from './rate-headers.js';
+import { WaitQueue } from '../../util/wait-queue.js';
 
 /** One token's rate budget as GitHub last reported it (`x-ratelimit-*`), for status and the dashboard. */
 export interface RateBudget {
@@ -129,33 +130,19 @@ export class TokenBudgets {
 /** A counting semaphore: at most `limit` holders at once, served in arrival order. */
 export class Semaphore {
   #active = 0;
-  readonly #waiting: (() => void)[] = [];
+  readonly #waiting = new WaitQueue();
 
   constructor(readonly limit: number) {}
 
   async acquire(signal?: AbortSignal): Promise<() => void> {
-    if (this.#active >= this.limit) {
-      await new Promise<void>((resolve, reject) => {
-        const wake = (): void => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        };
-        const onAbort = (): void => {
-          const index = this.#waiting.indexOf(wake);
-          if (index >= 0) this.#waiting.splice(index, 1);
-          reject(signal?.reason);
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        this.#waiting.push(wake);
-      });
-    } else this.#active++;
+    // A waiter woken by a release takes over the releaser's place: #active stays.
+    if (this.#active >= this.limit) await this.#waiting.wait(() => undefined, signal);
+    else this.#active++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#active--;
+      if (!this.#waiting.wakeFirst()) this.#active--;
     };
   }
 }
