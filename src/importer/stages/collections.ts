@@ -1,7 +1,7 @@
 import { releaseAssetEndpoint } from '../attachments/scan.js';
 import type { CollaboratorRowType } from '../store/collaborators.js';
 import { planWalksAgainStep, planWalksStep, startCursor, writeCursorStep } from '../store/cursors.js';
-import { objectsByNumber } from '../store/objects.js';
+import { objectsByNumber, type ObjectRow } from '../store/objects.js';
 import { deleteReviewRequestsStep, newestCreatedAt, storePullWithMergedByStep } from '../store/stage-objects.js';
 import { PageBatch, labelNames, numberFromUrl } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
@@ -34,7 +34,7 @@ export function labelsCollection(ctx: RunContext): Collection {
     newestFirst: relist({}),
     handle: (items) => {
       const batch = new PageBatch(ctx);
-      for (const label of items) batch.add({ type: 'label', key: String(label.id), state: String(label.name).toLowerCase(), data: label });
+      for (const label of items) batch.add(labelRow(label));
       return batch.steps();
     },
   };
@@ -49,7 +49,7 @@ export function milestonesCollection(ctx: RunContext): Collection {
     newestFirst: relist(query),
     handle: (items) => {
       const batch = new PageBatch(ctx);
-      for (const m of items) batch.add({ type: 'milestone', key: String(m.id), number: m.number, state: m.state, createdAt: m.created_at, updatedAt: m.updated_at, data: m });
+      for (const milestone of items) batch.add(milestoneRow(milestone));
       return batch.steps();
     },
   };
@@ -63,26 +63,53 @@ export function releasesCollection(ctx: RunContext): Collection {
     newestFirst: relist({}),
     handle: (items) => {
       const batch = new PageBatch(ctx);
-      for (const release of items) {
-        batch.add({ type: 'release', key: String(release.id), createdAt: release.created_at, data: release });
-        for (const asset of release.assets ?? []) {
-          batch.add({ type: 'release_asset', key: String(asset.id), parent: release.id, createdAt: asset.created_at, updatedAt: asset.updated_at, data: asset });
-          if (typeof asset.browser_download_url === 'string') {
-            let url: URL | undefined;
-            try {
-              url = new URL(asset.browser_download_url);
-            } catch {
-              url = undefined;
-            }
-            // The bytes come from the API's asset endpoint, the one place a draft's assets can be read; the row keeps the download URL GitHub gave.
-            const fetchUrl = releaseAssetEndpoint(ctx.record.apiUrl, ctx.repoPath, asset.id);
-            if (url) batch.files.push({ url: url.toString(), kind: 'release_asset', allowed: fetchUrl !== undefined || ctx.hosts.allows(url), ...(fetchUrl ? { fetchUrl } : {}) });
-          }
-        }
-      }
+      for (const release of items) addRelease(batch, ctx, release);
       return batch.steps();
     },
   };
+}
+
+/** A label as stored (see types.ts). */
+export const labelRow = (label: any): ObjectRow => ({ type: 'label', key: String(label.id), state: String(label.name).toLowerCase(), data: label });
+
+/** A milestone as stored. */
+export const milestoneRow = (m: any): ObjectRow => ({ type: 'milestone', key: String(m.id), number: m.number, state: m.state, createdAt: m.created_at, updatedAt: m.updated_at, data: m });
+
+/** An issue, or a pull request's issue shape, as stored. */
+export const issueRow = (issue: any): ObjectRow => ({
+  type: issue.pull_request ? 'pull_request_issue' : 'issue',
+  key: String(issue.id),
+  number: issue.number,
+  state: issue.state,
+  createdAt: issue.created_at,
+  updatedAt: issue.updated_at,
+  labels: labelNames(issue.labels),
+  comments: typeof issue.comments === 'number' ? issue.comments : null,
+  data: issue,
+});
+
+/** An issue or pull request comment as stored. */
+export const noteRow = (note: any): ObjectRow => ({ type: 'note', key: String(note.id), number: numberFromUrl(note.issue_url), createdAt: note.created_at, updatedAt: note.updated_at, data: note });
+
+/** A review (diff) comment as stored. */
+export const diffNoteRow = (note: any): ObjectRow => ({ type: 'diff_note', key: String(note.id), number: numberFromUrl(note.pull_request_url), createdAt: note.created_at, updatedAt: note.updated_at, data: note });
+
+/** Adds a release, its assets, and the assets' downloads to `batch`. */
+export function addRelease(batch: PageBatch, ctx: Pick<RunContext, 'record' | 'repoPath' | 'hosts'>, release: any): void {
+  batch.add({ type: 'release', key: String(release.id), createdAt: release.created_at, data: release });
+  for (const asset of release.assets ?? []) {
+    batch.add({ type: 'release_asset', key: String(asset.id), parent: release.id, createdAt: asset.created_at, updatedAt: asset.updated_at, data: asset });
+    if (typeof asset.browser_download_url !== 'string') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(asset.browser_download_url);
+    } catch {
+      url = undefined;
+    }
+    // The bytes come from the API's asset endpoint, the one place a draft's assets can be read; the row keeps the download URL GitHub gave.
+    const fetchUrl = releaseAssetEndpoint(ctx.record.apiUrl, ctx.repoPath, asset.id);
+    if (url) batch.files.push({ url: url.toString(), kind: 'release_asset', allowed: fetchUrl !== undefined || ctx.hosts.allows(url), ...(fetchUrl ? { fetchUrl } : {}) });
+  }
 }
 
 /** Which collaborators a `/collaborators` list holds: every one (`all`, GitHub's default), those added to the repository itself, those outside its organisation. */
@@ -188,19 +215,7 @@ export function issuesCollection(ctx: RunContext): Collection {
     capSince: newestCreated(ctx, 'issue'),
     handle: (items) => {
       const batch = new PageBatch(ctx);
-      for (const issue of items) {
-        batch.add({
-          type: issue.pull_request ? 'pull_request_issue' : 'issue',
-          key: String(issue.id),
-          number: issue.number,
-          state: issue.state,
-          createdAt: issue.created_at,
-          updatedAt: issue.updated_at,
-          labels: labelNames(issue.labels),
-          comments: typeof issue.comments === 'number' ? issue.comments : null,
-          data: issue,
-        });
-      }
+      for (const issue of items) batch.add(issueRow(issue));
       return batch.steps();
     },
   };
@@ -216,9 +231,7 @@ export function notesCollection(ctx: RunContext): Collection {
     capSince: newestCreated(ctx, 'note'),
     handle: (items) => {
       const batch = new PageBatch(ctx);
-      for (const note of items) {
-        batch.add({ type: 'note', key: String(note.id), number: numberFromUrl(note.issue_url), createdAt: note.created_at, updatedAt: note.updated_at, data: note });
-      }
+      for (const note of items) batch.add(noteRow(note));
       return batch.steps();
     },
   };
@@ -234,9 +247,7 @@ export function diffNotesCollection(ctx: RunContext): Collection {
     capSince: newestCreated(ctx, 'diff_note'),
     handle: (items) => {
       const batch = new PageBatch(ctx);
-      for (const note of items) {
-        batch.add({ type: 'diff_note', key: String(note.id), number: numberFromUrl(note.pull_request_url), createdAt: note.created_at, updatedAt: note.updated_at, data: note });
-      }
+      for (const note of items) batch.add(diffNoteRow(note));
       return batch.steps();
     },
   };

@@ -162,6 +162,9 @@ export async function numbersWritten(db: Kysely<Schema>, importId: number, type:
 /** Internal rows are the importer's own bookkeeping: they are not changes anyone else sees. */
 const UNPUBLISHED: ReadonlySet<StoredType> = new Set(['repository', 'pull_request_issue', 'collaborator_direct', 'collaborator_outside']);
 
+/** Whether changes to objects of `type` go to the change log (and so to the feeds). */
+export const isPublished = (type: StoredType): boolean => !UNPUBLISHED.has(type);
+
 /**
  * The change log entries for storing `rows` in import `importName`: one
  * per object that is new (`created`) or differs from its stored copy
@@ -173,7 +176,7 @@ const UNPUBLISHED: ReadonlySet<StoredType> = new Set(['repository', 'pull_reques
 export async function objectChanges(db: Kysely<Schema>, importId: number, importName: string, rows: readonly ObjectRow[]): Promise<ChangeInput[]> {
   const byType = new Map<StoredType, Map<string, ObjectRow>>();
   for (const row of rows) {
-    if (UNPUBLISHED.has(row.type)) continue;
+    if (!isPublished(row.type)) continue;
     let keys = byType.get(row.type);
     if (!keys) byType.set(row.type, (keys = new Map()));
     keys.set(row.key, row);

@@ -1,0 +1,98 @@
+import type { Compilable, Kysely } from 'kysely';
+import { appendChangeSteps, type ChangeInput } from '../../store/change-log.js';
+import type { Schema } from '../../store/types.js';
+import type { StoredType } from '../types.js';
+import { isPublished } from './objects.js';
+
+/*
+ * Objects that are gone upstream leave the copy: a webhook said so and the
+ * API confirmed it, or a sync's full listing no longer gives them. Each
+ * deletion of a published type is also a change (`action: deleted`), so a
+ * feed tells its consumers; the feed finds the row gone and sends
+ * `object: null`.
+ */
+
+/** One stored object, as found by storedObjects. */
+export interface StoredObjectRef {
+  type: StoredType;
+  key: string;
+  number: number | null;
+}
+
+/**
+ * Which stored objects of one type: by key, by number (an issue's
+ * comments), by parent (a release's assets); and, with `notInRun`, only
+ * those the given run did not write (a list answered whole in that run left
+ * them out).
+ */
+export interface ObjectSelection {
+  type: StoredType;
+  keys?: readonly string[];
+  numbers?: readonly number[];
+  parents?: readonly number[];
+  notInRun?: number;
+}
+
+/** Keys per IN list: well under every database's parameter limit. */
+const CHUNK = 500;
+
+/**
+ * Inputs: the import and a selection (an empty keys, numbers or parents
+ * list selects nothing). Returns the stored objects it selects, with their
+ * numbers (for the change's subject).
+ */
+export async function storedObjects(db: Kysely<Schema>, importId: number, selection: ObjectSelection): Promise<StoredObjectRef[]> {
+  const lists = [selection.keys, selection.numbers, selection.parents];
+  if (lists.some((list) => list !== undefined && list.length === 0)) return [];
+  const found: StoredObjectRef[] = [];
+  const { keys, numbers, parents } = selection;
+  const values: readonly (string | number)[] | undefined = keys ?? numbers ?? parents;
+  for (let start = 0; start < (values?.length ?? 1); start += CHUNK) {
+    const chunk = values?.slice(start, start + CHUNK);
+    const rows = await db
+      .selectFrom('import_objects')
+      .select(['key', 'number'])
+      .where('import_id', '=', importId)
+      .where('type', '=', selection.type)
+      .$if(keys !== undefined, (query) => query.where('key', 'in', chunk as string[]))
+      .$if(keys === undefined && numbers !== undefined, (query) => query.where('number', 'in', chunk as number[]))
+      .$if(keys === undefined && numbers === undefined && parents !== undefined, (query) => query.where('parent', 'in', chunk as number[]))
+      .$if(selection.notInRun !== undefined, (query) => query.where('run', '<>', selection.notInRun!))
+      .execute();
+    for (const row of rows) found.push({ type: selection.type, key: row.key, number: row.number === null ? null : Number(row.number) });
+  }
+  return found;
+}
+
+/**
+ * The statements that delete `objects` from import `importId` and append a
+ * `deleted` change for each of a published type, to run in one batch
+ * behind the import's guard (like every import write). Inputs: the import's
+ * id and name, the objects. Empty when there is nothing to delete.
+ */
+export function deleteObjectsSteps(db: Kysely<Schema>, importId: number, importName: string, objects: readonly StoredObjectRef[], nowMs: number): Compilable[] {
+  const byType = new Map<StoredType, string[]>();
+  for (const object of objects) {
+    const keys = byType.get(object.type) ?? [];
+    keys.push(object.key);
+    byType.set(object.type, keys);
+  }
+  const steps: Compilable[] = [];
+  for (const [type, keys] of byType) {
+    for (let start = 0; start < keys.length; start += CHUNK) {
+      steps.push(db.deleteFrom('import_objects').where('import_id', '=', importId).where('type', '=', type).where('key', 'in', keys.slice(start, start + CHUNK)));
+    }
+  }
+  const changes: ChangeInput[] = objects
+    .filter((object) => isPublished(object.type))
+    .map((object) => ({
+      type: `dev.forgesync.import.${object.type}`,
+      module: 'importer',
+      scope: importName,
+      key: `${importName} ${object.type} ${object.key}`,
+      subject: object.number !== null ? `${object.type}/${object.number}` : `${object.type}/${object.key}`,
+      data: { action: 'deleted', number: object.number },
+      object: { importId, type: object.type, key: object.key },
+    }));
+  return [...steps, ...appendChangeSteps(db, changes, nowMs)];
+}
