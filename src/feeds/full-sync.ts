@@ -38,7 +38,7 @@ export interface ChunkResult {
 }
 
 /** Item types the importer keeps for itself (never exported). */
-const INTERNAL = ['repository', 'pull_request_issue', 'collaborator_direct', 'collaborator_outside'];
+const INTERNAL = ['repository', 'pull_request_issue', 'collaborator_direct', 'collaborator_outside', 'issue_deleted'];
 
 /** An id for a state no retained change produced (e.g. one recorded before the change log existed): stable for the same state. */
 function stateId(instance: string, key: string, state: string): string {

@@ -7,5 +7,5 @@ import type { Importer } from './module.js';
  */
 export type ImporterApi = Pick<
   Importer,
-  'create' | 'get' | 'list' | 'status' | 'requestSync' | 'resume' | 'cancel' | 'export' | 'runHere' | 'runHereWaiting' | 'tick'
+  'create' | 'get' | 'list' | 'status' | 'requestSync' | 'resume' | 'cancel' | 'export' | 'runHere' | 'runHereWaiting' | 'tick' | 'receiveDelivery'
 >;

@@ -42,6 +42,8 @@ export const importerDefinition = {
       sources: gitSources(needs.sources),
       gitData: gitData(needs, services.runner, config.mirrorsDir),
     });
+    // GitHub's deliveries about project data reach the imports of their repository (replication receives them).
+    const unfollow = needs.sources.followProjectDeliveries((delivery) => importer.receiveDelivery(delivery));
     return {
       api: importer,
       jobs: importer.jobs,
@@ -52,7 +54,10 @@ export const importerDefinition = {
         void removeStaleDownloads(importFilesDir(config.dataDir), 2 * FILE_DOWNLOAD_TIMEOUT_MS).catch(() => undefined);
         importer.start();
       },
-      stop: () => importer.stop(),
+      stop: () => {
+        unfollow();
+        return importer.stop();
+      },
     };
   },
   commands: importCommands,

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { GitDataSource } from './http/github-api/git-data/source.js';
 import type { SettingValues } from '../config/setting.js';
@@ -7,18 +6,20 @@ import type { CredentialStore } from '../credentials/store.js';
 import type { EgressPolicy } from '../egress/policy.js';
 import type { Job, JobKind, JobTransport } from '../jobs/types.js';
 import type { RouteContext } from '../server/module-routes.js';
-import { describeHolder } from '../leases/errors.js';
 import type { LeaseManager } from '../leases/manager.js';
-import type { LeaseHolder } from '../leases/types.js';
 import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Database } from '../store/database.js';
-import { ImportNameTakenError, ImportWaitTimeoutError } from './errors.js';
+import { ImportNameTakenError } from './errors.js';
 import { GithubClient, type ClientToken } from './github/client.js';
 import { TokenBudgets } from './github/pacer.js';
 import { importerMetrics, type ImporterMetrics } from './metrics.js';
 import { DEFAULT_API_URL, parseProject, validateApiUrl, validateConcurrency, validateImportName } from './names.js';
 import { Coordinator, importLeaseKey, type CoordinatorOutcome } from './run/coordinator.js';
+import { runWaiting, type RunWaitingOptions } from './run/run-waiting.js';
+import { RefreshIntake } from './refresh/intake.js';
+import { Refresher } from './refresh/refresher.js';
+import type { ProjectDelivery } from '../replication/api.js';
 import { jobsAtOnce, ObjectJobs } from './run/object-jobs.js';
 import { GitSources, type GitSourceOptions } from './run/sources.js';
 import type { importerSettings } from './settings.js';
@@ -30,6 +31,8 @@ import { exportImport, type ExportSummary } from './export/index.js';
 /** The job kinds of the importer: an import's coordination, and its per-object jobs. */
 export const IMPORT_JOB = 'import';
 export const IMPORT_OBJECT_JOB = 'import-object';
+/** Refreshes what webhooks named for an import (see refresh/refresher.ts). */
+export const IMPORT_REFRESH_JOB = 'import-refresh';
 
 export interface ImportGithubInput {
   /** `owner/repo`. */
@@ -83,6 +86,8 @@ export class Importer {
   readonly metrics: ImporterMetrics;
   readonly coordinator: Coordinator;
   readonly #objects: ObjectJobs;
+  readonly #refresher: Refresher;
+  readonly #intake: RefreshIntake;
   readonly #budgets = new TokenBudgets();
   readonly #sources: GitSources;
   #timer: NodeJS.Timeout | undefined;
@@ -117,8 +122,23 @@ export class Importer {
         options.runsJobs() || options.jobs.shared ? options.jobs.enqueue({ kind: IMPORT_OBJECT_JOB, key: `${importId}:${key}` }) : Promise.resolve(),
       runsJobs: options.runsJobs,
     });
+    const nudgeRefresh = (importId: number) => options.jobs.enqueue({ kind: IMPORT_REFRESH_JOB, key: String(importId) });
+    this.#intake = new RefreshIntake(database.db, nudgeRefresh);
+    this.#refresher = new Refresher({
+      ...deps,
+      policy: options.policy,
+      filesDir: options.filesDir,
+      maxFileBytes: settings.importAttachmentMaxBytes,
+      runCoordinator: (importId, signal) => this.coordinator.run(importId, signal),
+      requestSync: async (importId) => {
+        const record = await this.imports.findById(importId);
+        if (record) await this.requestSync(record.name).catch(() => undefined);
+      },
+      nudge: nudgeRefresh,
+    });
     this.coordinator = new Coordinator({
       ...deps,
+      refreshDuring: (ctx) => this.#refresher.during(ctx),
       stallTimeoutMs: settings.importStallTimeoutMs,
       syncIntervalMs: settings.importSyncIntervalMs,
       env: {
@@ -126,12 +146,14 @@ export class Importer {
         ensureSources: (ctx, repository) => this.#sources.ensure(ctx.record, repository),
         // The run's record predates the repository stage, which names the sources: read them now.
         waitSources: async (ctx) => this.#sources.wait((await this.imports.findById(ctx.importId)) ?? ctx.record),
+        reconcileIntervalMs: settings.importReconcileIntervalMs,
       },
       onFinished: (record, durationMs) => this.#finished(record, durationMs),
     });
     this.jobs = {
       [IMPORT_JOB]: { concurrency: 4, run: (job, signal) => this.#runImport(job, signal) },
       [IMPORT_OBJECT_JOB]: { concurrency: jobsAtOnce(settings.importConcurrency), run: (job, signal) => this.#objects.runJob(job.key, signal) },
+      [IMPORT_REFRESH_JOB]: { concurrency: REFRESH_JOBS_AT_ONCE, run: (job, signal) => this.#refresher.run(Number(job.key), signal) },
     };
   }
 
@@ -176,6 +198,7 @@ export class Importer {
     this.#timer = undefined;
     await this.#ticking;
     this.#objects.close();
+    this.#refresher.close();
   }
 
   /** One scheduler pass (also called by tests). */
@@ -199,6 +222,7 @@ export class Importer {
             await this.#nudge(record.id);
           }
         }
+        await this.#refresher.sweep();
       } catch (error) {
         this.options.logger.warn({ event: 'import_scheduler_failed', err: String(error) }, 'the import scheduler pass failed; retrying next tick');
       } finally {
@@ -293,41 +317,24 @@ export class Importer {
     return { outcome, record: await this.imports.get(name) };
   }
 
+  /** What `--wait` does (see runWaiting): runs the import here, waiting for another holder of its lease to let go. */
+  runHereWaiting(name: string, options: RunWaitingOptions): Promise<{ outcome: CoordinatorOutcome; record: ImportRecord }> {
+    return runWaiting({ leases: this.options.leases, runHere: (n, signal) => this.runHere(n, signal), get: (n) => this.imports.get(n) }, name, options);
+  }
+
   /**
-   * What `--wait` does: runs the import here like {@link runHere}, and when
-   * another process holds its lease, waits for that holder — a live one
-   * until it finishes, a dead one until its lease lapses — then runs (as
-   * `forgesync sync --wait` does for a source: the lease is looked at every
-   * `pollMs`, and taken once free). `onWait` is told the holder once, when
-   * the wait begins. A signal that fires during the wait ends it ('stopped').
-   * @throws ImportWaitTimeoutError when the lease is still held after `timeoutMs`.
+   * Records what a GitHub project delivery names for every import of its
+   * repository, durably, and nudges their refreshes (see refresh/); returns
+   * the imports' names. Replication's webhook receiver calls it.
    */
-  async runHereWaiting(
-    name: string,
-    options: { timeoutMs: number; pollMs?: number; signal?: AbortSignal; onWait?: (holder: LeaseHolder) => void },
-  ): Promise<{ outcome: CoordinatorOutcome; record: ImportRecord }> {
-    const started = Date.now();
-    const deadline = started + options.timeoutMs;
-    const pollMs = options.pollMs ?? 100;
-    let told = false;
-    for (;;) {
-      const ran = await this.runHere(name, options.signal);
-      if (ran.outcome !== 'skipped') return ran;
-      const key = importLeaseKey(ran.record.name);
-      for (let holder = await this.options.leases.inspect(key); holder; holder = await this.options.leases.inspect(key)) {
-        if (!told) options.onWait?.(holder);
-        told = true;
-        const left = deadline - Date.now();
-        if (left <= 0) throw new ImportWaitTimeoutError(ran.record.name, describeHolder(holder), Date.now() - started);
-        const paused = await sleep(Math.min(pollMs, left), true, options.signal ? { signal: options.signal } : {}).catch(() => false);
-        if (!paused) return { outcome: 'stopped', record: await this.imports.get(name) };
-      }
-      // Free: the holder finished, or its lease lapsed. Take it (another waiter may be quicker: then wait again).
-    }
+  receiveDelivery(delivery: ProjectDelivery): Promise<string[]> {
+    return this.#intake.receive(delivery);
   }
 
   async #runImport(job: Job, signal: AbortSignal): Promise<void> {
+    // Refreshes that came as the run ended wait for the refresh job (the run's own refreshing stopped with it).
     await this.coordinator.run(Number(job.key), signal);
+    await this.options.jobs.enqueue({ kind: IMPORT_REFRESH_JOB, key: job.key });
   }
 
   #nudge(importId: number): Promise<void> {
@@ -384,6 +391,9 @@ export class Importer {
     );
   }
 }
+
+/** Imports refreshed at once in one process (each a short drain under its lease). */
+const REFRESH_JOBS_AT_ONCE = 8;
 
 /** `<dataDir>/import-files`: attachments, stored once per content. */
 export const importFilesDir = (dataDir: string) => join(dataDir, 'import-files');

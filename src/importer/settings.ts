@@ -16,6 +16,13 @@ export const importerSettings = {
     doc: 'How often a finished import is brought up to date (an incremental sync).',
     parse: duration(1000),
   }),
+  importReconcileIntervalMs: setting({
+    key: 'importReconcileInterval',
+    env: 'FORGESYNC_IMPORT_RECONCILE_INTERVAL',
+    default: '24h',
+    doc: 'How often a sync also lists issues, comments and review comments in full, to drop from the copy what was deleted upstream (`since` cannot tell). Small lists are compared on every sync.',
+    parse: duration(1000),
+  }),
   importStallTimeoutMs: setting({
     key: 'importStallTimeout',
     env: 'FORGESYNC_IMPORT_STALL_TIMEOUT',

@@ -27,6 +27,7 @@
  * | `collaborator_direct` (internal) | user id                  | —                 | —           | data: the `affiliation=direct` list item (marks the collaborator direct) |
  * | `collaborator_outside` (internal) | user id                 | —                 | —           | data: the `affiliation=outside` list item (marks it outside the organisation) |
  * | `protected_branch`            | branch name                 | —                 | —           | data: `GET …/branches/{b}/protection`           |
+ * | `issue_deleted` (internal)    | issue number                | issue number      | —           | data: `{}`; an issue the copy saw deleted upstream (its number answers 410) |
  *
  * `labels` holds the lower-cased label names, each between newlines
  * (`\nbug\nhelp wanted\n`). Lists without a number sort by the key as a
@@ -62,7 +63,7 @@ export const OBJECT_TYPES = [
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 
 /** Rows stored for the importer's own use, never counted. */
-export type InternalType = 'repository' | 'pull_request_issue' | 'collaborator_direct' | 'collaborator_outside';
+export type InternalType = 'repository' | 'pull_request_issue' | 'collaborator_direct' | 'collaborator_outside' | 'issue_deleted';
 
 export type StoredType = Exclude<ObjectType, 'user'> | InternalType;
 

@@ -30,11 +30,14 @@ export type ReplicationApi = Pick<
   | 'removeMovedCopies'
   | 'onMirrorRemoved'
   | 'followSyncs'
+  | 'followProjectDeliveries'
   | 'addStatusSection'
   | 'statusSections'
 >;
 
 export type { SyncFollower, SyncedMirror } from './sync.js';
+export type { ProjectFollower } from './webhooks/project-followers.js';
+export type { ProjectDelivery, ProjectTarget, ProjectTargetDetail } from './webhooks/github-project.js';
 export type { SourceStatusSection } from './status-sections.js';
 
 /**

@@ -23,13 +23,15 @@ import { Scheduler } from './scheduler.js';
 import { SyncService, syncLeaseKey, type SyncFollower } from './sync.js';
 import { SyncFollowers } from './followers.js';
 import { Nudger, SYNC_JOB, syncRoom, VERIFY_JOB } from './nudger.js';
-import { Batcher } from '../util/batcher.js';
+import type { Batcher } from '../util/batcher.js';
+import { matchRequestBatcher } from './webhooks/match-batcher.js';
 import { Signal } from '../util/signal.js';
 import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 
 export type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 import { Verifier } from './verify.js';
 import { oncePerDelivery } from './webhooks/once.js';
+import { ProjectFollowers, type ProjectFollower } from './webhooks/project-followers.js';
 import { ownerName } from '../leases/owner.js';
 import { MirrorHousekeeping } from './housekeeping.js';
 import { SourceStatusSections, type SourceStatusSection } from './status-sections.js';
@@ -38,8 +40,6 @@ export { SYNC_JOB, VERIFY_JOB } from './nudger.js';
 // Cron sources are looked at every minute; the cron expression decides when they run.
 const CRON_CHECK_INTERVAL_MS = 60_000;
 const DEFAULT_REMOVE_WAIT_MS = 30_000;
-/** Deliveries whose requests go in one statement at most (their keys, ~6 each, are its parameters). */
-const MATCH_BATCH = 200;
 
 /**
  * Replication: sources, their registry rows and mirrors, the sync and
@@ -58,24 +58,13 @@ export class Replication {
   readonly housekeeping: MirrorHousekeeping;
   readonly #deliveries: WebhookDeliveryRepository;
   readonly #mirrorRemoved = new Signal<string>();
+  /** Who acts on GitHub's project deliveries (see webhooks/match.ts). */
+  readonly projectFollowers = new ProjectFollowers();
   readonly #followers: SyncFollowers;
   readonly #statusSections = new SourceStatusSections();
   readonly #nudger: Nudger;
-  /**
-   * Concurrent deliveries' requests go together (a group commit: one UPDATE
-   * and commit for a batch of them, see util/batcher.ts), and each source
-   * they name is nudged once, unless an earlier request of it still waits
-   * (a storm of pushes to one repository queues one job, not one a push).
-   */
-  readonly #webhookRequests = new Batcher<readonly string[], MatchedRequest[]>(
-    async (keySets) => {
-      const matched = await this.registry.requestByMatchKeySets(keySets);
-      const sources = new Map(matched.flat().filter((source) => !source.alreadyWaiting).map((source) => [source.sourceId, source]));
-      await Promise.all([...sources.values()].map((source) => this.#nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard, moveTo: source.moveTo }, 'webhook')));
-      return matched;
-    },
-    { maxBatch: MATCH_BATCH, concurrency: 1 },
-  );
+  /** Webhook sync requests, grouped (see matchRequestBatcher). */
+  readonly #webhookRequests: Batcher<readonly string[], MatchedRequest[]>;
 
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
@@ -88,6 +77,7 @@ export class Replication {
     this.registry = new RegistryRepository(database, { defaultIntervalMs: settings.syncIntervalMs, startedRecheckMs: 2 * options.leaseTtlMs });
     this.#deliveries = new WebhookDeliveryRepository(database);
     this.#nudger = new Nudger({ jobs: options.jobs, sources: this.sources, registry: this.registry, ...(options.placeSource ? { placeSource: options.placeSource } : {}) });
+    this.#webhookRequests = matchRequestBatcher(this.registry, this.#nudger);
     this.metrics = replicationMetrics(options.metrics, () => this.registry.counts());
     this.syncService = new SyncService({
       sources: this.sources,
@@ -163,6 +153,11 @@ export class Replication {
   /** Calls `listener` with the path of every mirror deleted from now on (removed or moved away), so that readers of it can let go. */
   onMirrorRemoved(listener: (mirrorPath: string) => void): () => void {
     return this.#mirrorRemoved.listen(listener);
+  }
+
+  /** Hands every GitHub delivery about project data (webhooks/github-project.ts) to `follower` before it is answered; the returned function stops that. */
+  followProjectDeliveries(follower: ProjectFollower): () => void {
+    return this.projectFollowers.add(follower);
   }
 
   /** Runs `follower` after every sync of a mirror in this process, under the source's lease (see SyncFollower); the returned function stops that. */

@@ -174,6 +174,16 @@ export interface ImportProgressTable extends RequestCounterColumns {
 }
 
 /** The importer's tables, part of the registry store's schema. */
+/** Objects webhooks named, waiting to be fetched again (migration 023). */
+export interface ImportRefreshesTable {
+  import_id: number;
+  target: string;
+  seq: number;
+  detail: string;
+  requested_at: number;
+  last_at: number;
+}
+
 export interface ImportSchema {
   imports: ImportsTable;
   import_objects: ImportObjectsTable;
@@ -184,4 +194,5 @@ export interface ImportSchema {
   github_users: GithubUsersTable;
   import_attachments: ImportAttachmentsTable;
   import_progress: ImportProgressTable;
+  import_refreshes: ImportRefreshesTable;
 }

@@ -7,3 +7,7 @@ export { SchemaChecker, type Schema, type SchemaError } from './schema-check.js'
 export { RateLimiter, type RateState } from './limits.js';
 export { Payloads, loadExamples, fixturePath, nodeId, type Hosts } from './payloads.js';
 export { withHostileLinks, BAD_ESCAPE_PATH, type HostileOptions } from './hostile.js';
+export { FakeUpstream, type Act, type Planned, type Sent, type SentDelivery, type WebhookTarget, type BuiltDelivery } from './upstream.js';
+export { WebhookPayloads } from './webhook-payloads.js';
+export { WebhookSender, hmacHex } from './webhook-delivery.js';
+export * as mutations from './mutations.js';

@@ -62,8 +62,24 @@ function missing(pathKind: string, message = 'Not Found'): Answer {
  * existed), else 404; `documentation_url` that of `pathKind`.
  */
 export function missingIssue(project: FakeProject, number: number, pathKind: string): Answer {
-  const highest = project.issues.at(-1)?.number ?? 0;
-  return number <= highest ? { kind: 'error', status: 410, message: 'This issue was deleted', doc: docsOf(pathKind) } : missing(pathKind);
+  return number <= project.highestNumber ? { kind: 'error', status: 410, message: 'This issue was deleted', doc: docsOf(pathKind) } : missing(pathKind);
+}
+
+/**
+ * What a former `owner/name` of the repository answers: 301 with `Location`
+ * (and `url` in the body) naming the same path and query under
+ * `/repositories/{id}`, as GitHub answers after a rename or transfer.
+ */
+export function movedRoute(project: FakeProject, apiUrl: string, rest: string): Route {
+  return {
+    pathKind: 'repo_moved',
+    run: (query) => {
+      const search = query.toString();
+      const url = `${apiUrl}/repositories/${project.repo.id}${rest}${search ? `?${search}` : ''}`;
+      const body = Buffer.from(JSON.stringify({ message: 'Moved Permanently', url, documentation_url: `${DOCS}/guides/best-practices-for-using-the-rest-api#follow-redirects` }));
+      return { kind: 'raw', status: 301, headers: { location: url, 'content-type': 'application/json; charset=utf-8' }, body };
+    },
+  };
 }
 
 /** A timeline entry: the rendered item and what orders it (time, then events < comments < reviews, then id). */

@@ -47,58 +47,67 @@ const REACTIONS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'eyes', '
 const PERMISSION_FLAGS = { admin: ['pull', 'triage', 'push', 'maintain', 'admin'], maintain: ['pull', 'triage', 'push', 'maintain'], write: ['pull', 'triage', 'push'], triage: ['pull', 'triage'], read: ['pull'] } as const;
 
 export class Payloads {
-  private readonly templates: Record<string, string> = {};
-  private readonly repoApi: string;
-  private readonly repoWeb: string;
+  private templates: Record<string, string> = {};
+  /** GitHub's examples the templates are made from, before re-hosting. */
+  private readonly sources: Record<string, Json>;
+  /** The `owner/name` the templates and URLs were last made for: a renamed or transferred repository re-hosts them. */
+  private home = '';
+  private repoApiUrl = '';
+  private repoWebUrl = '';
   private readonly bytesCache = new Map<string, Buffer>();
   private derivedVersion = -1;
   private contributors = new Set<string>();
   private milestoneCounts = new Map<number, { open: number; closed: number }>();
 
   constructor(private readonly project: FakeProject, readonly hosts: Hosts) {
-    const { owner, name } = project.repo;
+    const examples = loadExamples();
+    const ex = (id: string) => (examples[id] as { example: Json }).example;
+    this.sources = {
+      issue: ex('issues/list-for-repo')[0], issueSingle: ex('issues/get'), comment: ex('issues/list-comments-for-repo')[0], eventRepo: ex('issues/list-events-for-repo')[0],
+      eventIssue: ex('issues/list-events')[0], pullSimple: ex('pulls/list')[0], pull: ex('pulls/get'), review: ex('pulls/list-reviews')[0],
+      reviewComment: ex('pulls/list-review-comments-for-repo')[0], label: ex('issues/list-labels-for-repo')[0], milestone: ex('issues/list-milestones')[0],
+      release: ex('repos/list-releases')[0], asset: ex('repos/list-releases')[0].assets[0], collaborator: ex('repos/list-collaborators')[0], branch: ex('repos/list-branches')[0],
+      protection: ex('repos/get-branch-protection'), profile: ex('users/get-by-username'), user: ex('issues/list-for-repo')[0].user, team: ex('pulls/list')[0].requested_teams[0],
+      repoFull: ex('repos/get'), repo: ex('pulls/list')[0].head.repo, rate: ex('rate-limit/get'),
+    };
+    this.rehome();
+  }
+
+  private get repoApi(): string {
+    this.rehome();
+    return this.repoApiUrl;
+  }
+
+  private get repoWeb(): string {
+    this.rehome();
+    return this.repoWebUrl;
+  }
+
+  /** Makes the templates and repository URLs for the repository's current `owner/name` (once, and again after a rename or transfer). */
+  private rehome(): void {
+    const { owner, name } = this.project.repo;
     const full = `${owner}/${name}`;
-    this.repoApi = `${hosts.apiUrl}/repos/${full}`;
-    this.repoWeb = `${hosts.webUrl}/${full}`;
+    if (full === this.home) return;
+    this.home = full;
+    const { hosts } = this;
+    this.repoApiUrl = `${hosts.apiUrl}/repos/${full}`;
+    this.repoWebUrl = `${hosts.webUrl}/${full}`;
     const webHost = new URL(hosts.webUrl).host;
     const rehost = (json: string) => json
-      .replaceAll('https://api.github.com/repos/octocat/Hello-World', this.repoApi)
-      .replaceAll('https://api.github.com/repos/octocat/hello-world', this.repoApi)
+      .replaceAll('https://api.github.com/repos/octocat/Hello-World', this.repoApiUrl)
+      .replaceAll('https://api.github.com/repos/octocat/hello-world', this.repoApiUrl)
       .replaceAll('https://uploads.github.com', hosts.uploadsUrl)
       .replaceAll('https://api.github.com', hosts.apiUrl)
       .replaceAll('git:github.com/octocat/Hello-World.git', `git://${webHost}/${full}.git`)
       .replaceAll('git@github.com:octocat/Hello-World.git', `git@${webHost}:${full}.git`)
-      .replaceAll('https://svn.github.com/octocat/Hello-World', this.repoWeb)
-      .replaceAll('https://github.com/octocat/Hello-World', this.repoWeb)
+      .replaceAll('https://svn.github.com/octocat/Hello-World', this.repoWebUrl)
+      .replaceAll('https://github.com/octocat/Hello-World', this.repoWebUrl)
       .replaceAll('https://github.com', hosts.webUrl);
-    const examples = loadExamples();
-    const ex = (id: string) => (examples[id] as { example: Json }).example;
-    const set = (key: string, value: Json) => { this.templates[key] = rehost(JSON.stringify(value)); };
-    set('issue', ex('issues/list-for-repo')[0]);
-    set('issueSingle', ex('issues/get'));
-    set('comment', ex('issues/list-comments-for-repo')[0]);
-    set('eventRepo', ex('issues/list-events-for-repo')[0]);
-    set('eventIssue', ex('issues/list-events')[0]);
-    set('pullSimple', ex('pulls/list')[0]);
-    set('pull', ex('pulls/get'));
-    set('review', ex('pulls/list-reviews')[0]);
-    set('reviewComment', ex('pulls/list-review-comments-for-repo')[0]);
-    set('label', ex('issues/list-labels-for-repo')[0]);
-    set('milestone', ex('issues/list-milestones')[0]);
-    set('release', ex('repos/list-releases')[0]);
-    set('asset', ex('repos/list-releases')[0].assets[0]);
-    set('collaborator', ex('repos/list-collaborators')[0]);
-    set('branch', ex('repos/list-branches')[0]);
-    set('protection', ex('repos/get-branch-protection'));
-    set('profile', ex('users/get-by-username'));
-    set('user', ex('issues/list-for-repo')[0].user);
-    set('team', ex('pulls/list')[0].requested_teams[0]);
-    set('repoFull', ex('repos/get'));
-    set('repo', ex('pulls/list')[0].head.repo);
-    set('rate', ex('rate-limit/get'));
+    this.templates = Object.fromEntries(Object.entries(this.sources).map(([key, value]) => [key, rehost(JSON.stringify(value))]));
   }
 
   private t(name: string): Json {
+    this.rehome();
     return JSON.parse(this.templates[name] as string);
   }
 

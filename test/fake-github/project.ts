@@ -77,6 +77,13 @@ export class FakeProject {
   clock: number;
   /** Mutations after generation are stamped max(clock + 1 s, now) so `since` from wall-clock time works. */
   wallClock = true;
+  /** The highest issue and milestone numbers handed out: GitHub never reuses the number of a deleted one. */
+  highestNumber = 0;
+  highestMilestone = 0;
+  /** Earlier `owner/name`s (lower case) of a renamed or transferred repository: the API answers them 301. */
+  readonly formerNames: string[] = [];
+  /** Review threads marked resolved, by their first comment's id. */
+  readonly resolvedThreads = new Set<number>();
 
   readonly byNumber = new Map<number, IssueRecord>();
   readonly commentsByIssue = new Map<number, CommentRecord[]>();
@@ -85,7 +92,7 @@ export class FakeProject {
   readonly eventsByIssue = new Map<number, EventRecord[]>();
   readonly commentById = new Map<number, CommentRecord>();
   readonly reviewCommentById = new Map<number, ReviewCommentRecord>();
-  private readonly ids = { user: 583231, label: 208045946, milestone: 1002604, issue: 1000000001, pull: 2000000001, comment: 3000000001, reviewComment: 4000000001, review: 5000000001, event: 6000000001, release: 70000001, asset: 80000001, team: 4001 };
+  private readonly ids = { user: 583231, label: 208045946, milestone: 1002604, issue: 1000000001, pull: 2000000001, comment: 3000000001, reviewComment: 4000000001, review: 5000000001, event: 6000000001, release: 70000001, asset: 80000001, team: 4001, rule: 9000001 };
   private readonly listeners = new Set<(change: string) => void>();
 
   /** The small hand-shaped project (see generate.ts `smallProject`). */
@@ -118,7 +125,7 @@ export class FakeProject {
   }
 
   /** The time of a mutation: strictly after everything so far, and not before the wall clock (when `wallClock`). */
-  private mutationTime(): number {
+  mutationTime(): number {
     const next = this.clock + 1000;
     this.clock = this.wallClock ? Math.max(next, Math.floor(Date.now() / 1000) * 1000) : next;
     return this.clock;
@@ -206,7 +213,7 @@ export class FakeProject {
 
   createMilestone(input: { title: string; description?: string | null; creator: string; state?: State; dueOn?: number | null; at?: number }): MilestoneRecord {
     const at = input.at ?? this.advance();
-    const milestone: MilestoneRecord = { id: this.ids.milestone++, number: this.milestones.length + 1, title: input.title, description: input.description ?? null, state: input.state ?? 'open', creator: input.creator, createdAt: at, updatedAt: at, closedAt: input.state === 'closed' ? at : null, dueOn: input.dueOn ?? null };
+    const milestone: MilestoneRecord = { id: this.ids.milestone++, number: ++this.highestMilestone, title: input.title, description: input.description ?? null, state: input.state ?? 'open', creator: input.creator, createdAt: at, updatedAt: at, closedAt: input.state === 'closed' ? at : null, dueOn: input.dueOn ?? null };
     this.milestones.push(milestone);
     return milestone;
   }
@@ -232,7 +239,7 @@ export class FakeProject {
     pull?: { headRef?: string; draft?: boolean; requestedReviewers?: string[]; requestedTeams?: string[]; additions?: number; deletions?: number };
   }): IssueRecord {
     const at = input.at ?? this.advance();
-    const number = this.issues.length + 1;
+    const number = ++this.highestNumber;
     const issue: IssueRecord = {
       id: input.pull ? this.ids.pull++ : this.ids.issue++, number, title: input.title, body: input.body ?? null, user: input.user, state: 'open', stateReason: null,
       labels: [], assignees: [], milestone: null, locked: false, lockReason: null, createdAt: at, updatedAt: at, closedAt: null, closedBy: null, comments: 0, pull: null,

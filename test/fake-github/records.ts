@@ -200,6 +200,8 @@ export interface BranchRecord {
   /** Sha key of the tip (`main` follows the main history). */
   commit: string;
   protection: ProtectionSettings | null;
+  /** The branch protection rule behind `protection` (its id and times, as `branch_protection_rule` webhooks show them); absent for generated projects. */
+  rule?: { id: number; createdAt: number; updatedAt: number };
 }
 
 export interface AttachmentRecord {

@@ -10,7 +10,7 @@ import type { RateState } from './limits.js';
 import { DIRECTIONS, PERMISSIONS, STATES, mentions, monthBefore, refused } from './list-filters.js';
 import { FakeGitData } from './git-data.js';
 import { FakeGitReader } from './git-read.js';
-import { docsOf, missingIssue, singleObjectRoute } from './object-routes.js';
+import { docsOf, missingIssue, movedRoute, singleObjectRoute } from './object-routes.js';
 
 export type Answer =
   | { kind: 'list'; items: readonly unknown[]; render: (item: never) => Json; capped: boolean }
@@ -112,6 +112,8 @@ export class Routes {
     if (byName && byName[1]?.toLowerCase() === p.repo.owner.toLowerCase() && byName[2]?.toLowerCase() === p.repo.name.toLowerCase()) rest = byName[3] ?? '';
     const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(path);
     if (byId && Number(byId[1]) === p.repo.id) rest = byId[2] ?? '';
+    // A former name of a renamed or transferred repository: GitHub's 301 to the same path under /repositories/{id}.
+    if (rest === undefined && byName && p.formerNames.includes(`${byName[1]}/${byName[2]}`.toLowerCase())) return movedRoute(p, this.payloads.hosts.apiUrl, byName[3] ?? '');
     // Another repository: GitHub's 404 links the documentation of the operation asked for.
     if (rest === undefined) return byName || byId ? { pathKind: 'repo', run: () => notFound(docsOf(this.repoRoute(byName?.[3] ?? byId?.[2] ?? '')?.pathKind)) } : undefined;
     return this.repoRoute(rest);

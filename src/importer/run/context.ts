@@ -66,6 +66,12 @@ export interface RunContextInput {
   retry: ImportRetry;
   /** See RunDeps.onCommitted. */
   onCommitted?: (() => void) | undefined;
+  /**
+   * The guard each batch writes behind, given the lease's fence: by default
+   * the run's (the import runs this run; see ImportRepository.guardStep); a
+   * refresh between runs writes behind refreshGuardStep instead.
+   */
+  guard?: (fence: bigint, hold: 'share' | 'take', now: number) => Compilable;
 }
 
 /**
@@ -95,6 +101,8 @@ export class RunContext {
   private readonly retry: ImportRetry;
   /** See RunDeps.onCommitted. */
   private readonly onCommitted: (() => void) | undefined;
+  /** See RunContextInput.guard. */
+  private readonly guard: (fence: bigint, hold: 'share' | 'take', now: number) => Compilable;
 
   constructor(input: RunContextInput) {
     this.record = input.record;
@@ -108,6 +116,7 @@ export class RunContext {
     this.concurrency = input.concurrency;
     this.retry = input.retry;
     this.onCommitted = input.onCommitted;
+    this.guard = input.guard ?? ((fence, hold, now) => this.imports.guardStep({ importId: this.importId, run: this.run, fence, hold, now }));
     this.#fenceTaken = input.record.fence;
   }
 
@@ -164,7 +173,7 @@ export class RunContext {
     const hold = fence !== this.#fenceTaken || steps.some((step) => step !== null && this.imports.updatesImportRow(step)) ? 'take' : 'share';
     const written = await runBatch(
       this.db,
-      guardedList({ guards: [this.imports.guardStep({ importId: this.importId, run: this.run, fence, hold, now })], steps: [this.imports.progressStep(this.importId, now, counts, rate), ...steps] }),
+      guardedList({ guards: [this.guard(fence, hold, now)], steps: [this.imports.progressStep(this.importId, now, counts, rate), ...steps] }),
     );
     if (written && hold === 'take') this.#fenceTaken = fence;
     return written;

@@ -30,6 +30,8 @@ export interface CoordinatorOptions extends RunDeps {
   onFinished(record: ImportRecord, durationMs: number): Promise<void>;
   /** Told when a coordinator found the lease taken. */
   onSkip?: () => void;
+  /** Applies webhook refreshes while run `ctx` goes on (see refresh/refresher.ts), until stopped. */
+  refreshDuring?: (ctx: RunContext) => { stop(): Promise<void> };
 }
 
 /** The lists each stage walks (cursor names), for a stall's reason. */
@@ -141,6 +143,7 @@ export class Coordinator {
     });
     let stage: Stage = record.stage;
     const watchdog = this.#watch(ctx, () => stage, stop, stallTimeoutMs);
+    const refreshing = this.options.refreshDuring?.(ctx);
     try {
       await client.learnBudgets();
       for (let index = STAGES.indexOf(record.stage); index < STAGES.length; index++) {
@@ -161,6 +164,7 @@ export class Coordinator {
       }
       return this.#fail(record, lease, leaseSignal, stage, stalled ?? error);
     } finally {
+      await refreshing?.stop();
       watchdog.stop();
       client.close();
     }

@@ -1,9 +1,10 @@
 import { GithubRequestError } from '../errors.js';
 import type { RunContext } from '../run/context.js';
 import { walk } from '../run/walk.js';
-import { deleteUnlistedStep } from '../store/collaborators.js';
+import { storedObjects } from '../store/deletions.js';
 import { findCursor } from '../store/cursors.js';
 import { recordFailureStep } from '../store/failures.js';
+import { commitDeletions } from './deletions.js';
 import { COLLABORATOR_ROWS, collaboratorsCollection, collaboratorsListedCursor, type Affiliation } from './collections.js';
 
 /**
@@ -49,5 +50,5 @@ async function walkAndDropUnlisted(ctx: RunContext, affiliation: Affiliation): P
   await walk(ctx, collaboratorsCollection(ctx, affiliation));
   const listed = await findCursor(ctx.db, ctx.importId, collaboratorsListedCursor(affiliation));
   if (listed?.run !== ctx.run) return;
-  await ctx.commit([deleteUnlistedStep(ctx.db, ctx.importId, COLLABORATOR_ROWS[affiliation], ctx.run)]);
+  await commitDeletions(ctx, await storedObjects(ctx.db, ctx.importId, { type: COLLABORATOR_ROWS[affiliation], notInRun: ctx.run }), `collaborators/${affiliation}`);
 }

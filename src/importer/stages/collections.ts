@@ -21,6 +21,32 @@ const byId = (a: string, b: string) => Number(a) <= Number(b);
 /** A small list a sync lists again whole, conditionally: an unchanged one answers 304 (free). */
 const relist = (query: Record<string, string>) => ({ query, field: 'lastId' as const, valueOf: () => '', isOlder: () => false });
 
+/**
+ * The cursor a run writes with each page of a small list (labels,
+ * milestones, releases) answered anew, not 304: its run says the list was
+ * given whole in that run, so the rows it left out are gone upstream (see
+ * stages/deletions.ts). Written with the page, a resumed run knows it too.
+ */
+export function listedCursor(list: string): string {
+  return `${list}-listed`;
+}
+
+/** The step that records that run `ctx.run` had `list` answered anew (see listedCursor). */
+function listedStep(ctx: RunContext, list: string) {
+  return writeCursorStep(ctx.db, ctx.importId, { ...startCursor(listedCursor(list), ctx.run, undefined), done: true }, Date.now());
+}
+
+/** A small list's page handler: each item's rows, and on a page answered anew the list's listed cursor. */
+function relistHandler(ctx: RunContext, list: string, add: (batch: PageBatch, item: any) => void): Collection['handle'] {
+  return (items, answer) => {
+    if (answer.notModified) return [];
+    const batch = new PageBatch(ctx);
+    for (const item of items) add(batch, item);
+    batch.extra.push(listedStep(ctx, list));
+    return batch.steps();
+  };
+}
+
 /** The newest `created_at` stored of a type: where a `since` walk past the page cap picks up. */
 function newestCreated(ctx: RunContext, type: string) {
   return () => newestCreatedAt(ctx.db, ctx.importId, type);
@@ -32,11 +58,7 @@ export function labelsCollection(ctx: RunContext): Collection {
     path: `${ctx.repoPath}/labels`,
     fullQuery: {},
     newestFirst: relist({}),
-    handle: (items) => {
-      const batch = new PageBatch(ctx);
-      for (const label of items) batch.add(labelRow(label));
-      return batch.steps();
-    },
+    handle: relistHandler(ctx, 'labels', (batch, label) => batch.add(labelRow(label))),
   };
 }
 
@@ -47,11 +69,7 @@ export function milestonesCollection(ctx: RunContext): Collection {
     path: `${ctx.repoPath}/milestones`,
     fullQuery: query,
     newestFirst: relist(query),
-    handle: (items) => {
-      const batch = new PageBatch(ctx);
-      for (const milestone of items) batch.add(milestoneRow(milestone));
-      return batch.steps();
-    },
+    handle: relistHandler(ctx, 'milestones', (batch, milestone) => batch.add(milestoneRow(milestone))),
   };
 }
 
@@ -61,11 +79,7 @@ export function releasesCollection(ctx: RunContext): Collection {
     path: `${ctx.repoPath}/releases`,
     fullQuery: {},
     newestFirst: relist({}),
-    handle: (items) => {
-      const batch = new PageBatch(ctx);
-      for (const release of items) addRelease(batch, ctx, release);
-      return batch.steps();
-    },
+    handle: relistHandler(ctx, 'releases', (batch, release) => addRelease(batch, ctx, release)),
   };
 }
 

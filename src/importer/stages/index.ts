@@ -1,12 +1,13 @@
-import { GithubProjectNotFoundError, GithubRequestError } from '../errors.js';
+import { GithubRequestError } from '../errors.js';
 import { PageBatch } from '../run/batch.js';
 import type { RunContext } from '../run/context.js';
 import { messageOf, walk } from '../run/walk.js';
 import { filesToDownload } from '../store/attachments.js';
 import { deleteCursorsStep, findCursor, listCursors, startCursor, writeCursorStep } from '../store/cursors.js';
 import { clearFailureStep, recordFailureStep } from '../store/failures.js';
-import { numbersWritten, storedRepository } from '../store/objects.js';
-import { deleteProtectedBranchesStep, issueNumbersCreatedBy, oldestEventCreatedAt, protectedBranchNames, pullNumbersWithoutObject } from '../store/stage-objects.js';
+import { deleteObjectsSteps, storedObjects } from '../store/deletions.js';
+import { numbersWritten } from '../store/objects.js';
+import { issueNumbersCreatedBy, oldestEventCreatedAt, protectedBranchNames, pullNumbersWithoutObject } from '../store/stage-objects.js';
 import { extendFreshProfilesStep, loginsToFetch } from '../store/users.js';
 import type { Stage } from '../types.js';
 import {
@@ -24,6 +25,10 @@ import {
 } from './collections.js';
 import { importCollaborators } from './collaborators.js';
 import { reconcile } from './reconcile.js';
+import { dropDeletedComments, walkAndDropUnlisted } from './deletions.js';
+import { compareInFullWhenDue, DEFAULT_RECONCILE_INTERVAL_MS } from './full-compare.js';
+import { inParallel } from './parallel.js';
+import { repositoryStage } from './repository.js';
 
 /** What stages need besides the run: the fan-out of per-object jobs and the git sources. */
 export interface StageEnv {
@@ -33,34 +38,21 @@ export interface StageEnv {
   ensureSources(ctx: RunContext, repository: any): Promise<{ repository: string | null; wiki: string | null }>;
   /** Waits until the git sources have synced (or failed). */
   waitSources(ctx: RunContext): Promise<void>;
+  /** How often a sync compares the large lists in full (FORGESYNC_IMPORT_RECONCILE_INTERVAL; its default when absent). */
+  reconcileIntervalMs?: number;
 }
 
 type StageRunner = (ctx: RunContext, env: StageEnv) => Promise<void>;
 
-const repository: StageRunner = async (ctx, env) => {
-  const cursor = startCursor('repository', ctx.run, await findCursor(ctx.db, ctx.importId, 'repository'));
-  const response = await ctx.client.get(ctx.repoPath, { etag: ctx.record.mode === 'sync' ? cursor.etag : null });
-  let repo: any;
-  if (response.status === 304) {
-    repo = await storedRepository(ctx.db, ctx.importId);
-  } else if (response.status === 404 || response.status === 403 || response.status === 451) {
-    throw new GithubProjectNotFoundError(`${ctx.record.owner}/${ctx.record.repo}`, ctx.record.apiUrl);
-  } else if (response.status !== 200) {
-    throw new GithubRequestError(ctx.repoPath, response.status, messageOf(response.data));
-  } else repo = response.data;
-  if (typeof repo?.html_url === 'string') ctx.hosts.addWebUrl(repo.html_url);
-  const sources = await env.ensureSources(ctx, repo);
-  const batch = new PageBatch(ctx);
-  if (response.status === 200) batch.add({ type: 'repository', key: 'repository', number: Number.isSafeInteger(repo.id) && repo.id >= 0 ? repo.id : null, createdAt: repo.created_at, updatedAt: repo.updated_at, data: repo });
-  await ctx.commit([
-    ...(await batch.steps()),
-    ctx.imports.setSourcesStep(ctx.importId, sources.repository, sources.wiki),
-    writeCursorStep(ctx.db, ctx.importId, { ...cursor, done: true, etag: response.etag ?? cursor.etag, pages: cursor.pages + 1 }, Date.now()),
-  ]);
-};
+const repository: StageRunner = (ctx, env) => repositoryStage(ctx, env);
 
+/** Labels, milestones and releases: small lists, listed whole on every run; those they no longer give are deleted (see walkAndDropUnlisted). */
 const baseData: StageRunner = async (ctx) => {
-  await Promise.all([walk(ctx, labelsCollection(ctx)), walk(ctx, milestonesCollection(ctx)), walk(ctx, releasesCollection(ctx))]);
+  await Promise.all([
+    walkAndDropUnlisted(ctx, labelsCollection(ctx), ['label']),
+    walkAndDropUnlisted(ctx, milestonesCollection(ctx), ['milestone']),
+    walkAndDropUnlisted(ctx, releasesCollection(ctx), ['release', 'release_asset']),
+  ]);
 };
 
 const pullRequests: StageRunner = async (ctx) => {
@@ -146,10 +138,9 @@ const protectedBranches: StageRunner = async (ctx) => {
   const stale = cursors.filter((cursor) => cursor.run !== ctx.run).map((cursor) => cursor.collection);
   const gone = (await protectedBranchNames(ctx.db, ctx.importId)).filter((name) => !names.has(name));
   if (gone.length > 0 || stale.length > 0) {
-    await ctx.commit([
-      gone.length > 0 ? deleteProtectedBranchesStep(ctx.db, ctx.importId, gone) : null,
-      deleteCursorsStep(ctx.db, ctx.importId, stale),
-    ]);
+    // Deleted with a `deleted` change each, for the feeds.
+    const rules = await storedObjects(ctx.db, ctx.importId, { type: 'protected_branch', keys: gone });
+    await ctx.commit([...deleteObjectsSteps(ctx.db, ctx.importId, ctx.importName, rules, Date.now()), deleteCursorsStep(ctx.db, ctx.importId, stale)]);
   }
   await inParallel(ctx.concurrency, planned.filter((cursor) => !cursor.done), async (cursor) => {
     const name = cursor.collection.slice(PROTECTION_PREFIX.length);
@@ -166,8 +157,15 @@ const protectedBranches: StageRunner = async (ctx) => {
   });
 };
 
-/** Finish: every user's profile (shared cache first), the git sources, then the counts checked against GitHub's. */
+/**
+ * Finish: what was deleted upstream (the large lists compared in full when
+ * due, then the comments of issues that have more stored than GitHub
+ * states), every user's profile (shared cache first), the git sources,
+ * then the counts checked against GitHub's.
+ */
 const finish: StageRunner = async (ctx, env) => {
+  await compareInFullWhenDue(ctx, env.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS);
+  await dropDeletedComments(ctx);
   const now = Date.now();
   // Profiles cached and fresh are trusted (and their 24 h start again: refreshed on read).
   await ctx.commit([extendFreshProfilesStep(ctx.db, ctx.importId, ctx.record.apiUrl, now)]);
@@ -192,20 +190,4 @@ export const STAGE_RUNNERS: Record<Stage, StageRunner> = {
   finish,
 };
 
-/** Runs `work` for every item, at most `limit` at once; the first failure is thrown once all have settled. */
-export async function inParallel<T>(limit: number, items: readonly T[], work: (item: T) => Promise<unknown>): Promise<void> {
-  let index = 0;
-  let failure: unknown;
-  const worker = async () => {
-    while (index < items.length && failure === undefined) {
-      const item = items[index++]!;
-      try {
-        await work(item);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  if (failure !== undefined) throw failure;
-}
+export { inParallel } from './parallel.js';

@@ -2,7 +2,7 @@ import type { Compilable, Kysely } from 'kysely';
 import { appendChangeSteps, type ChangeInput } from '../../store/change-log.js';
 import type { Schema } from '../../store/types.js';
 import type { StoredType } from '../types.js';
-import { isPublished } from './objects.js';
+import { isPublished, upsertObjectSteps } from './objects.js';
 
 /*
  * Objects that are gone upstream leave the copy: a webhook said so and the
@@ -94,5 +94,7 @@ export function deleteObjectsSteps(db: Kysely<Schema>, importId: number, importN
       data: { action: 'deleted', number: object.number },
       object: { importId, type: object.type, key: object.key },
     }));
-  return [...steps, ...appendChangeSteps(db, changes, nowMs)];
+  // A deleted issue's number answers 410, as GitHub's does, even when it was the highest (see highestNumber).
+  const markers = objects.filter((object) => object.type === 'issue' && object.number !== null).map((object) => ({ type: 'issue_deleted' as const, key: String(object.number), number: object.number, data: {} }));
+  return [...steps, ...upsertObjectSteps(db, importId, 0, markers), ...appendChangeSteps(db, changes, nowMs)];
 }

@@ -1,6 +1,10 @@
 import { PostgresAdapter, sql, type Compilable, type Kysely } from 'kysely';
 import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
+import type { ImportState } from '../../store/import-tables.js';
+
+/** The states in which an import's copy is refreshed between runs (a started one is refreshed by its run, a cancelled one not at all). */
+const REFRESHABLE: ImportState[] = ['synced', 'failed', 'pending'];
 
 /** Which coordinator batch a guard admits: import, run, the holder's fence and how it holds the row (see ImportGuards.coordinator). */
 export interface CoordinatorGuard {
@@ -35,6 +39,11 @@ export class ImportGuards {
    * run. Stores the fence. Returns the id when it applied.
    */
   readonly #takeFence: PreparedQuery<[fence: bigint, now: number, id: number, run: number], { id: number }>;
+  /**
+   * The guard of a refresh between runs (see ImportGuards.refresh). Inputs:
+   * fence, now, id. Stores the fence. Returns the id when it applied.
+   */
+  readonly #refresh: PreparedQuery<[fence: bigint, now: number, id: number], { id: number }>;
 
   constructor(db: Kysely<Schema>) {
     // SQLite has no row locks (and no FOR SHARE): its write transactions run one at a time.
@@ -68,6 +77,15 @@ export class ImportGuards {
         .where(sql<boolean>`(fence is null or fence <= ${arg(0)})`)
         .returning('id'),
     );
+    this.#refresh = prepared(db, (arg) =>
+      db
+        .updateTable('imports')
+        .set({ fence: arg(0) as bigint, updated_at: arg(1) as number })
+        .where('id', '=', arg(2) as number)
+        .where('state', 'in', REFRESHABLE)
+        .where(sql<boolean>`(fence is null or fence <= ${arg(0)})`)
+        .returning('id'),
+    );
   }
 
   /**
@@ -94,6 +112,16 @@ export class ImportGuards {
    */
   job(id: number, run: number): Compilable {
     return this.#jobGuard.bind(id, run);
+  }
+
+  /**
+   * The guard of a webhook refresh's write while no run goes on (the
+   * import synced, failed, or waiting for its next run), under the
+   * import's lease: its fence must not be below the stored one, which it
+   * stores. A run's refreshes write behind the coordinator's guard.
+   */
+  refresh(id: number, fence: bigint, now = Date.now()): Compilable {
+    return this.#refresh.bind(fence, now, id);
   }
 
 }

@@ -210,6 +210,11 @@ export class ImportRepository {
     return this.#guards.coordinator(guard);
   }
 
+  /** The guard of a refresh's write between runs (see ImportGuards.refresh). */
+  refreshGuardStep(id: number, fence: bigint): Compilable {
+    return this.#guards.refresh(id, fence);
+  }
+
   /** The guard of a per-object job's write (see ImportGuards.job). */
   jobGuardStep(id: number, run: number): Compilable {
     return this.#guards.job(id, run);
@@ -286,6 +291,15 @@ export class ImportRepository {
   /** Records the git sources the import keeps (fenced, after the guard). */
   setSourcesStep(id: number, repositorySource: string | null, wikiSource: string | null): Compilable {
     return this.#updatesRow(this.#db.updateTable('imports').set({ repository_source: repositorySource, wiki_source: wikiSource }).where('id', '=', id).returning('id'));
+  }
+
+  /**
+   * Records where the repository is now (fenced, after the guard): GitHub
+   * answered its id with another owner or name (renamed or transferred).
+   * The import's own name stays.
+   */
+  setRepositoryNameStep(id: number, owner: string, repo: string, now: number): Compilable {
+    return this.#updatesRow(this.#db.updateTable('imports').set({ owner, repo, updated_at: now }).where('id', '=', id));
   }
 
   /**

@@ -25,6 +25,15 @@ const CHUNK = 100;
 const COLUMNS = ['import_id', 'type', 'key', 'number', 'parent', 'state', 'created_at', 'updated_at', 'labels', 'comments', 'run', 'data', ...LIST_COLUMNS] as const;
 
 /**
+ * Whether the row being written is not older than the stored one (by
+ * `updated_at`, GitHub's ISO timestamps compare as text; either missing:
+ * yes). A webhook's refresh and a sync's page can carry the same object,
+ * fetched at different times: whichever commits last, the newer copy stays.
+ */
+const IS_FRESHER = sql`(excluded.updated_at is null or import_objects.updated_at is null or excluded.updated_at >= import_objects.updated_at)`;
+const fresher = (column: string) => sql<any>`case when ${IS_FRESHER} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`import_objects.${column}`)} end`;
+
+/**
  * The upsert of `rows` rows, compiled once per row count and database (a
  * page's insert is the hot statement of an import; Kysely would build and
  * compile it anew for every page). Inputs: the rows' columns in COLUMNS
@@ -43,17 +52,18 @@ function upsertStatement(db: Kysely<Schema>, rows: number): PreparedQuery<unknow
         .values(Array.from({ length: rows }, (_, row) => Object.fromEntries(COLUMNS.map((column, index) => [column, arg(row * COLUMNS.length + index)])) as never))
         .onConflict((oc) =>
           oc.columns(['import_id', 'type', 'key']).doUpdateSet({
-            number: sql`excluded.number`,
-            parent: sql`excluded.parent`,
-            state: sql`excluded.state`,
-            created_at: sql`excluded.created_at`,
-            updated_at: sql`excluded.updated_at`,
-            labels: sql`excluded.labels`,
+            number: fresher('number'),
+            parent: fresher('parent'),
+            state: fresher('state'),
+            created_at: fresher('created_at'),
+            updated_at: fresher('updated_at'),
+            labels: fresher('labels'),
             // A pull request's count comes from its issue shape (pullCommentsStep): a rewrite of the pull keeps it.
-            comments: sql`coalesce(excluded.comments, import_objects.comments)`,
+            comments: sql`case when ${IS_FRESHER} then coalesce(excluded.comments, import_objects.comments) else import_objects.comments end`,
+            // The run that listed it, even when it kept the newer copy: the object is there upstream.
             run: sql`excluded.run`,
-            data: sql`excluded.data`,
-            ...Object.fromEntries(LIST_COLUMNS.map((column) => [column, sql.ref(`excluded.${column}`)])),
+            data: fresher('data'),
+            ...Object.fromEntries(LIST_COLUMNS.map((column) => [column, fresher(column)])),
           }),
         ),
     );
@@ -130,6 +140,12 @@ export async function storedRepository(db: Kysely<Schema>, importId: number): Pr
   return row ? (JSON.parse(row.data) as Record<string, unknown>) : undefined;
 }
 
+/** Inputs: import, type, key. Returns the object's stored JSON, or undefined when none is stored. */
+export async function objectData(db: Kysely<Schema>, importId: number, type: StoredType, key: string): Promise<string | undefined> {
+  const row = await db.selectFrom('import_objects').select('data').where('import_id', '=', importId).where('type', '=', type).where('key', '=', key).executeTakeFirst();
+  return row?.data;
+}
+
 /** Stored objects per type (every type stored, internal ones included). */
 export async function countObjects(db: Kysely<Schema>, importId: number, run?: number): Promise<Map<string, number>> {
   let query = db.selectFrom('import_objects').select(['type', sql<number>`count(*)`.as('n')]).where('import_id', '=', importId);
@@ -160,7 +176,7 @@ export async function numbersWritten(db: Kysely<Schema>, importId: number, type:
 }
 
 /** Internal rows are the importer's own bookkeeping: they are not changes anyone else sees. */
-const UNPUBLISHED: ReadonlySet<StoredType> = new Set(['repository', 'pull_request_issue', 'collaborator_direct', 'collaborator_outside']);
+const UNPUBLISHED: ReadonlySet<StoredType> = new Set(['repository', 'pull_request_issue', 'collaborator_direct', 'collaborator_outside', 'issue_deleted']);
 
 /** Whether changes to objects of `type` go to the change log (and so to the feeds). */
 export const isPublished = (type: StoredType): boolean => !UNPUBLISHED.has(type);
@@ -198,7 +214,8 @@ export async function objectChanges(db: Kysely<Schema>, importId: number, import
     for (const [key, row] of keys) {
       const old = stored.get(key);
       const updatedAt = row.updatedAt ?? null;
-      const same = old !== undefined && (updatedAt !== null ? old.updated_at === updatedAt : old.updated_at === null && old.data === JSON.stringify(row.data));
+      // Not newer (the same version, or an older one the upsert keeps out) is no change.
+      const same = old !== undefined && (updatedAt !== null && old.updated_at !== null ? updatedAt <= old.updated_at : old.updated_at === null && updatedAt === null && old.data === JSON.stringify(row.data));
       if (same) continue;
       changes.push({
         type: `dev.forgesync.import.${type}`,

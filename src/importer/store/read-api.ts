@@ -329,11 +329,12 @@ export async function labelByName(database: ApiDatabase, importId: number, name:
  * Inputs: the import. Returns the highest issue or pull request number
  * imported (undefined when none): a number at or below it that has no
  * object was deleted upstream (numbers are handed out without gaps), so it
- * answers 410 as GitHub does. One `max` per type on the
+ * answers 410 as GitHub does (issues seen deleted leave a marker,
+ * `issue_deleted`, so the highest number stays when it is the one deleted). One `max` per type on the
  * `(import_id, type, number)` index.
  */
 export async function highestNumber(database: ApiDatabase, importId: number): Promise<number | undefined> {
-  const types: StoredType[] = ['issue', 'pull_request_issue', 'pull_request'];
+  const types: StoredType[] = ['issue', 'pull_request_issue', 'pull_request', 'issue_deleted'];
   const maxima = await Promise.all(
     types.map((type) =>
       database.db

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Replication } from '../module.js';
 import type { Logger } from '../../logging/logger.js';
+import type { ProjectDelivery } from './github-project.js';
 
 /** The webhook receivers, the `provider` label of `forgesync_webhooks_total`. */
 export type WebhookProvider = 'github' | 'gitlab' | 'generic';
@@ -24,6 +25,8 @@ export interface DeliveryOutcome {
   event?: string | undefined;
   /** Sources a request was recorded for. */
   sources?: string[];
+  /** Imports that will fetch again the objects a project delivery named. */
+  imports?: string[];
   /** Why nothing (or something unusual) was done; returned and logged. */
   reason?: string;
   /** Log at warn although it succeeded (the operator should act, e.g. a renamed upstream). */
@@ -33,15 +36,24 @@ export interface DeliveryOutcome {
 }
 
 /**
- * What a delivery asks for, once read (see read.ts): an answer as it
- * stands (ping, ignored, refused), or a sync request for the sources
- * matching `keys` (`note` goes in the answer and the log; a warning when
- * `warnWhenAccepted` and a request was recorded). Plain data, so a reader
- * thread can send it back.
+ * A sync request for the sources matching `keys` (`note` goes in the answer
+ * and the log; a warning when `warnWhenAccepted` and a request was recorded).
  */
-export type DeliveryIntent =
-  | { answer: DeliveryOutcome }
-  | { request: { event: string; keys: (string | null)[]; note?: string; warnWhenAccepted?: boolean } };
+export interface SyncRequestIntent {
+  event: string;
+  keys: (string | null)[];
+  note?: string;
+  warnWhenAccepted?: boolean;
+}
+
+/**
+ * What a delivery asks for, once read (see read.ts): an answer as it
+ * stands (ping, ignored, refused), or a sync request, a project delivery
+ * for whoever follows the repository's project data (github-project.ts),
+ * or both (a renamed repository). Plain data, so a reader thread can send
+ * it back.
+ */
+export type DeliveryIntent = { answer: DeliveryOutcome } | { request: SyncRequestIntent; project?: ProjectDelivery } | { project: ProjectDelivery };
 
 /** Most source names written to one log line. */
 const LOGGED_SOURCES = 10;
@@ -86,6 +98,7 @@ export function finish(context: ReceiverContext, request: FastifyRequest, reply:
     result: outcome.result,
     status: outcome.status,
     sources: outcome.sources?.slice(0, LOGGED_SOURCES),
+    imports: outcome.imports?.slice(0, LOGGED_SOURCES),
     reason: outcome.reason,
     duration_ms: Math.round(reply.elapsedTime * 100) / 100,
   };
@@ -96,6 +109,7 @@ export function finish(context: ReceiverContext, request: FastifyRequest, reply:
   const body = outcome.body ?? {
     result: outcome.result,
     ...(outcome.sources?.length ? { sources: outcome.sources } : {}),
+    ...(outcome.imports?.length ? { imports: outcome.imports } : {}),
     ...(outcome.reason ? { reason: outcome.reason } : {}),
   };
   return reply.code(outcome.status).send(body);

@@ -1,6 +1,7 @@
 import { fullNameKey, matchKey, matchKeyHost } from '../../util/match-key.js';
 import { objectAt, stringAt, type Payload } from './body.js';
-import type { DeliveryIntent } from './delivery.js';
+import type { DeliveryIntent, DeliveryOutcome, SyncRequestIntent } from './delivery.js';
+import { readProjectDelivery } from './github-project.js';
 
 /** Events whose only meaning for a mirror is "refs changed". */
 const REF_EVENTS = new Set(['push', 'create', 'delete']);
@@ -15,6 +16,10 @@ const REF_EVENTS = new Set(['push', 'create', 'delete']);
  *   it finds the upstream gone and marks the row `missing_on_primary`
  *   (retried on the slow cadence), keeping the mirror as the last copy.
  *   `edited` with a new default branch → a sync (the mirror follows HEAD).
+ * - Project data (issues, comments, pull requests, reviews, labels,
+ *   milestones, releases, members, branch protection, the repository
+ *   itself) → a project delivery for the imports of that repository
+ *   (github-project.ts), besides any sync request above.
  * - `ping` → 200; anything else → 202 ignored.
  */
 export function readGitHub(event: string, payload: Payload): DeliveryIntent {
@@ -26,11 +31,17 @@ export function readGitHub(event: string, payload: Payload): DeliveryIntent {
     if (!repository) return { answer: { status: 202, result: 'ignored', event, reason: 'the payload has no repository' } };
     return { request: { event, keys: repositoryKeys(repository) } };
   }
-  if (event === 'repository' && repository) return readRepositoryEvent(payload, repository);
+  const project = readProjectDelivery(event, payload);
+  if (event === 'repository' && repository) {
+    const mirror = readRepositoryEvent(payload, repository);
+    if ('answer' in mirror) return project ? { project } : mirror;
+    return project ? { ...mirror, project } : mirror;
+  }
+  if (project) return { project };
   return { answer: { status: 202, result: 'ignored', event, reason: `forgesync does not act on "${event}" events` } };
 }
 
-function readRepositoryEvent(payload: Payload, repository: Payload): DeliveryIntent {
+function readRepositoryEvent(payload: Payload, repository: Payload): { request: SyncRequestIntent } | { answer: DeliveryOutcome } {
   const action = stringAt(payload, 'action') ?? '';
   const event = `repository.${action}`;
   const changes = objectAt(payload, 'changes');

@@ -51,10 +51,28 @@ function notRequested(event: string, disabled: boolean): DeliveryOutcome {
   return { status: 202, result: 'unknown_repository', event, reason: 'no source matches this repository' };
 }
 
-/** Answers a read delivery: as it stands, or by recording its sync request (see requestMatching). */
+/**
+ * Answers a read delivery: as it stands, or by recording its sync request
+ * (see requestMatching) and handing its project delivery to the imports
+ * that follow the repository (each records what it will fetch before this
+ * returns); accepted when either did something.
+ */
 export async function actOn(replication: Replication, intent: DeliveryIntent): Promise<DeliveryOutcome> {
   if ('answer' in intent) return intent.answer;
-  const { event, keys, note, warnWhenAccepted } = intent.request;
-  const outcome = await requestMatching(replication, event, keys, note);
-  return warnWhenAccepted && outcome.result === 'accepted' ? { ...outcome, warn: true } : outcome;
+  let outcome: DeliveryOutcome | undefined;
+  if ('request' in intent) {
+    const { event, keys, note, warnWhenAccepted } = intent.request;
+    outcome = await requestMatching(replication, event, keys, note);
+    if (warnWhenAccepted && outcome.result === 'accepted') outcome = { ...outcome, warn: true };
+  }
+  const { project } = intent;
+  if (!project) return outcome!;
+  const imports = await replication.projectFollowers.deliver(project);
+  if (imports && imports.length > 0) {
+    const accepted = outcome?.result === 'accepted' ? outcome : { status: 202, result: 'accepted' as const, event: project.event };
+    return { ...accepted, imports };
+  }
+  if (outcome) return outcome;
+  const reason = imports ? 'no import follows this repository' : 'no importer runs in this server to follow project data';
+  return { status: 202, result: imports ? 'unknown_repository' : 'ignored', event: project.event, reason };
 }

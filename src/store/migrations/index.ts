@@ -22,6 +22,7 @@ import { lfs } from './019_lfs.js';
 import { importListColumns } from './020_import_list_columns.js';
 import { importRepositoryId } from './021_import_repository_id.js';
 import { importSecondaryLimited } from './022_import_secondary_limited.js';
+import { importRefreshes } from './023_import_refreshes.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -52,6 +53,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '020_import_list_columns': importListColumns(dialect),
     '021_import_repository_id': importRepositoryId(),
     '022_import_secondary_limited': importSecondaryLimited(dialect),
+    '023_import_refreshes': importRefreshes(dialect),
   };
 }
 

@@ -1,0 +1,91 @@
+import { sql, type Compilable, type Kysely } from 'kysely';
+import type { Schema } from '../../store/types.js';
+
+/*
+ * The objects webhooks named, waiting to be fetched again (migration 023:
+ * one row per import and target, deliveries for the same object coalescing
+ * into it, `seq` counting them).
+ */
+
+/** One waiting refresh. */
+export interface WaitingRefresh {
+  target: string;
+  /** Deliveries recorded for it so far: the refresh that read this many removes it (finishRefreshStep). */
+  seq: number;
+  /** The latest delivery's hint, JSON. */
+  detail: string;
+  /** When the first delivery still waiting came (ms). */
+  requestedAt: number;
+  /** When the latest came (ms). */
+  lastAt: number;
+}
+
+/** Rows per INSERT: 5 parameters each. */
+const CHUNK = 200;
+
+/**
+ * Inputs: (import, target, detail JSON) rows, each (import, target) once,
+ * and now. Stores a waiting refresh per row; one already waiting gets
+ * seq + 1, the new detail and last_at, and keeps its requested_at (its
+ * first delivery still waits). Returns nothing.
+ */
+export function recordRefreshesSteps(db: Kysely<Schema>, rows: readonly { importId: number; target: string; detail: string }[], now: number): Compilable[] {
+  const steps: Compilable[] = [];
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const values = rows.slice(start, start + CHUNK).map((row) => ({ import_id: row.importId, target: row.target, seq: 1, detail: row.detail, requested_at: now, last_at: now }));
+    steps.push(
+      db
+        .insertInto('import_refreshes')
+        .values(values)
+        .onConflict((oc) => oc.columns(['import_id', 'target']).doUpdateSet({ seq: sql`import_refreshes.seq + 1`, detail: sql`excluded.detail`, last_at: sql`excluded.last_at` })),
+    );
+  }
+  return steps;
+}
+
+/** Inputs: the import, how many. Returns its waiting refreshes, the longest waiting first. */
+export async function waitingRefreshes(db: Kysely<Schema>, importId: number, limit: number): Promise<WaitingRefresh[]> {
+  const rows = await db
+    .selectFrom('import_refreshes')
+    .select(['target', 'seq', 'detail', 'requested_at', 'last_at'])
+    .where('import_id', '=', importId)
+    .orderBy('requested_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ target: row.target, seq: Number(row.seq), detail: row.detail, requestedAt: Number(row.requested_at), lastAt: Number(row.last_at) }));
+}
+
+/**
+ * Inputs: the import, a target and the seq its refresh read. Removes the
+ * waiting row only if no delivery came since (seq unchanged): one that
+ * came meanwhile may describe a change the refresh's answer predates, and
+ * its row stays for another refresh. Returns nothing.
+ */
+export function finishRefreshStep(db: Kysely<Schema>, importId: number, refresh: Pick<WaitingRefresh, 'target' | 'seq'>): Compilable {
+  return db.deleteFrom('import_refreshes').where('import_id', '=', importId).where('target', '=', refresh.target).where('seq', '=', refresh.seq);
+}
+
+/** Returns the imports with refreshes waiting (the scheduler nudges those no one works on). */
+export async function importsWithRefreshes(db: Kysely<Schema>): Promise<number[]> {
+  const rows = await db.selectFrom('import_refreshes').select('import_id').distinct().execute();
+  return rows.map((row) => Number(row.import_id));
+}
+
+/**
+ * Inputs: GitHub's id of a repository. Returns the imports of it that are
+ * not cancelled (id, name), by the repository row their first stage stored
+ * (its `number` is the id: migration 021), looked up through each import's
+ * primary key: there are few imports, and many objects.
+ */
+export async function importsOfRepository(db: Kysely<Schema>, repositoryId: number): Promise<{ id: number; name: string }[]> {
+  const rows = await db
+    .selectFrom('imports')
+    .innerJoin('import_objects', (join) =>
+      join.onRef('import_objects.import_id', '=', 'imports.id').on('import_objects.type', '=', 'repository').on('import_objects.key', '=', 'repository'),
+    )
+    .select(['imports.id', 'imports.name'])
+    .where('import_objects.number', '=', repositoryId)
+    .where('imports.state', '<>', 'cancelled')
+    .execute();
+  return rows.map((row) => ({ id: Number(row.id), name: row.name }));
+}
