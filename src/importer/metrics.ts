@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ImportRecord } from './store/imports.js';
 import { STAGES } from './types.js';
 
@@ -6,6 +6,8 @@ export interface ImporterMetrics {
   objects: Counter<'type' | 'kind'>;
   requests: Counter<'result'>;
   rateLimitWait: Counter;
+  refreshes: Counter<'result'>;
+  refreshLag: Histogram;
 }
 
 /** The importer's metrics; `forgesync_import_stage` is read from the registry on each scrape. */
@@ -27,6 +29,18 @@ export function importerMetrics(registry: Registry, list: () => Promise<ImportRe
     help: 'Time imports waited for a rate limit to reset or a retry-after to pass.',
     registers: [registry],
   });
+  const refreshes = new Counter({
+    name: 'forgesync_import_refreshes_total',
+    help: 'Objects webhooks named, fetched again, by result (stored, deleted, sync: a list read again by a sync, failed).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const refreshLag = new Histogram({
+    name: 'forgesync_import_refresh_lag_seconds',
+    help: 'Time from the first webhook delivery naming an object to the copy storing what the API answered for it.',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+    registers: [registry],
+  });
   new Gauge({
     name: 'forgesync_import_stage',
     help: 'The stage each import is at, as its index in the stage order (0 = repository … 10 = finish), labelled with the stage and state.',
@@ -37,5 +51,5 @@ export function importerMetrics(registry: Registry, list: () => Promise<ImportRe
       for (const record of await list().catch(() => [])) this.set({ import: record.name, stage: record.stage, state: record.state }, STAGES.indexOf(record.stage));
     },
   });
-  return { objects, requests, rateLimitWait };
+  return { objects, requests, rateLimitWait, refreshes, refreshLag };
 }

@@ -135,6 +135,7 @@ export class Importer {
         if (record) await this.requestSync(record.name).catch(() => undefined);
       },
       nudge: nudgeRefresh,
+      metrics: this.metrics,
     });
     this.coordinator = new Coordinator({
       ...deps,

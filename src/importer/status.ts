@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { refreshBacklog } from './store/refreshes.js';
 import type { Schema } from '../store/types.js';
 import type { ServerPaths } from '../util/server-paths.js';
 import { countFailures, listFailures, type ImportFailure } from './store/failures.js';
@@ -56,6 +57,8 @@ export interface ImportStatusJson {
   retryAt: string | null;
   credentials: string[];
   concurrency: number;
+  /** Objects webhooks named that wait to be fetched again, and how long the oldest has waited. */
+  refreshes: { waiting: number; oldestWaitingS: number | null };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -65,11 +68,12 @@ export async function importStatus(
   record: ImportRecord,
   sourceOf: (name: string) => Promise<SourceStatus | null>,
 ): Promise<ImportStatusJson> {
-  const [counts, failures, repository, wiki] = await Promise.all([
+  const [counts, failures, repository, wiki, backlog] = await Promise.all([
     importCounts(db, record),
     listFailures(db, record.id),
     record.repositorySource ? sourceOf(record.repositorySource) : null,
     record.wikiSource ? sourceOf(record.wikiSource) : null,
+    refreshBacklog(db, record.id),
   ]);
   const end = record.finishedAt ?? (record.state === 'started' ? Date.now() : null);
   return {
@@ -102,6 +106,7 @@ export async function importStatus(
     retryAt: iso(record.retryAt),
     credentials: record.credentials,
     concurrency: record.concurrency,
+    refreshes: { waiting: backlog.waiting, oldestWaitingS: backlog.oldestAt === null ? null : Math.max(0, Math.round((Date.now() - backlog.oldestAt) / 100) / 10) },
   };
 }
 

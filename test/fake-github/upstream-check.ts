@@ -8,7 +8,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { testSecret } from '../support/secrets.js';
+import { startFakeGitHub, type FakeGitHub } from './server.js';
+import { FakeUpstream } from './upstream.js';
+import { api, pages } from './walk.js';
 import type { SentDelivery } from './webhook-delivery.js';
 
 export interface Received {
@@ -128,4 +132,57 @@ export function expectDelivered(receiver: Receiver, deliveries: SentDelivery[], 
     }
     return payload;
   });
+}
+
+/** What upstreamFixture() gives a test file: a fake, a receiver and an upstream delivering to it, and the reads the tests make. */
+export interface UpstreamFixture {
+  readonly secret: string;
+  readonly token: string;
+  readonly fake: FakeGitHub;
+  readonly receiver: Receiver;
+  readonly upstream: FakeUpstream;
+  /** `<API>/repos/<owner>/<name>`. */
+  repoApi(): string;
+  /** GET `<repository API><path>` with the token. */
+  get(path: string): ReturnType<typeof api>;
+  /** Every item of a list under the repository, all pages. */
+  all(path: string): Promise<any[]>;
+  /** The payloads of `deliveries`, checked (see expectDelivered). */
+  delivered(deliveries: SentDelivery[], expected: string[]): Record<string, unknown>[];
+}
+
+/** Starts a fake GitHub (no git), a receiver and an upstream before the file's tests, and closes them after. */
+export function upstreamFixture(): UpstreamFixture {
+  const secret = testSecret('FAKE_UPSTREAM_WEBHOOK_SECRET');
+  const token = testSecret('FAKE_UPSTREAM_TOKEN');
+  let fake: FakeGitHub | undefined;
+  let receiver: Receiver | undefined;
+  let upstream: FakeUpstream | undefined;
+  beforeAll(async () => {
+    receiver = await startReceiver(secret);
+    fake = await startFakeGitHub({ tokens: [token], git: false });
+    upstream = new FakeUpstream(fake, { url: receiver.url, secret });
+  });
+  afterAll(async () => {
+    await fake?.close();
+    await receiver?.close();
+  });
+  const repoApi = () => `${fake!.apiUrl}/repos/${fake!.project.repo.owner}/${fake!.project.repo.name}`;
+  return {
+    secret,
+    token,
+    get fake() {
+      return fake!;
+    },
+    get receiver() {
+      return receiver!;
+    },
+    get upstream() {
+      return upstream!;
+    },
+    repoApi,
+    get: (path) => api(`${repoApi()}${path}`, { token }),
+    all: async (path) => (await pages(`${repoApi()}${path}`, token)).items,
+    delivered: (deliveries, expected) => expectDelivered(receiver!, deliveries, expected, fake!.project.repo.id),
+  };
 }

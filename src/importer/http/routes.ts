@@ -32,6 +32,7 @@ export const ImportStatusSchema = z.object({
   stage: z.string(),
   counts: z.object({ fetched: Counts, imported: Counts }),
   requests: z.object({ total: z.number(), counted: z.number(), notModified: z.number(), retried: z.number(), rateLimitWaits: z.number(), secondaryLimited: z.number() }),
+  refreshes: z.object({ waiting: z.number(), oldestWaitingS: z.number().nullable() }),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   durationS: z.number().nullable(),

@@ -19,7 +19,7 @@ import type { StoredType } from '../types.js';
  * repository: their walks are conditional, an unchanged list costs
  * nothing).
  */
-export type RefreshOutcome = { steps: (Compilable | null)[] } | { sync: true };
+export type RefreshOutcome = { steps: (Compilable | null)[]; result: 'stored' | 'deleted' } | { sync: true };
 
 /** What a refresh needs besides the run's context: a per-object job's context, for a pull request's job. */
 export type RefreshEnv = { ctx: RunContext; work: ObjectWorkContext };
@@ -48,7 +48,7 @@ export async function refreshTarget(env: RefreshEnv, target: string, detail: Pro
     case 'review-comment':
       return refreshComment(ctx, 'diff_note', `${ctx.repoPath}/pulls/comments/${arg}`, arg, detail.pull);
     case 'pull':
-      return { steps: failureSteps(env.work, await objectWork(env.work, `pull:${Number(arg)}`)) };
+      return { steps: failureSteps(env.work, await objectWork(env.work, `pull:${Number(arg)}`)), result: 'stored' };
     case 'label':
       return refreshLabel(ctx, arg, detail.name);
     case 'milestone':
@@ -70,12 +70,12 @@ const GONE = new Set([301, 404, 410]);
  */
 async function refreshSingle(ctx: RunContext, path: string, store: (batch: PageBatch, data: any) => void, gone: ObjectSelection[]): Promise<RefreshOutcome> {
   const response = await ctx.client.get(path);
-  if (GONE.has(response.status)) return { steps: await deletionSteps(ctx, gone) };
+  if (GONE.has(response.status)) return { steps: await deletionSteps(ctx, gone), result: 'deleted' };
   if (response.status !== 200) throw new GithubRequestError(path, response.status, messageOf(response.data));
   checkObject(path, response.data);
   const batch = new PageBatch(ctx);
   store(batch, response.data);
-  return { steps: await batch.steps() };
+  return { steps: await batch.steps(), result: 'stored' };
 }
 
 async function deletionSteps(ctx: RunContext, selections: readonly ObjectSelection[]): Promise<Compilable[]> {
@@ -107,8 +107,8 @@ async function refreshComment(ctx: RunContext, type: 'note' | 'diff_note', path:
   if (GONE.has(response.status)) {
     const steps = deleteObjectsSteps(ctx.db, ctx.importId, ctx.importName, stored, Date.now());
     const number = stored[0]?.number ?? on;
-    if (stored.length === 0 || number === null || number === undefined) return { steps };
-    return { steps: [...steps, ...(await countOn(ctx, type, number, -1, null))] };
+    if (stored.length === 0 || number === null || number === undefined) return { steps, result: 'deleted' };
+    return { steps: [...steps, ...(await countOn(ctx, type, number, -1, null))], result: 'deleted' };
   }
   if (response.status !== 200) throw new GithubRequestError(path, response.status, messageOf(response.data));
   checkObject(path, response.data);
@@ -117,7 +117,7 @@ async function refreshComment(ctx: RunContext, type: 'note' | 'diff_note', path:
   const batch = new PageBatch(ctx);
   batch.add(row);
   const counted = stored.length === 0 && typeof row.number === 'number' ? await countOn(ctx, type, row.number, +1, comment.created_at) : [];
-  return { steps: [...(await batch.steps()), ...counted] };
+  return { steps: [...(await batch.steps()), ...counted], result: 'stored' };
 }
 
 /** The stored object a comment of `type` is counted on, and its count field. */
@@ -145,7 +145,7 @@ async function countOn(ctx: RunContext, type: 'note' | 'diff_note', number: numb
 async function refreshLabel(ctx: RunContext, id: string, name: string | undefined): Promise<RefreshOutcome> {
   const known = name ?? (JSON.parse((await objectData(ctx.db, ctx.importId, 'label', id)) ?? '{}') as { name?: string }).name;
   const gone: ObjectSelection[] = [{ type: 'label', keys: [id] }];
-  if (known === undefined) return { steps: await deletionSteps(ctx, gone) };
+  if (known === undefined) return { steps: await deletionSteps(ctx, gone), result: 'deleted' };
   return refreshSingle(ctx, `${ctx.repoPath}/labels/${encodeURIComponent(known)}`, (batch, label) => batch.add(labelRow(label)), gone);
 }
 
@@ -168,5 +168,5 @@ async function refreshRelease(ctx: RunContext, id: number): Promise<RefreshOutco
   if (!('steps' in outcome) || listed === undefined) return outcome;
   const kept = new Set(listed);
   const dropped = (await storedObjects(ctx.db, ctx.importId, { type: 'release_asset', parents: [id] })).filter((asset) => !kept.has(asset.key));
-  return { steps: [...outcome.steps, ...deleteObjectsSteps(ctx.db, ctx.importId, ctx.importName, dropped, Date.now())] };
+  return { ...outcome, steps: [...outcome.steps, ...deleteObjectsSteps(ctx.db, ctx.importId, ctx.importName, dropped, Date.now())] };
 }

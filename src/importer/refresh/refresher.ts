@@ -14,6 +14,7 @@ import { recordFailureStep } from '../store/failures.js';
 import type { ImportRecord } from '../store/imports.js';
 import { storedRepository } from '../store/objects.js';
 import { finishRefreshStep, importsWithRefreshes, waitingRefreshes, type WaitingRefresh } from '../store/refreshes.js';
+import type { ImporterMetrics } from '../metrics.js';
 import { refreshTarget, type RefreshEnv } from './apply.js';
 
 export interface RefresherOptions extends RunDeps {
@@ -26,6 +27,8 @@ export interface RefresherOptions extends RunDeps {
   requestSync(importId: number): Promise<void>;
   /** Wakes whoever refreshes import `importId` (the refresh job). */
   nudge(importId: number): Promise<void>;
+  /** Counts each target refreshed by what became of it, and the time since its first delivery. */
+  metrics: Pick<ImporterMetrics, 'refreshes' | 'refreshLag'>;
 }
 
 /** Waiting refreshes read at once. */
@@ -193,11 +196,14 @@ export class Refresher {
     try {
       const outcome = await refreshTarget(env, refresh.target, JSON.parse(refresh.detail));
       await ctx.commit([...('steps' in outcome ? outcome.steps : []), done]);
+      this.options.metrics.refreshes.inc({ result: 'sync' in outcome ? 'sync' : outcome.result });
+      this.options.metrics.refreshLag.observe((Date.now() - refresh.requestedAt) / 1000);
       return 'sync' in outcome;
     } catch (error) {
       if (!(error instanceof GithubRequestError || error instanceof GithubAuthError || error instanceof GithubAnswerError)) throw error;
       ctx.logger.warn({ event: 'import_refresh_failed', import: ctx.importName, target: refresh.target, err: error.message }, `import ${ctx.importName}: refreshing ${refresh.target} failed: ${error.message}`);
       await ctx.commit([recordFailureStep(ctx.db, ctx.importId, ctx.run, { type: 'refresh', id: refresh.target, error: error.message }, Date.now()), done]);
+      this.options.metrics.refreshes.inc({ result: 'failed' });
       return false;
     }
   }

@@ -65,6 +65,16 @@ export function finishRefreshStep(db: Kysely<Schema>, importId: number, refresh:
   return db.deleteFrom('import_refreshes').where('import_id', '=', importId).where('target', '=', refresh.target).where('seq', '=', refresh.seq);
 }
 
+/** Inputs: the import. Returns how many refreshes wait and since when the oldest does (ms, null when none). */
+export async function refreshBacklog(db: Kysely<Schema>, importId: number): Promise<{ waiting: number; oldestAt: number | null }> {
+  const row = await db
+    .selectFrom('import_refreshes')
+    .select([sql<number>`count(*)`.as('waiting'), sql<number | null>`min(requested_at)`.as('oldest')])
+    .where('import_id', '=', importId)
+    .executeTakeFirst();
+  return { waiting: Number(row?.waiting ?? 0), oldestAt: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
+}
+
 /** Returns the imports with refreshes waiting (the scheduler nudges those no one works on). */
 export async function importsWithRefreshes(db: Kysely<Schema>): Promise<number[]> {
   const rows = await db.selectFrom('import_refreshes').select('import_id').distinct().execute();

@@ -63,16 +63,6 @@ export async function protectedBranchNames(db: Kysely<Schema>, importId: number)
 }
 
 /**
- * The statement that drops the rules of branches no longer protected.
- * Inputs: the import and branch names (at least one). Deletes those
- * protected_branch rows: GitHub lists only protected branches, so a branch
- * missing from its list has no rules any more.
- */
-export function deleteProtectedBranchesStep(db: Kysely<Schema>, importId: number, names: readonly string[]): Compilable {
-  return db.deleteFrom('import_objects').where('import_id', '=', importId).where('type', '=', 'protected_branch').where('key', 'in', [...names]);
-}
-
-/**
  * The statement that drops the stored review requests of pull requests.
  * Inputs: the import and pull request numbers (at least one). Deletes their
  * pull_request_review_request rows, so the requests a page lists now

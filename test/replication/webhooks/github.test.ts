@@ -65,13 +65,16 @@ describe('GitHub webhooks', () => {
     expect(await requestCounts(t)).toEqual(before);
   });
 
-  it('an event forgesync does not act on → 202 ignored, nothing recorded', async () => {
+  it('an event forgesync does not act on → 202 ignored; project data of a repository no import follows → 202 unknown_repository; nothing recorded', async () => {
     const before = await requestCounts(t);
+    const starred = await t.server.inject(githubDelivery('star', githubExample('star', 'created')));
+    expect(starred.statusCode).toBe(202);
+    expect(starred.json()).toMatchObject({ result: 'ignored' });
     const response = await t.server.inject(githubDelivery('issues', githubExample('issues', 'opened')));
     expect(response.statusCode).toBe(202);
-    expect(response.json()).toMatchObject({ result: 'ignored' });
-    const starred = await t.server.inject(githubDelivery('repository', githubExample('repository', 'publicized')));
-    expect(starred.json()).toMatchObject({ result: 'ignored' });
+    expect(response.json()).toMatchObject({ result: 'unknown_repository', reason: 'no import follows this repository' });
+    const publicized = await t.server.inject(githubDelivery('repository', githubExample('repository', 'publicized')));
+    expect(publicized.json()).toMatchObject({ result: 'unknown_repository' });
     expect(await requestCounts(t)).toEqual(before);
   });
 
@@ -117,8 +120,9 @@ describe('GitHub webhooks', () => {
     const edited = githubExample('repository', 'edited', { 'Octocoders/Hello-World': 'acme/switched' });
     edited.changes = { default_branch: { from: 'master' } };
     expect((await t.server.inject(githubDelivery('repository', edited))).json()).toMatchObject({ result: 'accepted', sources: ['switched'] });
+    // For the mirror nothing changed; the imports of the repository (none here) would read it again.
     edited.changes = { description: { from: 'old' } };
-    expect((await t.server.inject(githubDelivery('repository', edited))).json()).toMatchObject({ result: 'ignored' });
+    expect((await t.server.inject(githubDelivery('repository', edited))).json()).toMatchObject({ result: 'unknown_repository' });
     expect(await requestCounts(t)).toEqual({ ...before, switched: before.switched! + 1 });
   });
 
@@ -193,7 +197,8 @@ describe('GitHub webhooks', () => {
     expect(await webhookCount(t, 'github', 'accepted')).toBe(lines.filter((l) => l.result === 'accepted').length);
     expect(await webhookCount(t, 'github', 'unauthorized')).toBe(6);
     expect(await webhookCount(t, 'github', 'invalid')).toBe(4);
-    expect(await webhookCount(t, 'github', 'unknown_repository')).toBe(1);
+    // One push for an unknown repository; an issue, a repository publicized and one edited, which no import follows.
+    expect(await webhookCount(t, 'github', 'unknown_repository')).toBe(4);
     expect(await webhookCount(t, 'github', 'ignored')).toBe(lines.filter((l) => l.result === 'ignored').length);
     const total = (await metricValues(t.app, 'forgesync_webhooks_total')).reduce((sum, v) => sum + v.value, 0);
     expect(total).toBe(responses);
