@@ -159,8 +159,13 @@ describe.each([
     const path = `/issues/${number}`;
     const fetched = () => pair.harness.fake.requests.filter((entry) => entry.path.endsWith(`${pair.project}${path}`)).length;
     const before = fetched();
+    // The import's lease held meanwhile (as a sync would hold it): however the burst is spread in time, it is recorded before any refresh.
+    const lease = await pair.harness.app.kernel.leases.tryAcquire(`import:github:${pair.importName}`, { ttlMs: 60_000, owner: 'burst test' });
+    expect(lease).not.toBeNull();
     const answers = await Promise.all(built.map((planned) => upstream.deliver(planned.event, planned.payload)));
+    await lease!.release();
     acceptedAll(answers);
+    await pair.harness.app.importer.tick();
     // The copy alone is read until it has the last edit: reading the fake would count as fetches.
     await eventually('the last edit in the copy', async () => (((await pair.copy(`${repo()}${path}`)).body as { title?: string }).title === 'Edited 19' ? true : undefined), 15_000);
     expect(fetched() - before).toBe(1);

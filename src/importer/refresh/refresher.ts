@@ -104,7 +104,7 @@ export class Refresher {
     const env = { ctx, work: this.#work(ctx) };
     const loop = (async () => {
       while (!stopped && !ctx.signal.aborted) {
-        const wantsSync = await this.#drain(env).catch((error: unknown) => {
+        const wantsSync = await this.#drain(env, async () => stopped).catch((error: unknown) => {
           if (!(error instanceof RunStoppedError || error instanceof LeaseLostError)) throw error;
           stopped = true;
           return false;
@@ -163,24 +163,31 @@ export class Refresher {
       onCommitted: this.options.onCommitted,
       guard: (fence) => imports.refreshGuardStep(record.id, fence),
     });
-    if (await this.#drain({ ctx, work: this.#work(ctx) })) await this.options.requestSync(record.id);
+    // A run wanted meanwhile (a sync due or requested) takes over: its coordinator refreshes as it runs.
+    const runWanted = async () => {
+      const state = (await imports.findById(record.id))?.state;
+      return state !== 'synced' && state !== 'failed';
+    };
+    if (await this.#drain({ ctx, work: this.#work(ctx) }, runWanted)) await this.options.requestSync(record.id);
   }
 
   /**
    * Refreshes what waits until nothing does (targets that came while it
-   * worked included); returns whether a target asked for a sync. Each
-   * target is tried once per call: one that keeps failing is dropped.
+   * worked included), or `stopWhen` says so (asked before each round);
+   * returns whether a target asked for a sync. A target that fails is
+   * listed as a failure and dropped (see #refresh).
    */
-  async #drain(env: RefreshEnv): Promise<boolean> {
+  async #drain(env: RefreshEnv, stopWhen?: () => Promise<boolean>): Promise<boolean> {
     const { ctx } = env;
     let wantsSync = false;
     for (;;) {
+      if (ctx.signal.aborted || (await stopWhen?.())) return wantsSync;
       const waiting = await waitingRefreshes(ctx.db, ctx.importId, READ_AT_ONCE);
       if (waiting.length === 0) return wantsSync;
       const now = Date.now();
       const due = waiting.filter((refresh) => dueAt(refresh) <= now);
       if (due.length === 0) {
-        await sleep(Math.min(...waiting.map(dueAt)) - now, undefined, { signal: ctx.signal });
+        await sleep(Math.min(...waiting.map(dueAt)) - now, undefined, { signal: ctx.signal }).catch(() => undefined);
         continue;
       }
       await inParallel(ctx.concurrency, due, async (refresh) => {
