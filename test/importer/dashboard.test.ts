@@ -117,6 +117,7 @@ describe('dashboard imports page in headless chromium', () => {
     expect(synced.counts.imported.user).toBe(synced.counts.fetched.user - 1);
     expect(synced.counts.imported.attachment).toBe(synced.counts.fetched.attachment - 1);
     for (const [key, value] of Object.entries(synced.requests)) await textOf(`#import-requests [data-request="${key}"]`, new RegExp(`^${value}$`));
+    await textOf('#import-requests [data-request="refreshesWaiting"]', new RegExp(`^${synced.refreshes.waiting}$`));
     expect(synced.requests.total).toBeGreaterThan(0);
 
     const [budget] = synced.rate;

@@ -162,6 +162,7 @@ function renderImport({ name }, status) {
     ['Retried', h('span', { 'data-request': 'retried' }, String(requests.retried))],
     ['Rate-limit waits', [h('span', { 'data-request': 'rateLimitWaits' }, String(requests.rateLimitWaits)), status.rateLimitWaitS > 0 ? ` (${duration(status.rateLimitWaitS * 1000)})` : null]],
     ['Secondary-limit answers', h('span', { 'data-request': 'secondaryLimited' }, String(requests.secondaryLimited ?? 0))],
+    ['Webhook refreshes waiting', [h('span', { 'data-request': 'refreshesWaiting' }, String(status.refreshes?.waiting ?? 0)), status.refreshes?.oldestWaitingS ? ` (oldest ${duration(status.refreshes.oldestWaitingS * 1000)})` : null]],
   ]);
   renderRate(status.rate);
   facts($('import-sources'), [

@@ -122,19 +122,23 @@ async function refreshComment(ctx: RunContext, type: 'note' | 'diff_note', path:
 
 /** The stored object a comment of `type` is counted on, and its count field. */
 const COUNTED_ON: Record<'note' | 'diff_note', { types: StoredType[]; field: string }> = {
-  note: { types: ['issue', 'pull_request_issue'], field: 'comments' },
-  diff_note: { types: ['pull_request'], field: 'review_comments' },
+  // A pull request's conversation comments count on its issue shape and on its single object (a list item has no count).
+  note: { types: ['issue', 'pull_request_issue', 'pull_request'], field: 'comments' },
+  // A review comment counts on the pull request; its issue shape has no such count but moves its `updated_at` all the same.
+  diff_note: { types: ['pull_request', 'pull_request_issue'], field: 'review_comments' },
 };
 
-/** Adds `delta` to the count of the issue or pull request `number` (and moves its `updated_at` to `at`, when later). */
+/** Adds `delta` to the count of the issue or pull request `number` where its JSON has one, and moves its `updated_at` to `at` when later. */
 async function countOn(ctx: RunContext, type: 'note' | 'diff_note', number: number, delta: number, at: string | null): Promise<(Compilable | null)[]> {
   const { types, field } = COUNTED_ON[type];
   const batch = new PageBatch(ctx);
   for (const owner of types) {
     for (const row of await objectsByNumber(ctx.db, ctx.importId, owner, [number])) {
       const data = JSON.parse(row.data) as Record<string, any>;
-      if (typeof data[field] !== 'number') continue;
-      const patched = { ...data, [field]: Math.max(0, data[field] + delta), ...(at && at > String(data.updated_at ?? '') ? { updated_at: at } : {}) };
+      const counted = typeof data[field] === 'number';
+      const later = at !== null && at > String(data.updated_at ?? '');
+      if (!counted && !later) continue;
+      const patched = { ...data, ...(counted ? { [field]: Math.max(0, data[field] + delta) } : {}), ...(later ? { updated_at: at } : {}) };
       batch.add(owner === 'pull_request' ? pullRequestRow(patched) : issueRow(patched));
     }
   }

@@ -80,7 +80,6 @@ export class Refresher {
     const record = await imports.findById(importId);
     if (!record || record.state === 'cancelled') return;
     const key = importLeaseKey(record.name);
-    if (record.state !== 'started' && record.state !== 'pending' && (await waitingRefreshes(this.options.database.db, importId, 1)).length === 0) return;
     if (record.state === 'started' || record.state === 'pending') {
       // Its coordinator refreshes as it runs: woken here, polling elsewhere; none runs: this job runs it.
       const wake = this.#wake.get(importId);
@@ -88,6 +87,8 @@ export class Refresher {
       else if (!(await leases.inspect(key))) await this.options.runCoordinator(importId, shutdown);
       return;
     }
+    // A follow-up job of one that read everything: no lease taken for nothing.
+    if ((await waitingRefreshes(this.options.database.db, importId, 1)).length === 0) return;
     const request = { ttlMs: leaseTtlMs, owner: ownerName(`import ${record.name} refresh`), signal: shutdown };
     // Held elsewhere: by a coordinator (which refreshes as it runs) or another refresh job (which reads until none waits).
     await leases.tryWithLease(key, request, (lease, signal) => this.#betweenRuns(record, lease, signal)).catch((error: unknown) => {

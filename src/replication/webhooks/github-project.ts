@@ -47,8 +47,8 @@ const READERS: Record<string, (payload: Payload, deleted: boolean) => ProjectTar
   },
   // A pull request is two objects: its own and its issue shape (labels, assignees, comment count).
   pull_request: (payload) => [...byNumber('pull', objectAt(payload, 'pull_request'), false), ...byNumber('issue', objectAt(payload, 'pull_request'), false)],
-  // Reviews come with their pull request (its job lists them).
-  pull_request_review: (payload) => byNumber('pull', objectAt(payload, 'pull_request'), false),
+  // Reviews come with their pull request (its job lists them); a review moves the issue shape's `updated_at` too.
+  pull_request_review: (payload) => [...byNumber('pull', objectAt(payload, 'pull_request'), false), ...byNumber('issue', objectAt(payload, 'pull_request'), false)],
   pull_request_review_comment: (payload, deleted) => {
     const pull = numberAt(objectAt(payload, 'pull_request'), 'number');
     return byId('review-comment', objectAt(payload, 'comment'), { ...gone(deleted), ...(pull !== undefined ? { pull } : {}) });
