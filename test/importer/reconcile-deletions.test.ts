@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { numberStagedChanges } from '../../src/store/change-log.js';
 import { deleteComment, deleteIssue, deleteLabel, deleteMilestone, deleteRelease, deleteReviewComment, editPull, renameRepository } from '../fake-github/mutations.js';
 import { credentialNames, startImportHarness, type ImportHarness } from './harness.js';
+import { changeHead, deletedChangesSince } from './support/deleted-changes.js';
 
 /*
  * What a sync finds deleted upstream with no webhook saying so: small lists
@@ -29,21 +29,8 @@ describe.each(['sqlite', 'postgres'] as const)('deletions upstream, reconciled b
     return rows.map((row) => Number(row.number));
   }
 
-  async function head(): Promise<number> {
-    await numberStagedChanges(h.app.kernel.database.db);
-    const row = await h.app.kernel.database.db.selectFrom('change_head').select('seq').executeTakeFirstOrThrow();
-    return Number(row.seq);
-  }
-
-  /** The `deleted` changes recorded after `afterSeq`, as `<type> <key>`. */
-  async function deletedSince(afterSeq: number): Promise<string[]> {
-    await numberStagedChanges(h.app.kernel.database.db);
-    const rows = await h.app.kernel.database.db.selectFrom('change_log').selectAll().where('module', '=', 'importer').where('seq', '>', afterSeq).execute();
-    return rows
-      .filter((row) => (JSON.parse(row.data!) as { action: string }).action === 'deleted')
-      .map((row) => `${row.type.replace('dev.forgesync.import.', '')} ${row.object_key}`)
-      .sort();
-  }
+  const head = () => changeHead(h.app.kernel.database.db);
+  const deletedSince = (afterSeq: number) => deletedChangesSince(h.app.kernel.database.db, afterSeq);
 
   async function sync(): Promise<void> {
     h.fake.clearLog();

@@ -3,6 +3,7 @@ import { signBody } from '../../src/replication/webhooks/index.js';
 import { FakeUpstream, smallProject } from '../fake-github/index.js';
 import { eventually, testJobsUrl } from '../support/harness.js';
 import { testSecret } from '../support/secrets.js';
+import { changeHead, deletedChangesSince } from './support/deleted-changes.js';
 import { importFakeToCopy, type FakeAndCopy } from './support/fake-vs-copy.js';
 
 /*
@@ -94,8 +95,11 @@ describe.each([
     const commented = await upstream.comment(number, 'soon gone');
     acceptedAll(commented.deliveries);
     await matches(`${repo()}/issues/comments/${commented.comment.id}`);
+    const mark = await changeHead(pair.harness.app.kernel.database.db);
     acceptedAll((await upstream.deleteIssue(number)).deliveries);
     await matches(`${repo()}/issues/${number}`, `${repo()}/issues?state=all&per_page=100`, `${repo()}/issues/comments?per_page=100`);
+    // The feeds learn of both deletions.
+    expect(await deletedChangesSince(pair.harness.app.kernel.database.db, mark)).toEqual([`issue ${opened.issue.id}`, `note ${commented.comment.id}`]);
   });
 
   it('comments: created, edited and deleted, counted on their issue', async () => {
@@ -156,6 +160,11 @@ describe.each([
   });
 
   it('a burst of deliveries for one issue costs one fetch', async () => {
+    // The syncs the tests before asked for over first: a sync's list would bring the edits too.
+    await eventually('the import idle', async () => {
+      const status = await pair.harness.app.importer.status(pair.importName);
+      return status.state === 'synced' && status.refreshes.waiting === 0 ? true : undefined;
+    }, 30_000);
     const number = pair.harness.fake.project.issues[1]!.number;
     const built = [];
     for (let edit = 0; edit < 20; edit++) built.push(...(await upstream.editIssue(number, { title: `Edited ${edit}` }, { deliver: false })).planned);
@@ -163,11 +172,6 @@ describe.each([
     const fetched = () => pair.harness.fake.requests.filter((entry) => entry.path.endsWith(`${pair.project}${path}`)).length;
     const before = fetched();
     // The import's lease held meanwhile (as a sync would hold it): however the burst is spread in time, it is recorded before any refresh.
-    // Taken once the syncs the tests before asked for are over: a sync's list would bring the edit too.
-    await eventually('the import idle', async () => {
-      const status = await pair.harness.app.importer.status(pair.importName);
-      return status.state === 'synced' && status.refreshes.waiting === 0 ? true : undefined;
-    }, 30_000);
     const lease = await pair.harness.app.kernel.leases.acquire(`import:github:${pair.importName}`, { ttlMs: 60_000, owner: 'burst test', waitMs: 60_000 });
     const answers = await Promise.all(built.map((planned) => upstream.deliver(planned.event, planned.payload)));
     await lease.release();
