@@ -75,3 +75,12 @@ export function limitOf(status: number, headers: Record<string, string | undefin
   if (status === 429) return 'secondary';
   return /rate limit/i.test(message ?? '') ? 'primary' : null;
 }
+
+/** Whether a request failed because its connection was reset or closed under it (ECONNRESET, EPIPE), the cause anywhere in the chain. */
+export function connectionReset(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'ECONNRESET' || code === 'EPIPE') return true;
+  }
+  return false;
+}

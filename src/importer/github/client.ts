@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BoundToken } from '../../credentials/store.js';
 import type { BodyMeter } from '../../egress/body.js';
 import { EgressRefusedError, EgressResponseTooLargeError } from '../../egress/errors.js';
-import { PinnedAgent, requestFollowingRedirects } from '../../egress/http.js';
+import { PinnedAgent } from '../../egress/http.js';
 import type { EgressPolicy } from '../../egress/policy.js';
 import { retryAfterMs } from '../../util/retry-after.js';
 import { GithubAnswerTooLargeError, GithubAuthError, GithubRequestError } from '../errors.js';
@@ -12,7 +12,9 @@ import { parseLinks, type Links } from './link.js';
 import type { Permit } from './adaptive-limit.js';
 import { Semaphore, type TokenBudget, type TokenBudgets } from './pacer.js';
 import { MAX_LIMIT_WAIT_MS, resetAtOf, serverDateOf } from './rate-headers.js';
-import { bodyParser, httpErrorOf, limitOf, messageOf, plainNumbers, RAW_BODIES } from './answers.js';
+import { waitForReset } from './reset-wait.js';
+import { bodyParser, connectionReset, httpErrorOf, limitOf, messageOf } from './answers.js';
+import { egressFetch } from './egress-fetch.js';
 import { zeroCounts, type RequestCounts } from './request-counts.js';
 
 /** A token of a named credential, resolved for the API URL. */
@@ -64,7 +66,6 @@ export interface GithubResponse<T = unknown> {
   bytes: number;
 }
 
-const REQUEST_TIMEOUT_MS = 60_000;
 /** The most one answer of the API may be: a page of 100 pull requests is about 2 MB; a longer one is refused, not retried. */
 export const MAX_ANSWER_BYTES = 8 * 2 ** 20;
 /** A secondary limit without retry-after: GitHub asks to wait at least a minute. */
@@ -89,6 +90,8 @@ export class GithubClient {
   /** Kept-alive connections to the API host, its addresses checked once (no handshake per request). */
   #agent: Promise<PinnedAgent> | undefined;
   readonly #api: URL;
+  /** false once the host answered `/rate_limit` 404 (rate limiting off on a GHE server): waits for a reset go by the clock. */
+  #budgetEndpoint = true;
 
   /** Requests it has in flight at most. */
   get concurrency(): number {
@@ -135,21 +138,32 @@ export class GithubClient {
 
   /** Asks `/rate_limit` for each token's budget (not counted by GitHub); servers without it (404) are fine. */
   async learnBudgets(): Promise<void> {
-    await Promise.all(
-      this.#slots.map(async (slot) => {
-        try {
-          const response = await slot.request('GET /rate_limit', { request: { signal: this.options.signal } });
-          this.counts.total++;
-          slot.budget.observe(response.headers as Record<string, string>);
-          const core = (response.data as { resources?: { core?: { limit: number; remaining: number; reset: number } } }).resources?.core;
-          if (core) slot.budget.observe({ 'x-ratelimit-limit': String(core.limit), 'x-ratelimit-remaining': String(core.remaining), 'x-ratelimit-reset': String(core.reset) });
-        } catch (error) {
-          this.counts.total++;
-          if (httpErrorOf(error)?.status === 401) throw new GithubAuthError(slot.token?.credential ?? null, this.options.apiUrl);
-          // 404 (rate limiting disabled on a GHE server) or anything else: budgets are learned from answers.
-        }
-      }),
-    );
+    await Promise.all(this.#slots.map((slot) => this.#askBudget(slot)));
+  }
+
+  /** Asks `/rate_limit` for one token's budget; 404 (rate limiting disabled on a GHE server) or any failure but 401: budgets are learned from answers. */
+  async #askBudget(slot: Slot): Promise<void> {
+    const sentAt = Date.now();
+    try {
+      const response = await slot.request('GET /rate_limit', { request: { signal: this.options.signal } });
+      this.counts.total++;
+      const now = Date.now();
+      slot.budget.observe(response.headers as Record<string, string>, now, sentAt);
+      const core = (response.data as { resources?: { core?: { limit: number; remaining: number; reset: number } } }).resources?.core;
+      if (core) slot.budget.observe({ 'x-ratelimit-limit': String(core.limit), 'x-ratelimit-remaining': String(core.remaining), 'x-ratelimit-reset': String(core.reset) }, now, sentAt);
+    } catch (error) {
+      this.counts.total++;
+      const status = httpErrorOf(error)?.status;
+      if (status === 401) throw new GithubAuthError(slot.token?.credential ?? null, this.options.apiUrl);
+      if (status === 404) this.#budgetEndpoint = false;
+    }
+  }
+
+  /** Waits up to `delay` ms for `slot`: a spent budget until its window is back (asking `/rate_limit` near the reset, see waitForReset), else a spacing or a pause. */
+  #waitFor(slot: Slot, delay: number, now: number): Promise<void> {
+    const { signal } = this.options;
+    if (slot.budget.available(now) > 0) return sleep(Math.min(delay, 2 ** 31 - 1), undefined, signal ? { signal } : {});
+    return waitForReset(slot.budget, delay, this.#budgetEndpoint ? () => this.#askBudget(slot) : undefined, signal);
   }
 
   /**
@@ -159,7 +173,7 @@ export class GithubClient {
    */
   async get<T = unknown>(path: string, options: GetOptions = {}): Promise<GithubResponse<T>> {
     const { retries, retryBaseMs, signal } = this.options;
-    for (let failures = 0, sent = 0; ; sent++) {
+    for (let failures = 0, sent = 0, resets = 0; ; sent++) {
       if (sent > 0) this.counts.retried++;
       const release = await this.#semaphore.acquire(signal);
       let slot: Slot;
@@ -170,12 +184,17 @@ export class GithubClient {
         release();
         throw error;
       }
-      slot.budget.take(Date.now());
       let outcome: Outcome<T> | undefined;
+      // Out of flight as soon as its answer's budget is read (not also after the body): counted once, not twice.
+      let inFlight = true;
+      const answered = (): void => {
+        if (inFlight) slot.budget.done();
+        inFlight = false;
+      };
       try {
-        outcome = await this.#send<T>(slot, path, options);
+        outcome = await this.#send<T>(slot, path, options, answered);
       } finally {
-        slot.budget.done();
+        answered();
         if (outcome?.secondary) permit.secondaryLimited();
         else if (outcome?.response) permit.success();
         else permit.release();
@@ -186,6 +205,9 @@ export class GithubClient {
         // A limit's refusal is not a failure (it uses up no retry); the slot's spent budget or pause makes the next pick wait.
         continue;
       }
+      // A kept-alive connection the host closed as it was reused (its idle timeout ran out, e.g. over a wait for a reset):
+      // the request never reached it; sent again at once, not after a backoff (once per request: a host resetting every one is a failure).
+      if (outcome.reset && resets++ === 0) continue;
       if (failures >= retries) throw new GithubRequestError(path, outcome.status ?? null, `${outcome.detail}; gave up after ${failures + 1} attempts`);
       const backoff = Math.min(MAX_BACKOFF_MS, retryBaseMs * 2 ** failures++) * (0.5 + Math.random() / 2);
       await sleep(backoff, undefined, signal ? { signal } : {});
@@ -208,17 +230,22 @@ export class GithubClient {
     const { signal } = this.options;
     let permit: Permit;
     for (;;) {
-      const delay = slot.budget.delay(Date.now());
-      if (delay > 0) await sleep(Math.min(delay, 2 ** 31 - 1), undefined, signal ? { signal } : {});
+      const now = Date.now();
+      const delay = slot.budget.delay(now);
+      if (delay > 0) await this.#waitFor(slot, delay, now);
       permit = await slot.budget.flight.acquire(signal);
       if (slot.budget.delay(Date.now()) <= 0) break;
       permit.release();
     }
+    // The download's answer is not read for its budget headers: it counts as in flight, then as one spent.
+    slot.budget.take(Date.now());
     let result: { value: T } | undefined;
     try {
       result = { value: await send() };
       return result.value;
     } finally {
+      slot.budget.done();
+      slot.budget.spent();
       if (result && succeeded(result.value)) permit.success();
       else permit.release();
     }
@@ -234,21 +261,26 @@ export class GithubClient {
    * The token to send with: the one that may send soonest (most budget on
    * ties); waits for it, then for a place under its adaptive in-flight limit.
    * A place granted while a retry-after began meanwhile is given back and the
-   * pick starts over, so nobody goes during a secondary limit's pause.
+   * pick starts over, so nobody goes during a secondary limit's pause. The
+   * budget is taken in the same step as its last look (no await between):
+   * requests woken together cannot all see the same last unit free.
    */
   async #pickSlot(): Promise<{ slot: Slot; permit: Permit }> {
     for (;;) {
       const slot = await this.#soonestSlot();
       const permit = await slot.budget.flight.acquire(this.options.signal);
-      if (slot.budget.delay(Date.now()) <= 0) return { slot, permit };
+      const now = Date.now();
+      if (slot.budget.delay(now) <= 0) {
+        slot.budget.take(now);
+        return { slot, permit };
+      }
       permit.release();
     }
   }
 
   /** The token that may send soonest (most budget on ties), once it may. */
   async #soonestSlot(): Promise<Slot> {
-    const { signal } = this.options;
-    for (;;) {
+    for (let waited = false; ; ) {
       const now = Date.now();
       let best = this.#slots[0]!;
       let bestDelay = best.budget.delay(now);
@@ -260,13 +292,19 @@ export class GithubClient {
         }
       }
       if (bestDelay <= 0) return best;
-      // Waiting out a spent budget (not just spacing requests) is a rate-limit wait.
-      if (best.budget.available(now) <= 0) this.#countWait(bestDelay);
-      await sleep(Math.min(bestDelay, 2 ** 31 - 1), undefined, signal ? { signal } : {});
+      // Waiting out a spent budget (not just spacing requests) is a rate-limit wait: one, however many looks it takes.
+      if (!waited && best.budget.available(now) <= 0) {
+        this.#countWait(bestDelay);
+        waited = true;
+      }
+      await this.#waitFor(best, bestDelay, now);
     }
   }
 
-  async #send<T>(slot: Slot, path: string, options: GetOptions): Promise<Outcome<T>> {
+  /** Sends one request; `answered` is called once its answer's budget headers are read. */
+  async #send<T>(slot: Slot, path: string, options: GetOptions, answered: () => void): Promise<Outcome<T>> {
+    // When the request went: an answer slow to come back may tell of a window already over (TokenBudget.observe).
+    const sentAt = Date.now();
     const headers: Record<string, string> = {};
     if (options.etag) headers['if-none-match'] = options.etag;
     const route = /^https?:\/\//i.test(path) ? `GET ${path}` : `GET ${path.startsWith('/') ? path : `/${path}`}`;
@@ -278,7 +316,8 @@ export class GithubClient {
       this.counts.total++;
       this.counts.counted++;
       const responseHeaders = response.headers as Record<string, string | undefined>;
-      slot.budget.observe(responseHeaders);
+      slot.budget.observe(responseHeaders, Date.now(), sentAt);
+      answered();
       this.options.onAnswer?.('ok');
       const { parse, bytes } = await bodyParser<T>(response.data, responseHeaders, path);
       const answer = this.#answer<T>(response.status, undefined as T, responseHeaders, bytes);
@@ -298,10 +337,11 @@ export class GithubClient {
         const cause = (thrown as { cause?: unknown }).cause;
         if (cause instanceof EgressResponseTooLargeError) throw new GithubAnswerTooLargeError(path, cause.maxBytes);
         if (cause instanceof EgressRefusedError) throw new GithubRequestError(path, null, cause.message, { cause });
-        return { status: null, detail: error.message };
+        return { status: null, detail: error.message, ...(connectionReset(cause) ? { reset: true as const } : {}) };
       }
       this.counts.total++;
-      slot.budget.observe(responseHeaders);
+      slot.budget.observe(responseHeaders, Date.now(), sentAt);
+      answered();
       if (status === 304) {
         this.counts.notModified++;
         this.options.onAnswer?.('not_modified');
@@ -312,8 +352,9 @@ export class GithubClient {
       if (limited === 'primary') {
         this.options.onAnswer?.('rate_limited');
         const now = Date.now();
-        const resetAt = Math.max(resetAtOf(responseHeaders['x-ratelimit-reset'], now) ?? now + PRIMARY_DEFAULT_WAIT_MS, now + LIMIT_MIN_WAIT_MS);
-        slot.budget.exhausted(resetAt, now);
+        const statedResetAt = resetAtOf(responseHeaders['x-ratelimit-reset'], now);
+        const resetAt = Math.max(statedResetAt ?? now + PRIMARY_DEFAULT_WAIT_MS, now + LIMIT_MIN_WAIT_MS);
+        slot.budget.exhausted(resetAt, now, { ...(statedResetAt !== undefined ? { statedResetAt } : {}), sentAt });
         return { status, detail: 'rate limit exhausted', waitMs: Math.max(0, resetAt - now) };
       }
       if (limited === 'secondary') {
@@ -336,49 +377,13 @@ export class GithubClient {
     }
   }
 
-  #answer<T>(status: number, data: T, headers: Record<string, string | undefined>, bytes = 0): GithubResponse<T> {
-    return { status, data, headers, etag: headers.etag, links: parseLinks(headers.link), date: serverDateOf(headers.date, Date.now()), bytes };
+  /** The fetch @octokit/request sends `token`'s requests through (see egressFetch), counting answers against `meter`. */
+  #fetchWith(token: BoundToken | undefined, meter?: BodyMeter) {
+    return egressFetch({ policy: this.options.policy, maxBytes: this.options.maxAnswerBytes ?? MAX_ANSWER_BYTES, agentFor: (url) => this.#agentFor(url), token, meter });
   }
 
-  /**
-   * The fetch @octokit/request sends through: forgesync's egress policy,
-   * redirects followed hop by hop, the token added only for hosts its
-   * credential is bound to (so it never follows a redirect elsewhere). An
-   * answer is read up to the answer cap, counted against `meter` as it
-   * arrives; the body of an answer that is not a success is not kept (it is
-   * read once, for its message), so it stops counting at once.
-   */
-  #fetchWith(token: BoundToken | undefined, meter?: BodyMeter) {
-    const { policy } = this.options;
-    const maxBytes = this.options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
-    return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-      const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-      const base = Object.fromEntries(new Headers(init.headers).entries());
-      delete base.authorization;
-      const agent = await this.#agentFor(url);
-      const response = await requestFollowingRedirects(url, {
-        policy,
-        ...(agent ? { agent } : {}),
-        timeoutMs: REQUEST_TIMEOUT_MS,
-        maxBytes,
-        ...(meter ? { meter } : {}),
-        ...(init.signal ? { signal: init.signal } : {}),
-        headers: (hop) => (token?.allows(hop) ? { ...base, authorization: `token ${token.token}` } : base),
-      });
-      if (response.status < 200 || response.status >= 300) meter?.drop(response.body.length);
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value === undefined) continue;
-        for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-      }
-      const empty = response.status === 204 || response.status === 304 || response.status === 205;
-      const success = response.status >= 200 && response.status < 300;
-      const answer = new Response(empty ? null : success ? response.body : plainNumbers(response.body), { status: response.status, headers });
-      // The bytes are here already: bodyParser takes them from this map rather than reading the stream again.
-      if (answer.body) RAW_BODIES.set(answer.body, response.body);
-      Object.defineProperty(answer, 'url', { value: response.url.toString() });
-      return answer;
-    };
+  #answer<T>(status: number, data: T, headers: Record<string, string | undefined>, bytes = 0): GithubResponse<T> {
+    return { status, data, headers, etag: headers.etag, links: parseLinks(headers.link), date: serverDateOf(headers.date, Date.now()), bytes };
   }
 }
 
@@ -391,4 +396,4 @@ interface Slot {
 
 type Outcome<T> =
   | { response: GithubResponse<T>; status?: undefined; detail?: undefined; waitMs?: undefined; secondary?: undefined }
-  | { response?: undefined; status: number | null; detail: string; waitMs?: number; secondary?: true };
+  | { response?: undefined; status: number | null; detail: string; waitMs?: number; secondary?: true; reset?: true };

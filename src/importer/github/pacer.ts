@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { MAX_LIMIT_WAIT_MS, rateHeadersOf } from './rate-headers.js';
+import { RESET_POLL_LEAD_MS } from './reset-wait.js';
 import { WaitQueue } from '../../util/wait-queue.js';
 
 /** One token's rate budget as GitHub last reported it (`x-ratelimit-*`), for status and the dashboard. */
@@ -26,9 +27,15 @@ const RESET_SLACK_MS = 300;
  *
  * Pacing: while more than a tenth of the limit is left, requests go at full
  * speed (an import that fits in the budget is not slowed down); below that,
- * the rest is spread evenly over the time to the reset, so the token never
- * runs into a 403 and other users of it keep a trickle; at zero, requests
- * wait for the reset (or go to another token with budget).
+ * the rest is spread evenly over the time to when the window may be back
+ * (the stated reset, rounded up to the second, less RESET_POLL_LEAD_MS), so
+ * the token never runs into a 403 and other users of it keep a trickle, and
+ * the whole window is used; at zero, requests wait for the reset (or go to
+ * another token with budget), seen as soon as it comes (reset-wait.ts).
+ *
+ * Answers come back out of order: one whose request went before the answer
+ * that told of a later window, and that states an earlier reset, is news of
+ * a window already over (it neither restores nor spends the current one).
  */
 export class TokenBudget {
   limit: number | undefined;
@@ -36,33 +43,68 @@ export class TokenBudget {
   /** Epoch ms of the reset, as GitHub gave it (seconds) in milliseconds. */
   resetAt: number | undefined;
   inFlight = 0;
-  /** Earliest time the next request may go (pacing, or a secondary limit's retry-after). */
+  /** Earliest time the next request may go (a secondary limit's retry-after). */
   nextAt = 0;
+  /** Earliest time the next request may go while the last tenth of the budget is spread (take). */
+  #spacedUntil = 0;
+  /** When the request went whose answer told of the current window (its reset): older answers stating an earlier reset are old news. */
+  #windowSentAt = Number.NEGATIVE_INFINITY;
+  /** An ask for this budget under way while waiting for the reset (one per token, whoever waits). */
+  #poll: Promise<void> | undefined;
+  /** Earliest time the next ask for this budget may begin. */
+  nextPollAt = 0;
   /** Requests this token may have in flight on this host, learned from secondary-limit answers (clients raise its ceiling to their concurrency). */
   readonly flight = new AdaptiveLimit(1);
 
   constructor(readonly credential: string | null) {}
 
-  /** Learns the budget from an answer's headers (any answer with them: 200, 304, 403), bounded (see rate-headers.ts). */
-  observe(headers: IncomingHttpHeaders | Record<string, string | undefined>, now = Date.now()): void {
+  /**
+   * Learns the budget from an answer's headers (any answer with them: 200, 304, 403), bounded (see rate-headers.ts).
+   * `sentAt`: when its request went (default `now`, as fresh as news gets).
+   */
+  observe(headers: IncomingHttpHeaders | Record<string, string | undefined>, now = Date.now(), sentAt = now): void {
     const stated = rateHeadersOf(headers, now);
     if (stated === undefined) return;
     const { limit, remaining, resetAt } = stated;
+    if (this.#oldNews(resetAt, sentAt)) return;
     // Answers arrive out of order: within one window, the lowest remaining is the latest news.
     if (this.resetAt !== undefined && resetAt === this.resetAt && this.remaining !== undefined) {
       this.remaining = Math.min(this.remaining, remaining);
     } else {
       this.remaining = remaining;
+      this.#windowSentAt = sentAt;
+      // Another window: the spacing of the last one's last tenth is over.
+      this.#spacedUntil = 0;
     }
     this.limit = limit;
     this.resetAt = resetAt;
   }
 
-  /** Marks the budget spent (a primary-limit 403/429), until `resetAt` if known (at most MAX_LIMIT_WAIT_MS away). */
-  exhausted(resetAt: number | undefined, now = Date.now()): void {
+  /**
+   * Marks the budget spent (a primary-limit 403/429), until `resetAt` if known (at most MAX_LIMIT_WAIT_MS away);
+   * `statedResetAt` is the reset the refusal stated (undefined: none), `sentAt` when its request went.
+   */
+  exhausted(resetAt: number | undefined, now = Date.now(), options: { statedResetAt?: number; sentAt?: number } = {}): void {
+    // A refusal in a window that a later request has seen reset spends nothing of the current one.
+    if (options.statedResetAt !== undefined && this.#oldNews(options.statedResetAt, options.sentAt ?? now)) return;
     this.remaining = 0;
+    this.#windowSentAt = options.sentAt ?? now;
     // Whole milliseconds: a fraction would let the waits computed from it pass their bound by that fraction.
     if (resetAt !== undefined && !Number.isNaN(resetAt)) this.resetAt = Math.ceil(Math.min(Math.max(0, resetAt), now + MAX_LIMIT_WAIT_MS));
+  }
+
+  /** One request's worth spent whose answer's headers were not read (a release asset's download): counted until an answer says. */
+  spent(): void {
+    if (this.remaining !== undefined) this.remaining = Math.max(0, this.remaining - 1);
+  }
+
+  /**
+   * Whether an answer stating `resetAt` to a request sent at `sentAt` tells of an earlier
+   * window than the one known: its request went no later than the one that told of the
+   * current window. (A later request stating an earlier reset is believed: the host moved it.)
+   */
+  #oldNews(resetAt: number | undefined, sentAt: number): boolean {
+    return resetAt !== undefined && this.resetAt !== undefined && resetAt < this.resetAt && sentAt <= this.#windowSentAt;
   }
 
   /** Requests this token can still send in the current window (unknown budgets count as plenty). */
@@ -81,7 +123,13 @@ export class TokenBudget {
     const toReset = this.resetAt + RESET_SLACK_MS - now;
     if (toReset <= 0) return paused;
     if (available <= 0) return Math.max(paused, toReset);
-    return Math.max(paused, toReset / (available + 1));
+    // The last tenth: each request taken spaces the next (take); the first goes at once.
+    return Math.max(paused, this.#spacedUntil - now);
+  }
+
+  /** Milliseconds to the reset, as stated (whole seconds, so the window may be back up to a second sooner); undefined when unknown. */
+  toReset(now: number): number | undefined {
+    return this.resetAt === undefined ? undefined : this.resetAt - now;
   }
 
   /** Takes a slot for a request now: it counts as in flight, and paced requests are spaced. */
@@ -89,10 +137,26 @@ export class TokenBudget {
     this.inFlight++;
     const available = this.available(now);
     if (this.limit !== undefined && this.resetAt !== undefined && available <= this.limit * RESERVE_SHARE && available > 0) {
-      const spacing = Math.max(0, this.resetAt + RESET_SLACK_MS - now) / (available + 1);
-      // Never past the reset: the window's budget is back by then, whatever was spaced before it.
-      this.nextAt = Math.min(Math.max(now, this.nextAt) + spacing, this.resetAt + RESET_SLACK_MS);
+      // Spread to when the window may be back (the stated reset is rounded up to the second), not past it:
+      // the last requests of the window are not still spaced when the next window's budget is there.
+      const spreadEnd = this.resetAt - RESET_POLL_LEAD_MS;
+      const spacing = Math.max(0, spreadEnd - now) / (available + 1);
+      this.#spacedUntil = Math.min(Math.max(now, this.#spacedUntil) + spacing, Math.max(now, spreadEnd));
     }
+  }
+
+  /**
+   * Runs `poll` (an ask of the host for this budget), unless one is under way (then its promise: one ask
+   * whoever waits) or one began less than `spacingMs` ago (then undefined: wait for `nextPollAt`). Never rejects.
+   */
+  polled(poll: () => Promise<void>, now: number, spacingMs: number): Promise<void> | undefined {
+    if (this.#poll) return this.#poll;
+    if (now < this.nextPollAt) return undefined;
+    this.nextPollAt = now + spacingMs;
+    this.#poll = poll()
+      .catch(() => undefined)
+      .finally(() => (this.#poll = undefined));
+    return this.#poll;
   }
 
   /** Gives the slot back when the answer came (or the request failed). */
