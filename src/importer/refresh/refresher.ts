@@ -4,18 +4,16 @@ import { LeaseLostError } from '../../leases/errors.js';
 import type { Lease } from '../../leases/lease.js';
 import { ownerName } from '../../leases/owner.js';
 import { FileHosts } from '../attachments/scan.js';
-import { GithubAnswerError, GithubAuthError, GithubRequestError } from '../errors.js';
 import type { GithubClient } from '../github/client.js';
 import { RunContext, RunStoppedError, type RunDeps } from '../run/context.js';
 import { importLeaseKey } from '../run/coordinator.js';
-import { inParallel } from '../stages/parallel.js';
 import type { ObjectWorkContext } from '../stages/object-work.js';
-import { recordFailureStep } from '../store/failures.js';
 import type { ImportRecord } from '../store/imports.js';
 import { storedRepository } from '../store/objects.js';
-import { finishRefreshStep, importsWithRefreshes, waitingRefreshes, type WaitingRefresh } from '../store/refreshes.js';
+import { importsWithRefreshes, waitingRefreshes } from '../store/refreshes.js';
 import type { ImporterMetrics } from '../metrics.js';
-import { refreshTarget, type RefreshEnv } from './apply.js';
+import type { RefreshEnv } from './apply.js';
+import { dueAt, nextRound, refreshRound } from './rounds.js';
 
 export interface RefresherOptions extends RunDeps {
   policy: EgressPolicy;
@@ -35,15 +33,9 @@ export interface RefresherOptions extends RunDeps {
 const READ_AT_ONCE = 100;
 /** How often a running import looks for refreshes another process recorded (this one's deliveries wake it at once). */
 const RUN_POLL_MS = 250;
-/**
- * A target is refreshed once no delivery named it for SETTLE_MS (GitHub
- * sends the deliveries of one action together: an issue opened with a
- * label and an assignee is three; a burst costs one fetch), or SETTLE_MAX_MS
- * after its first delivery, whichever comes first.
- */
-const SETTLE_MS = 150;
-const SETTLE_MAX_MS = 1000;
-const dueAt = (refresh: WaitingRefresh) => Math.min(refresh.lastAt + SETTLE_MS, refresh.requestedAt + SETTLE_MAX_MS);
+/** How long a refresh job keeps the import's lease once nothing waits, looking every LINGER_POLL_MS for what comes. */
+const LINGER_MS = 2000;
+const LINGER_POLL_MS = 100;
 
 /** How long a client made for refreshes between runs is kept for the next ones. */
 const CLIENT_TTL_MS = 30_000;
@@ -105,7 +97,7 @@ export class Refresher {
     const env = { ctx, work: this.#work(ctx) };
     const loop = (async () => {
       while (!stopped && !ctx.signal.aborted) {
-        const wantsSync = await this.#drain(env, async () => stopped).catch((error: unknown) => {
+        const wantsSync = await this.#drain(env, { stopWhen: async () => stopped, lingerMs: 0 }).catch((error: unknown) => {
           if (!(error instanceof RunStoppedError || error instanceof LeaseLostError)) throw error;
           stopped = true;
           return false;
@@ -169,50 +161,34 @@ export class Refresher {
       const state = (await imports.findById(record.id))?.state;
       return state !== 'synced' && state !== 'failed';
     };
-    if (await this.#drain({ ctx, work: this.#work(ctx) }, runWanted)) await this.options.requestSync(record.id);
+    if (await this.#drain({ ctx, work: this.#work(ctx) }, { stopWhen: runWanted, lingerMs: LINGER_MS })) await this.options.requestSync(record.id);
   }
 
   /**
-   * Refreshes what waits until nothing does (targets that came while it
-   * worked included), or `stopWhen` says so (asked before each round);
-   * returns whether a target asked for a sync. A target that fails is
-   * listed as a failure and dropped (see #refresh).
+   * Refreshes what waits, round after round (rounds.ts), until nothing has
+   * waited for `lingerMs` (targets that come meanwhile included: a holder
+   * that lingers a little spares the next burst a lease and a job), or
+   * `stopWhen` says so (asked before each round); returns whether a target
+   * asked for a sync.
    */
-  async #drain(env: RefreshEnv, stopWhen?: () => Promise<boolean>): Promise<boolean> {
+  async #drain(env: RefreshEnv, options: { stopWhen: () => Promise<boolean>; lingerMs: number }): Promise<boolean> {
     const { ctx } = env;
     let wantsSync = false;
+    let idleSince: number | undefined;
     for (;;) {
-      if (ctx.signal.aborted || (await stopWhen?.())) return wantsSync;
+      if (ctx.signal.aborted || (await options.stopWhen())) return wantsSync;
       const waiting = await waitingRefreshes(ctx.db, ctx.importId, READ_AT_ONCE);
-      if (waiting.length === 0) return wantsSync;
       const now = Date.now();
-      const due = waiting.filter((refresh) => dueAt(refresh) <= now);
-      if (due.length === 0) {
-        await sleep(Math.min(...waiting.map(dueAt)) - now, undefined, { signal: ctx.signal }).catch(() => undefined);
+      const round = nextRound(waiting, now, ctx.concurrency);
+      if (round.length > 0) {
+        idleSince = undefined;
+        if (await refreshRound(env, round, this.options.metrics)) wantsSync = true;
         continue;
       }
-      await inParallel(ctx.concurrency, due, async (refresh) => {
-        if (await this.#refresh(env, refresh)) wantsSync = true;
-      });
-    }
-  }
-
-  /** Refreshes one target in one batch with the removal of its waiting row; returns whether it asks for a sync. */
-  async #refresh(env: RefreshEnv, refresh: WaitingRefresh): Promise<boolean> {
-    const { ctx } = env;
-    const done = finishRefreshStep(ctx.db, ctx.importId, refresh);
-    try {
-      const outcome = await refreshTarget(env, refresh.target, JSON.parse(refresh.detail));
-      await ctx.commit([...('steps' in outcome ? outcome.steps : []), done]);
-      this.options.metrics.refreshes.inc({ result: 'sync' in outcome ? 'sync' : outcome.result });
-      this.options.metrics.refreshLag.observe((Date.now() - refresh.requestedAt) / 1000);
-      return 'sync' in outcome;
-    } catch (error) {
-      if (!(error instanceof GithubRequestError || error instanceof GithubAuthError || error instanceof GithubAnswerError)) throw error;
-      ctx.logger.warn({ event: 'import_refresh_failed', import: ctx.importName, target: refresh.target, err: error.message }, `import ${ctx.importName}: refreshing ${refresh.target} failed: ${error.message}`);
-      await ctx.commit([recordFailureStep(ctx.db, ctx.importId, ctx.run, { type: 'refresh', id: refresh.target, error: error.message }, Date.now()), done]);
-      this.options.metrics.refreshes.inc({ result: 'failed' });
-      return false;
+      if (waiting.length > 0) idleSince = undefined;
+      else if (now - (idleSince ??= now) >= options.lingerMs) return wantsSync;
+      const next = waiting.length > 0 ? Math.min(...waiting.map(dueAt)) - now : LINGER_POLL_MS;
+      await sleep(Math.max(1, Math.min(next, LINGER_POLL_MS)), undefined, { signal: ctx.signal }).catch(() => undefined);
     }
   }
 

@@ -84,18 +84,26 @@ export async function importsWithRefreshes(db: Kysely<Schema>): Promise<number[]
 /**
  * Inputs: GitHub's id of a repository. Returns the imports of it that are
  * not cancelled (id, name), by the repository row their first stage stored
- * (its `number` is the id: migration 021), looked up through each import's
- * primary key: there are few imports, and many objects.
+ * (its `number` is the id: migration 021): for each import (few) one probe
+ * of its repository row by the primary key, never a scan of the objects
+ * (many; a join would let the planner start from them).
  */
 export async function importsOfRepository(db: Kysely<Schema>, repositoryId: number): Promise<{ id: number; name: string }[]> {
   const rows = await db
     .selectFrom('imports')
-    .innerJoin('import_objects', (join) =>
-      join.onRef('import_objects.import_id', '=', 'imports.id').on('import_objects.type', '=', 'repository').on('import_objects.key', '=', 'repository'),
-    )
     .select(['imports.id', 'imports.name'])
-    .where('import_objects.number', '=', repositoryId)
     .where('imports.state', '<>', 'cancelled')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('import_objects')
+          .select(sql`1`.as('one'))
+          .whereRef('import_objects.import_id', '=', 'imports.id')
+          .where('import_objects.type', '=', 'repository')
+          .where('import_objects.key', '=', 'repository')
+          .where('import_objects.number', '=', repositoryId),
+      ),
+    )
     .execute();
   return rows.map((row) => ({ id: Number(row.id), name: row.name }));
 }
