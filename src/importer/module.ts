@@ -123,7 +123,7 @@ export class Importer {
       runsJobs: options.runsJobs,
     });
     const nudgeRefresh = (importId: number) => options.jobs.enqueue({ kind: IMPORT_REFRESH_JOB, key: String(importId) });
-    this.#intake = new RefreshIntake(database.db, nudgeRefresh);
+    this.#intake = new RefreshIntake(database.db, (importId) => (this.#refresher.notify(importId) ? Promise.resolve() : nudgeRefresh(importId)));
     this.#refresher = new Refresher({
       ...deps,
       policy: options.policy,
@@ -393,8 +393,8 @@ export class Importer {
   }
 }
 
-/** Imports refreshed at once in one process (each a short drain under its lease). */
-const REFRESH_JOBS_AT_ONCE = 8;
+/** Imports refreshed at once in one process: each a drain that mostly waits (a burst settling, GitHub answering), so many go side by side. */
+const REFRESH_JOBS_AT_ONCE = 64;
 
 /** `<dataDir>/import-files`: attachments, stored once per content. */
 export const importFilesDir = (dataDir: string) => join(dataDir, 'import-files');

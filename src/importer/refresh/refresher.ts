@@ -10,9 +10,10 @@ import { importLeaseKey } from '../run/coordinator.js';
 import type { ObjectWorkContext } from '../stages/object-work.js';
 import type { ImportRecord } from '../store/imports.js';
 import { storedRepository } from '../store/objects.js';
-import { importsWithRefreshes, waitingRefreshes } from '../store/refreshes.js';
+import { anyRefreshWaiting, importsWithRefreshes, waitingRefreshes } from '../store/refreshes.js';
 import type { ImporterMetrics } from '../metrics.js';
 import type { RefreshEnv } from './apply.js';
+import { Wakeup } from '../../util/wakeup.js';
 import { dueAt, nextRound, refreshRound } from './rounds.js';
 
 export interface RefresherOptions extends RunDeps {
@@ -33,12 +34,16 @@ export interface RefresherOptions extends RunDeps {
 const READ_AT_ONCE = 100;
 /** How often a running import looks for refreshes another process recorded (this one's deliveries wake it at once). */
 const RUN_POLL_MS = 250;
-/** How long a refresh job keeps the import's lease once nothing waits, looking every LINGER_POLL_MS for what comes. */
-const LINGER_MS = 2000;
-const LINGER_POLL_MS = 100;
+/** How long a drain between runs stays with the lease once nothing waits, and how often it looks for other processes' deliveries meanwhile. */
+const LINGER_MS = 3000;
+const LINGER_POLL_MS = 500;
+/** Drains lingering at once in one process, at most: each holds a job's place (see REFRESH_JOBS_AT_ONCE in module.ts). */
+const MAX_LINGERING = 32;
 
-/** How long a client made for refreshes between runs is kept for the next ones. */
-const CLIENT_TTL_MS = 30_000;
+/** How long what refreshes between runs work with is kept for the next ones. */
+const KEEP_MS = 30_000;
+/** How often refreshes between runs fold an import's progress rows into one (at most). */
+const COMPACT_PROGRESS_MS = 5000;
 
 /**
  * Applies what webhooks named (refresh/intake.ts recorded it): each
@@ -59,10 +64,13 @@ const CLIENT_TTL_MS = 30_000;
  * is listed as an import failure and dropped: the next sync brings it.
  */
 export class Refresher {
-  readonly #clients = new Map<number, { client: GithubClient; expiresAt: number }>();
+  /** Per import, what refreshes between runs keep for the next ones a while (deliveries come in bursts). */
+  readonly #kept = new Map<number, { client: GithubClient; hosts: FileHosts; compactedAt: number; expiresAt: number }>();
   readonly #closing = new AbortController();
-  /** Running imports' wake-ups (see during()). */
-  readonly #wake = new Map<number, () => void>();
+  /** The imports refreshed in this process now (a run's loop, or a drain between runs), to wake when a delivery comes (see notify). */
+  readonly #wake = new Map<number, Wakeup>();
+  /** Drains between runs lingering now (see LINGER_MS). */
+  #lingering = 0;
 
   constructor(private readonly options: RefresherOptions) {}
 
@@ -73,14 +81,12 @@ export class Refresher {
     if (!record || record.state === 'cancelled') return;
     const key = importLeaseKey(record.name);
     if (record.state === 'started' || record.state === 'pending') {
-      // Its coordinator refreshes as it runs: woken here, polling elsewhere; none runs: this job runs it.
-      const wake = this.#wake.get(importId);
-      if (wake) wake();
-      else if (!(await leases.inspect(key))) await this.options.runCoordinator(importId, shutdown);
+      // Its coordinator refreshes as it runs (woken by notify here, polling elsewhere); none runs: this job runs it.
+      if (!this.notify(importId) && !(await leases.inspect(key))) await this.options.runCoordinator(importId, shutdown);
       return;
     }
     // A follow-up job of one that read everything: no lease taken for nothing.
-    if ((await waitingRefreshes(this.options.database.db, importId, 1)).length === 0) return;
+    if (!(await anyRefreshWaiting(this.options.database.db, importId))) return;
     const request = { ttlMs: leaseTtlMs, owner: ownerName(`import ${record.name} refresh`), signal: shutdown };
     // Held elsewhere: by a coordinator (which refreshes as it runs) or another refresh job (which reads until none waits).
     await leases.tryWithLease(key, request, (lease, signal) => this.#betweenRuns(record, lease, signal)).catch((error: unknown) => {
@@ -89,37 +95,40 @@ export class Refresher {
     });
   }
 
+  /**
+   * Wakes whoever refreshes import `importId` in this process, if anyone
+   * does (what a delivery recorded then needs no job); returns whether.
+   */
+  notify(importId: number): boolean {
+    const wakeup = this.#wake.get(importId);
+    wakeup?.wake();
+    return wakeup !== undefined;
+  }
+
   /** Refreshes while run `ctx` goes on, until stop() (awaited before the run ends). */
   during(ctx: RunContext): { stop(): Promise<void> } {
     let stopped = false;
-    let wake: (() => void) | undefined;
-    this.#wake.set(ctx.importId, () => wake?.());
+    const wakeup = new Wakeup();
+    this.#wake.set(ctx.importId, wakeup);
     const env = { ctx, work: this.#work(ctx) };
     const loop = (async () => {
       while (!stopped && !ctx.signal.aborted) {
-        const wantsSync = await this.#drain(env, { stopWhen: async () => stopped, lingerMs: 0 }).catch((error: unknown) => {
+        const wantsSync = await this.#drain(env, async () => stopped).catch((error: unknown) => {
           if (!(error instanceof RunStoppedError || error instanceof LeaseLostError)) throw error;
           stopped = true;
           return false;
         });
         if (wantsSync) await this.options.requestSync(ctx.importId);
         if (stopped) break;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, RUN_POLL_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
+        await wakeup.wait(RUN_POLL_MS);
       }
     })().catch((error: unknown) => ctx.logger.warn({ event: 'import_refresh_failed', import: ctx.importName, err: String(error) }, `import ${ctx.importName}: refreshing failed; the refreshes wait for the next pass`));
     return {
       stop: async () => {
         stopped = true;
-        wake?.();
+        wakeup.wake();
         await loop;
-        this.#wake.delete(ctx.importId);
+        if (this.#wake.get(ctx.importId) === wakeup) this.#wake.delete(ctx.importId);
       },
     };
   }
@@ -135,60 +144,93 @@ export class Refresher {
   /** Lets go of the kept clients. */
   close(): void {
     this.#closing.abort(new Error('the importer is stopping'));
-    for (const { client } of this.#clients.values()) client.close();
-    this.#clients.clear();
+    for (const { client } of this.#kept.values()) client.close();
+    this.#kept.clear();
   }
 
   async #betweenRuns(record: ImportRecord, lease: Lease, signal: AbortSignal): Promise<void> {
     const { imports, database, logger } = this.options;
-    const client = await this.#client(record);
+    const kept = await this.#keptFor(record);
     const ctx = new RunContext({
       record,
       db: database.db,
       imports,
-      client,
+      client: kept.client,
       lease,
       logger,
       signal,
-      hosts: new FileHosts(record.apiUrl, (await storedRepository(database.db, record.id))?.html_url),
+      hosts: kept.hosts,
       concurrency: record.concurrency,
       retry: this.options.retry,
       onCommitted: this.options.onCommitted,
       guard: (fence) => imports.refreshGuardStep(record.id, fence),
     });
     // A run wanted meanwhile (a sync due or requested) takes over: its coordinator refreshes as it runs.
+    let first = true;
     const runWanted = async () => {
-      const state = (await imports.findById(record.id))?.state;
+      const state = first ? record.state : await imports.stateOf(record.id);
+      first = false;
       return state !== 'synced' && state !== 'failed';
     };
-    if (await this.#drain({ ctx, work: this.#work(ctx) }, { stopWhen: runWanted, lingerMs: LINGER_MS })) await this.options.requestSync(record.id);
+    const wantsSync = await this.#lingeringDrain({ ctx, work: this.#work(ctx) }, runWanted);
+    // Each round appended a progress row, which reads of the import add up: folded now and then, as a run's watchdog does.
+    if (Date.now() - kept.compactedAt >= COMPACT_PROGRESS_MS) {
+      kept.compactedAt = Date.now();
+      await imports.compactProgress(record.id).catch(() => undefined);
+    }
+    if (wantsSync) await this.options.requestSync(record.id);
   }
 
   /**
-   * Refreshes what waits, round after round (rounds.ts), until nothing has
-   * waited for `lingerMs` (targets that come meanwhile included: a holder
-   * that lingers a little spares the next burst a lease and a job), or
-   * `stopWhen` says so (asked before each round); returns whether a target
-   * asked for a sync.
+   * Drains (see #drain), then, while few others do, stays a while with the
+   * lease for what comes next, woken by this process's deliveries (see
+   * notify) and looking every LINGER_POLL_MS for others': a burst that goes
+   * on costs no job and no lease each time.
    */
-  async #drain(env: RefreshEnv, options: { stopWhen: () => Promise<boolean>; lingerMs: number }): Promise<boolean> {
+  async #lingeringDrain(env: RefreshEnv, stopWhen: () => Promise<boolean>): Promise<boolean> {
+    const { ctx } = env;
+    const wakeup = new Wakeup();
+    this.#wake.set(ctx.importId, wakeup);
+    const lingers = this.#lingering < MAX_LINGERING;
+    if (lingers) this.#lingering++;
+    try {
+      let wantsSync = await this.#drain(env, stopWhen);
+      let idleSince = Date.now();
+      while (lingers && Date.now() - idleSince < LINGER_MS && !ctx.signal.aborted && !(await stopWhen())) {
+        await wakeup.wait(Math.min(LINGER_POLL_MS, LINGER_MS - (Date.now() - idleSince)));
+        if (!(await anyRefreshWaiting(ctx.db, ctx.importId))) continue;
+        if (await this.#drain(env, stopWhen)) wantsSync = true;
+        idleSince = Date.now();
+      }
+      return wantsSync;
+    } finally {
+      if (lingers) this.#lingering--;
+      if (this.#wake.get(ctx.importId) === wakeup) this.#wake.delete(ctx.importId);
+      // A delivery that woke this drain as it ended: its job (the transport runs it after this one).
+      if (await anyRefreshWaiting(ctx.db, ctx.importId).catch(() => false)) await this.options.nudge(ctx.importId).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Refreshes what waits, round after round (rounds.ts), until nothing
+   * does (targets that come meanwhile included), or `stopWhen` says so
+   * (asked before each round); returns whether a target asked for a sync.
+   */
+  async #drain(env: RefreshEnv, stopWhen: () => Promise<boolean>): Promise<boolean> {
     const { ctx } = env;
     let wantsSync = false;
-    let idleSince: number | undefined;
     for (;;) {
-      if (ctx.signal.aborted || (await options.stopWhen())) return wantsSync;
+      if (ctx.signal.aborted || (await stopWhen())) return wantsSync;
       const waiting = await waitingRefreshes(ctx.db, ctx.importId, READ_AT_ONCE);
+      if (waiting.length === 0) return wantsSync;
       const now = Date.now();
       const round = nextRound(waiting, now, ctx.concurrency);
       if (round.length > 0) {
-        idleSince = undefined;
         if (await refreshRound(env, round, this.options.metrics)) wantsSync = true;
         continue;
       }
-      if (waiting.length > 0) idleSince = undefined;
-      else if (now - (idleSince ??= now) >= options.lingerMs) return wantsSync;
-      const next = waiting.length > 0 ? Math.min(...waiting.map(dueAt)) - now : LINGER_POLL_MS;
-      await sleep(Math.max(1, Math.min(next, LINGER_POLL_MS)), undefined, { signal: ctx.signal }).catch(() => undefined);
+      // Nothing due yet: a burst is still settling.
+      await sleep(Math.max(1, Math.min(...waiting.map(dueAt)) - now), undefined, { signal: ctx.signal }).catch(() => undefined);
     }
   }
 
@@ -213,21 +255,23 @@ export class Refresher {
     };
   }
 
-  /** A client for refreshes between runs of `record`, kept a while: deliveries come in bursts. */
-  async #client(record: ImportRecord): Promise<GithubClient> {
+  /** What refreshes between runs of `record` work with, kept a while: deliveries come in bursts. */
+  async #keptFor(record: ImportRecord): Promise<{ client: GithubClient; hosts: FileHosts; compactedAt: number }> {
     const now = Date.now();
-    const kept = this.#clients.get(record.id);
-    if (kept && kept.expiresAt > now) {
-      kept.expiresAt = now + CLIENT_TTL_MS;
-      return kept.client;
+    const found = this.#kept.get(record.id);
+    if (found && found.expiresAt > now) {
+      found.expiresAt = now + KEEP_MS;
+      return found;
     }
-    for (const [id, entry] of this.#clients) {
+    for (const [id, entry] of this.#kept) {
       if (entry.expiresAt > now) continue;
       entry.client.close();
-      this.#clients.delete(id);
+      this.#kept.delete(id);
     }
     const client = await this.options.openClient(record, record.concurrency, this.#closing.signal);
-    this.#clients.set(record.id, { client, expiresAt: now + CLIENT_TTL_MS });
-    return client;
+    const hosts = new FileHosts(record.apiUrl, (await storedRepository(this.options.database.db, record.id))?.html_url);
+    const entry = { client, hosts, compactedAt: 0, expiresAt: now + KEEP_MS };
+    this.#kept.set(record.id, entry);
+    return entry;
   }
 }

@@ -105,6 +105,12 @@ export class ImportRepository {
     return row ? (await this.#records([row]))[0] : undefined;
   }
 
+  /** The import's state alone (undefined: no such import): one row read, none of its progress added up as findById does. */
+  async stateOf(id: number): Promise<ImportState | undefined> {
+    const row = await this.#db.selectFrom('imports').select('state').where('id', '=', id).executeTakeFirst();
+    return row?.state;
+  }
+
   async list(): Promise<ImportRecord[]> {
     return this.#records(await this.#select().orderBy('name').execute());
   }

@@ -1,4 +1,5 @@
 import { sql, type Compilable, type Kysely } from 'kysely';
+import { prepared, type PreparedQuery } from '../../store/sql.js';
 import type { Schema } from '../../store/types.js';
 
 /*
@@ -43,16 +44,47 @@ export function recordRefreshesSteps(db: Kysely<Schema>, rows: readonly { import
   return steps;
 }
 
+/** The statements a refresh runs again and again, compiled once per database (see prepared). */
+interface Statements {
+  /** Inputs: import, how many. Returns its waiting rows, the longest waiting first. */
+  waiting: PreparedQuery<[importId: number, limit: number], { target: string; seq: number; detail: string; requested_at: number; last_at: number }>;
+  /** Inputs: import. Returns a row when anything waits. */
+  any: PreparedQuery<[importId: number], { one: number }>;
+  /** Inputs: import, target, seq. Deletes that waiting row if its seq is still that. */
+  finish: PreparedQuery<[importId: number, target: string, seq: number], unknown>;
+}
+
+const statements = new WeakMap<Kysely<Schema>, Statements>();
+
+function statementsOf(db: Kysely<Schema>): Statements {
+  let found = statements.get(db);
+  if (!found) {
+    found = {
+      waiting: prepared(db, (arg) =>
+        db
+          .selectFrom('import_refreshes')
+          .select(['target', 'seq', 'detail', 'requested_at', 'last_at'])
+          .where('import_id', '=', arg(0))
+          .orderBy('requested_at')
+          .limit(arg(1)),
+      ),
+      any: prepared(db, (arg) => db.selectFrom('import_refreshes').select(sql<number>`1`.as('one')).where('import_id', '=', arg(0)).limit(1)),
+      finish: prepared(db, (arg) => db.deleteFrom('import_refreshes').where('import_id', '=', arg(0)).where('target', '=', arg(1)).where('seq', '=', arg(2))),
+    };
+    statements.set(db, found);
+  }
+  return found;
+}
+
 /** Inputs: the import, how many. Returns its waiting refreshes, the longest waiting first. */
 export async function waitingRefreshes(db: Kysely<Schema>, importId: number, limit: number): Promise<WaitingRefresh[]> {
-  const rows = await db
-    .selectFrom('import_refreshes')
-    .select(['target', 'seq', 'detail', 'requested_at', 'last_at'])
-    .where('import_id', '=', importId)
-    .orderBy('requested_at')
-    .limit(limit)
-    .execute();
+  const { rows } = await statementsOf(db).waiting.execute(importId, limit);
   return rows.map((row) => ({ target: row.target, seq: Number(row.seq), detail: row.detail, requestedAt: Number(row.requested_at), lastAt: Number(row.last_at) }));
+}
+
+/** Inputs: the import. Returns whether any refresh of it waits. */
+export async function anyRefreshWaiting(db: Kysely<Schema>, importId: number): Promise<boolean> {
+  return (await statementsOf(db).any.execute(importId)).rows.length > 0;
 }
 
 /**
@@ -62,7 +94,7 @@ export async function waitingRefreshes(db: Kysely<Schema>, importId: number, lim
  * its row stays for another refresh. Returns nothing.
  */
 export function finishRefreshStep(db: Kysely<Schema>, importId: number, refresh: Pick<WaitingRefresh, 'target' | 'seq'>): Compilable {
-  return db.deleteFrom('import_refreshes').where('import_id', '=', importId).where('target', '=', refresh.target).where('seq', '=', refresh.seq);
+  return statementsOf(db).finish.bind(importId, refresh.target, refresh.seq);
 }
 
 /** Inputs: the import. Returns how many refreshes wait and since when the oldest does (ms, null when none). */
