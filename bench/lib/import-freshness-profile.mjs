@@ -5,7 +5,7 @@
 // blocks, such as SQLite's busy wait, shows there while the CPU idles), and
 // the time the main thread spent in each SQL text on better-sqlite3 (the
 // profile shows only the driver's frame: its callers are behind an await).
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const dir = process.env.BENCH_CPU_PROF;
+mkdirSync(dir, { recursive: true });
 const session = new Session();
 session.connect();
 session.post('Profiler.enable');
