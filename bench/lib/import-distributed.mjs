@@ -5,10 +5,11 @@
 // by tsconfig.fake.json), so the bench and test/cluster/import-proof.test.ts
 // run the same cluster and the same chaos.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from './util.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { ImportChaos, ImportCluster, requestCost } = await import(join(ROOT, 'dist-test/test/support/cluster/import-cluster.js'));
@@ -71,17 +72,6 @@ async function withCluster(services, { shards, githubToken, credentials }, body)
     await cluster.stop();
     if (keep) console.error(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });
-  }
-}
-
-/** CPU seconds (user + system) a live process has used, from /proc (null where there is none). */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // utime and stime (fields 14 and 15 of stat, 12 and 13 after the command) in clock ticks, 100 a second on Linux.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
   }
 }
 

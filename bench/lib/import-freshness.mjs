@@ -11,7 +11,7 @@
 // without a delivery and brought by `POST /api/imports/{name}/sync` (what the
 // hourly sync does).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Poller, request } from './import-freshness-poll.mjs';
 import { percentile } from './webhooks-load.mjs';
+import { cpuSeconds } from './util.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { FakeUpstream, generateProject, prng, startFakeGitHub } = await import(join(ROOT, 'dist-test/test/fake-github/index.js'));
@@ -251,16 +252,6 @@ function countedSince(sites, marks) {
     }
   });
   return { counted, byPathKind };
-}
-
-/** CPU seconds (user + system) process `pid` has used, from /proc (null where there is none). */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -299,11 +299,7 @@ export class ImportRepository {
     return this.#updatesRow(this.#db.updateTable('imports').set({ repository_source: repositorySource, wiki_source: wikiSource }).where('id', '=', id).returning('id'));
   }
 
-  /**
-   * Records where the repository is now (fenced, after the guard): GitHub
-   * answered its id with another owner or name (renamed or transferred).
-   * The import's own name stays.
-   */
+  /** Records where the repository is now, GitHub having answered its id with another owner or name (fenced, after the guard); the import's name stays. */
   setRepositoryNameStep(id: number, owner: string, repo: string, now: number): Compilable {
     return this.#updatesRow(this.#db.updateTable('imports').set({ owner, repo, updated_at: now }).where('id', '=', id));
   }
