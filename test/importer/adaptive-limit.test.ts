@@ -85,6 +85,24 @@ describe('an adaptive in-flight limit', () => {
     expect(limit.limit).toBe(8);
   });
 
+  it('takes the level a refused request went at as the refused one, not the whole limit', async () => {
+    let now = 0;
+    const limit = new AdaptiveLimit(20, { initial: 8, probeQuietMs: 10_000, now: () => now });
+    const permits = await take(limit, 8);
+    // A host allowing 6 at once refuses the 8th (the 7th went as an earlier one was being answered): 7 is taken as too many.
+    permits[7]!.secondaryLimited();
+    for (const permit of permits.slice(0, 7)) permit.success();
+    expect(limit.limit).toBe(4);
+    await succeedRounds(limit, 4);
+    expect(limit.limit).toBe(6);
+    now = 5_000;
+    await succeedRounds(limit, 1);
+    expect(limit.limit).toBe(6);
+    now = 10_000;
+    await succeedRounds(limit, 1);
+    expect(limit.limit).toBe(7);
+  });
+
   it('makes requests over the limit wait in arrival order', async () => {
     const limit = new AdaptiveLimit(4, { initial: 2 });
     const [first, second] = await take(limit, 2);

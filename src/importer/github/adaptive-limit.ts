@@ -12,7 +12,9 @@ import { WaitQueue } from '../../util/wait-queue.js';
  * - a secondary-limit answer halves it (not below 1), once per round: the
  *   answers to requests sent before the cut are old news and do not cut again;
  * - then it grows back by one per round of successes (a round: as many
- *   successes as the limit) up to one below the level that was refused;
+ *   successes as the limit) up to one below the level that was refused
+ *   (how many were in flight when the refused request went, which may be
+ *   below the limit then);
  *   only successes while the limit was in use count (a limit of 16 that
  *   never had more than 3 in flight has proved nothing about 16);
  *   probing that level again waits for a quiet time that doubles each time
@@ -84,6 +86,8 @@ export class AdaptiveLimit {
 
   #grant(): Permit {
     this.#inFlight++;
+    // How many were in flight with it when it went: refused, this many was too many.
+    const position = this.#inFlight;
     const generation = this.#generation;
     let given = false;
     const give = (outcome: 'success' | 'secondary' | 'other'): void => {
@@ -94,7 +98,7 @@ export class AdaptiveLimit {
       const used = (this.#inFlight >= this.#limit || this.#waiting.length > 0) && generation === this.#generation;
       this.#inFlight--;
       if (outcome === 'success' && used) this.#succeeded();
-      else if (outcome === 'secondary') this.#refused(generation);
+      else if (outcome === 'secondary') this.#refused(generation, position);
       this.#wakeWaiters();
     };
     return { success: () => give('success'), secondaryLimited: () => give('secondary'), release: () => give('other') };
@@ -114,12 +118,16 @@ export class AdaptiveLimit {
     this.#successes = 0;
   }
 
-  #refused(generation: number): void {
+  #refused(generation: number, position: number): void {
     if (generation !== this.#generation) return;
     const now = (this.options.now ?? Date.now)();
     // A probe refused again at the level refused before: wait longer before the next one.
-    if (this.#limit >= this.#refusedAt) this.#probeQuietMs = Math.min(this.#probeQuietMs * 2, 600_000);
-    this.#refusedAt = this.#limit;
+    if (Math.max(position, this.#limit) >= this.#refusedAt) this.#probeQuietMs = Math.min(this.#probeQuietMs * 2, 600_000);
+    // The level refused is below the one the refused request went at: some that went before it had already been
+    // answered when it reached the host (which counts only what it is still answering), so one fewer is taken as
+    // refused too (the 8th of a limit of 8 refused: 7 is taken as too many). A request refused alone says nothing
+    // of concurrency (the host counts something else): the limit then.
+    this.#refusedAt = position >= 2 ? position - 1 : this.#limit;
     this.#limit = Math.max(1, Math.floor(this.#limit / 2));
     this.#slowStart = false;
     this.#successes = 0;
