@@ -3,6 +3,7 @@ import type { EgressPolicy } from '../../egress/policy.js';
 import { LeaseLostError } from '../../leases/errors.js';
 import type { Lease } from '../../leases/lease.js';
 import { ownerName } from '../../leases/owner.js';
+import { Wakeup } from '../../util/wakeup.js';
 import { FileHosts } from '../attachments/scan.js';
 import type { GithubClient } from '../github/client.js';
 import { RunContext, RunStoppedError, type RunDeps } from '../run/context.js';
@@ -13,7 +14,6 @@ import { storedRepository } from '../store/objects.js';
 import { anyRefreshWaiting, importsWithRefreshes, waitingRefreshes } from '../store/refreshes.js';
 import type { ImporterMetrics } from '../metrics.js';
 import type { RefreshEnv } from './apply.js';
-import { Wakeup } from '../../util/wakeup.js';
 import { dueAt, nextRound, refreshRound } from './rounds.js';
 
 export interface RefresherOptions extends RunDeps {
@@ -48,17 +48,19 @@ const COMPACT_PROGRESS_MS = 5000;
 /**
  * Applies what webhooks named (refresh/intake.ts recorded it): each
  * waiting target is fetched from the API and stored, or removed when the
- * API says it is gone (apply.ts), in a batch that also removes its waiting
- * row — all under the import's lease and fence, like every import write.
+ * API says it is gone (apply.ts), in rounds whose batch also removes their
+ * waiting rows (rounds.ts) — all under the import's lease and fence, like
+ * every import write.
  *
  * - While a run goes on, its coordinator refreshes as it runs (during()),
  *   behind the run's guard, with the run's client (one concurrency, one
  *   budget). A refresh racing a page of the run with the same object is
  *   harmless: the newer `updated_at` is the one kept (see objects.ts).
  * - Between runs, the refresh job takes the import's lease for as long as
- *   targets wait, and writes behind the refresh guard (the import not
- *   started, not cancelled). An import that wants a run gets its coordinator
- *   instead: refreshes never starve a sync.
+ *   targets wait, and a little longer (LINGER_MS, woken by this process's
+ *   deliveries: see notify), and writes behind the refresh guard (the
+ *   import not started, not cancelled). An import that wants a run gets its
+ *   coordinator instead: refreshes never starve a sync.
  *
  * A target that cannot be refreshed (an error after the client's retries)
  * is listed as an import failure and dropped: the next sync brings it.
