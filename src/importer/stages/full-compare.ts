@@ -4,7 +4,6 @@ import { findCursor, startCursor, writeCursorStep, type Cursor } from '../store/
 import { storedObjects, type StoredObjectRef } from '../store/deletions.js';
 import { storedRepository } from '../store/objects.js';
 import { storedStamped } from '../store/reconcile-deletions.js';
-import { importerSettings } from '../settings.js';
 import { commitDeletions, listingCutoff, newestUpdate, unlisted } from './deletions.js';
 
 /*
@@ -18,9 +17,6 @@ import { commitDeletions, listingCutoff, newestUpdate, unlisted } from './deleti
 
 /** The cursor that records the last full compare: its `since` is when that compare began (a first import counts as one). */
 export const FULL_COMPARE = 'full-compare';
-
-/** The interval when the environment gives none (the setting's default). */
-export const DEFAULT_RECONCILE_INTERVAL_MS = importerSettings.importReconcileIntervalMs.parse(importerSettings.importReconcileIntervalMs.default);
 
 /** A `since` before anything on GitHub: a since walk from it lists everything. */
 const EPOCH = '1970-01-01T00:00:00Z';

@@ -26,7 +26,7 @@ import {
 import { importCollaborators } from './collaborators.js';
 import { reconcile } from './reconcile.js';
 import { dropDeletedComments, walkAndDropUnlisted } from './deletions.js';
-import { compareInFullWhenDue, DEFAULT_RECONCILE_INTERVAL_MS } from './full-compare.js';
+import { compareInFullWhenDue } from './full-compare.js';
 import { inParallel } from './parallel.js';
 import { repositoryStage } from './repository.js';
 
@@ -38,8 +38,8 @@ export interface StageEnv {
   ensureSources(ctx: RunContext, repository: any): Promise<{ repository: string | null; wiki: string | null }>;
   /** Waits until the git sources have synced (or failed). */
   waitSources(ctx: RunContext): Promise<void>;
-  /** How often a sync compares the large lists in full (FORGESYNC_IMPORT_RECONCILE_INTERVAL; its default when absent). */
-  reconcileIntervalMs?: number;
+  /** How often a sync compares the large lists in full (FORGESYNC_IMPORT_RECONCILE_INTERVAL). */
+  reconcileIntervalMs: number;
 }
 
 type StageRunner = (ctx: RunContext, env: StageEnv) => Promise<void>;
@@ -164,7 +164,7 @@ const protectedBranches: StageRunner = async (ctx) => {
  * then the counts checked against GitHub's.
  */
 const finish: StageRunner = async (ctx, env) => {
-  await compareInFullWhenDue(ctx, env.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS);
+  await compareInFullWhenDue(ctx, env.reconcileIntervalMs);
   await dropDeletedComments(ctx);
   const now = Date.now();
   // Profiles cached and fresh are trusted (and their 24 h start again: refreshed on read).
@@ -189,5 +189,3 @@ export const STAGE_RUNNERS: Record<Stage, StageRunner> = {
   protected_branches: protectedBranches,
   finish,
 };
-
-export { inParallel } from './parallel.js';

@@ -42,26 +42,34 @@ const CHUNK = 500;
  * numbers (for the change's subject).
  */
 export async function storedObjects(db: Kysely<Schema>, importId: number, selection: ObjectSelection): Promise<StoredObjectRef[]> {
-  const lists = [selection.keys, selection.numbers, selection.parents];
-  if (lists.some((list) => list !== undefined && list.length === 0)) return [];
-  const found: StoredObjectRef[] = [];
-  const { keys, numbers, parents } = selection;
-  const values: readonly (string | number)[] | undefined = keys ?? numbers ?? parents;
-  for (let start = 0; start < (values?.length ?? 1); start += CHUNK) {
-    const chunk = values?.slice(start, start + CHUNK);
-    const rows = await db
+  const { type, keys, numbers, parents, notInRun } = selection;
+  const base = () =>
+    db
       .selectFrom('import_objects')
       .select(['key', 'number'])
       .where('import_id', '=', importId)
-      .where('type', '=', selection.type)
-      .$if(keys !== undefined, (query) => query.where('key', 'in', chunk as string[]))
-      .$if(keys === undefined && numbers !== undefined, (query) => query.where('number', 'in', chunk as number[]))
-      .$if(keys === undefined && numbers === undefined && parents !== undefined, (query) => query.where('parent', 'in', chunk as number[]))
-      .$if(selection.notInRun !== undefined, (query) => query.where('run', '<>', selection.notInRun!))
-      .execute();
-    for (const row of rows) found.push({ type: selection.type, key: row.key, number: row.number === null ? null : Number(row.number) });
+      .where('type', '=', type)
+      .$if(notInRun !== undefined, (query) => query.where('run', '<>', notInRun!));
+  // One IN list per chunk of what selects (keys, else numbers, else parents), or all of the type.
+  const queries = keys
+    ? chunks(keys).map((chunk) => base().where('key', 'in', chunk))
+    : numbers
+      ? chunks(numbers).map((chunk) => base().where('number', 'in', chunk))
+      : parents
+        ? chunks(parents).map((chunk) => base().where('parent', 'in', chunk))
+        : [base()];
+  const found: StoredObjectRef[] = [];
+  for (const query of queries) {
+    for (const row of await query.execute()) found.push({ type, key: row.key, number: row.number === null ? null : Number(row.number) });
   }
   return found;
+}
+
+/** `values` in lists of CHUNK (none for an empty list: it selects nothing). */
+function chunks<T>(values: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let start = 0; start < values.length; start += CHUNK) out.push(values.slice(start, start + CHUNK));
+  return out;
 }
 
 /**
@@ -79,9 +87,7 @@ export function deleteObjectsSteps(db: Kysely<Schema>, importId: number, importN
   }
   const steps: Compilable[] = [];
   for (const [type, keys] of byType) {
-    for (let start = 0; start < keys.length; start += CHUNK) {
-      steps.push(db.deleteFrom('import_objects').where('import_id', '=', importId).where('type', '=', type).where('key', 'in', keys.slice(start, start + CHUNK)));
-    }
+    for (const chunk of chunks(keys)) steps.push(db.deleteFrom('import_objects').where('import_id', '=', importId).where('type', '=', type).where('key', 'in', chunk));
   }
   const changes: ChangeInput[] = objects
     .filter((object) => isPublished(object.type))
