@@ -124,23 +124,37 @@ describe('a database that refuses writes for a while', () => {
     h = await startImportHarness({ fake: { project: project(), latencyMs: 10 }, env: { FORGESYNC_LEASE_TTL: '60s' } });
     const file = h.databaseUrl.replace(/^sqlite:/, '');
     const record = await h.app.importer.create({ project: h.project, apiUrl: h.fake.apiUrl, credentials: credentialNames(1) });
-    const run = h.app.importer.runHere(record.name);
-    await eventually('the import to be under way', () => h!.fake.requests.length > 20);
-    // 6 s: longer than the busy timeout (5 s), so the writes meanwhile fail with SQLITE_BUSY at least once.
+    // Another process opens the file first and takes the write lock when told, so the lock lands mid-import
+    // however fast the import runs; it lets go once a write has waited out the busy timeout (5 s) and said so.
     const holder = spawn(
       process.execPath,
-      ['-e', "const db = new (require('better-sqlite3'))(process.argv[1]); db.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => { db.exec('COMMIT'); db.close(); }, 6000);", file],
-      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+      [
+        '-e',
+        "const db = new (require('better-sqlite3'))(process.argv[1]); console.log('ready'); let locked = false; process.stdin.on('data', () => { if (!locked) { locked = true; db.exec('BEGIN IMMEDIATE'); console.log('locked'); } else { db.exec('COMMIT'); db.close(); process.exit(0); } });",
+        file,
+      ],
+      { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] },
     );
     const exited = new Promise((resolve) => holder.on('exit', resolve));
-    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    const printed = (word: string) => new Promise<void>((resolve) => holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes(word) && resolve()));
+    const ready = printed('ready');
+    const locked = printed('locked');
+    await ready;
+    let finished = false;
+    const run = h.app.importer.runHere(record.name).finally(() => (finished = true));
+    await eventually('the import to be under way', () => h!.fake.requests.length > 20);
+    holder.stdin.write('lock\n');
+    await locked;
+    expect(finished, 'the import ended before the lock was taken').toBe(false);
+    const lockedRetries = () => h!.logs.lines.filter((line) => line.event === 'import_step_retry' && /database is locked/.test(String(line.err)));
+    await eventually('a write to wait out the busy timeout and try again', () => lockedRetries().length > 0, 60_000, 100);
+    holder.stdin.write('unlock\n');
     const { outcome } = await run;
     await exited;
     const status = await h.app.importer.status(record.name);
     expect(status.failure).toBeNull();
     expect(outcome).toBe('synced');
     expect(importedCounts(status)).toEqual(expectedCounts(h.fake));
-    expect(h.logs.lines.filter((line) => line.event === 'import_step_retry').map((line) => String(line.err))).toContainEqual(expect.stringMatching(/database is locked/));
   }, 120_000);
 });
 
