@@ -11,7 +11,7 @@ import type { Logger } from '../logging/logger.js';
 import type { ForgesyncServer } from '../server/app.js';
 import type { Database } from '../store/database.js';
 import { ImportNameTakenError } from './errors.js';
-import { GithubClient, type ClientToken } from './github/client.js';
+import { GithubClient } from './github/client.js';
 import { TokenBudgets } from './github/pacer.js';
 import { importerMetrics, type ImporterMetrics } from './metrics.js';
 import { DEFAULT_API_URL, parseProject, validateApiUrl, validateConcurrency, validateImportName } from './names.js';
@@ -343,7 +343,7 @@ export class Importer {
   }
 
   /** The tokens of an import's credentials for its API URL (never stored: resolved at each run). */
-  async #tokens(record: ImportRecord): Promise<ClientToken[]> {
+  async #tokens(record: ImportRecord) {
     return Promise.all(record.credentials.map(async (credential) => ({ credential, token: await this.options.credentials.tokenFor(credential, record.apiUrl) })));
   }
 

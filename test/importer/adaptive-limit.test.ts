@@ -85,22 +85,36 @@ describe('an adaptive in-flight limit', () => {
     expect(limit.limit).toBe(8);
   });
 
-  it('takes the level a refused request went at as the refused one, not the whole limit', async () => {
+  it('takes the level a refused request went at as the refused one, not the whole limit, and drops the edge below it by one if that is refused too', async () => {
     let now = 0;
     const limit = new AdaptiveLimit(20, { initial: 8, probeQuietMs: 10_000, now: () => now });
     const permits = await take(limit, 8);
-    // A host allowing 6 at once refuses the 8th (the 7th went as an earlier one was being answered): 7 is taken as too many.
-    permits[7]!.secondaryLimited();
-    for (const permit of permits.slice(0, 7)) permit.success();
+    // A host allowing 6 at once refuses the 8th (the 7th went as an earlier one was being answered): 8 is too many.
+    expect(permits[7]!.secondaryLimited()).toBe('limit-cut');
+    expect(permits[6]!.secondaryLimited()).toBe('sent-before-cut');
+    for (const permit of permits.slice(0, 6)) permit.success();
     expect(limit.limit).toBe(4);
-    await succeedRounds(limit, 4);
+    await succeedRounds(limit, 5);
+    expect(limit.limit).toBe(7);
+    // The edge, 7, is refused too: one fewer, not half.
+    const edge = await take(limit, 7);
+    expect(edge[6]!.secondaryLimited()).toBe('limit-cut');
+    for (const permit of edge.slice(0, 6)) permit.success();
     expect(limit.limit).toBe(6);
     now = 5_000;
-    await succeedRounds(limit, 1);
+    await succeedRounds(limit, 2);
     expect(limit.limit).toBe(6);
-    now = 10_000;
+    // After the quiet time, 7 is probed again.
+    now = 16_000;
     await succeedRounds(limit, 1);
     expect(limit.limit).toBe(7);
+  });
+
+  it('tells a request refused with nothing else in flight apart: concurrency is not the cause', async () => {
+    const limit = new AdaptiveLimit(20, { initial: 4 });
+    const [alone] = await take(limit, 1);
+    expect(alone!.secondaryLimited()).toBe('not-concurrency');
+    expect(limit.limit).toBe(2);
   });
 
   it('makes requests over the limit wait in arrival order', async () => {

@@ -96,7 +96,7 @@ describe('a client told absurd waits by its API host', () => {
     github.close();
   });
 
-  it('a secondary limit with retry-after 10^23 s waits MAX_LIMIT_WAIT_MS; with 1e308 or -1, the default minute; with 0, a second (no tight loop)', async () => {
+  it('a secondary limit with retry-after 10^23 s waits MAX_LIMIT_WAIT_MS; with 1e308 or -1, the default minute; with 0, a second (no tight loop), twice as long when refused again', async () => {
     const secondary = (retryAfter: string) => ({ status: 403, headers: { 'retry-after': retryAfter }, message: 'You have exceeded a secondary rate limit' });
     for (const [retryAfter, expected] of [[HUGE, MAX_LIMIT_WAIT_MS], ['1e308', 60_000], ['-1', 60_000]] as const) {
       const apiUrl = await host([secondary(retryAfter)]);
@@ -117,7 +117,8 @@ describe('a client told absurd waits by its API host', () => {
     const waits: number[] = [];
     const github = client(apiUrl, new AbortController().signal, waits);
     expect((await github.get('/x')).status).toBe(200);
-    expect(waits).toEqual([1000, 1000]);
+    // Refused again after its wait: GitHub asks for an exponentially growing wait.
+    expect(waits).toEqual([1000, 2000]);
     github.close();
   }, 20_000);
 });

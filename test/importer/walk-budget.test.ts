@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BodyMeter } from '../../src/egress/body.js';
-import type { GithubResponse } from '../../src/importer/github/client.js';
+import type { GithubResponse } from '../../src/importer/github/client-types.js';
 import type { RunContext } from '../../src/importer/run/context.js';
 import { PageBudget, WALK_BYTES } from '../../src/importer/run/page-budget.js';
 import { walk, type Collection } from '../../src/importer/run/walk.js';

@@ -14,7 +14,9 @@ import { WaitQueue } from '../../util/wait-queue.js';
  * - then it grows back by one per round of successes (a round: as many
  *   successes as the limit) up to one below the level that was refused
  *   (how many were in flight when the refused request went, which may be
- *   below the limit then);
+ *   below the limit then); that edge may be too many still (seen from here
+ *   one more may be in flight than the host counts), and if it is refused
+ *   it drops by one, without halving;
  *   only successes while the limit was in use count (a limit of 16 that
  *   never had more than 3 in flight has proved nothing about 16);
  *   probing that level again waits for a quiet time that doubles each time
@@ -90,18 +92,24 @@ export class AdaptiveLimit {
     const position = this.#inFlight;
     const generation = this.#generation;
     let given = false;
-    const give = (outcome: 'success' | 'secondary' | 'other'): void => {
-      if (given) return;
+    const give = (outcome: 'success' | 'secondary' | 'other'): SecondaryVerdict => {
+      if (given) return 'sent-before-cut';
       given = true;
       // Growth needs evidence: a success counts only when the limit was in use (all places taken, or someone
       // waiting), and only for a request sent under the current limit (one sent before a cut says nothing of it).
       const used = (this.#inFlight >= this.#limit || this.#waiting.length > 0) && generation === this.#generation;
       this.#inFlight--;
+      let verdict: SecondaryVerdict = 'sent-before-cut';
       if (outcome === 'success' && used) this.#succeeded();
-      else if (outcome === 'secondary') this.#refused(generation, position);
+      else if (outcome === 'secondary') verdict = this.#refused(generation, position);
       this.#wakeWaiters();
+      return verdict;
     };
-    return { success: () => give('success'), secondaryLimited: () => give('secondary'), release: () => give('other') };
+    return {
+      success: () => void give('success'),
+      secondaryLimited: () => give('secondary'),
+      release: () => void give('other'),
+    };
   }
 
   #succeeded(): void {
@@ -118,21 +126,27 @@ export class AdaptiveLimit {
     this.#successes = 0;
   }
 
-  #refused(generation: number, position: number): void {
-    if (generation !== this.#generation) return;
+  #refused(generation: number, position: number): SecondaryVerdict {
+    if (generation !== this.#generation) return 'sent-before-cut';
     const now = (this.options.now ?? Date.now)();
-    // A probe refused again at the level refused before: wait longer before the next one.
-    if (Math.max(position, this.#limit) >= this.#refusedAt) this.#probeQuietMs = Math.min(this.#probeQuietMs * 2, 600_000);
-    // The level refused is below the one the refused request went at: some that went before it had already been
-    // answered when it reached the host (which counts only what it is still answering), so one fewer is taken as
-    // refused too (the 8th of a limit of 8 refused: 7 is taken as too many). A request refused alone says nothing
-    // of concurrency (the host counts something else): the limit then.
-    this.#refusedAt = position >= 2 ? position - 1 : this.#limit;
-    this.#limit = Math.max(1, Math.floor(this.#limit / 2));
-    this.#slowStart = false;
     this.#successes = 0;
     this.#generation++;
     this.#lastCutAt = now;
+    if (position >= 2 && position === this.#refusedAt - 1) {
+      // Refused at the edge, the level just below a refused one: that one is too many for sure (the host counts no
+      // more in flight than we do), the edge was in doubt (an answer the host sent may not have reached us yet, a
+      // request sent before another may reach it after). Now it is known: one fewer, without halving.
+      this.#refusedAt = position;
+      this.#limit = Math.max(1, position - 1);
+      return 'limit-cut';
+    }
+    // A probe refused again at the level refused before: wait longer before the next one.
+    if (Math.max(position, this.#limit) >= this.#refusedAt) this.#probeQuietMs = Math.min(this.#probeQuietMs * 2, 600_000);
+    // A request refused alone says nothing of concurrency (the host counts something else): the limit is taken as refused.
+    this.#refusedAt = position >= 2 ? position : this.#limit;
+    this.#limit = Math.max(1, Math.floor(this.#limit / 2));
+    this.#slowStart = false;
+    return position >= 2 ? 'limit-cut' : 'not-concurrency';
   }
 
   #wakeWaiters(): void {
@@ -144,8 +158,16 @@ export class AdaptiveLimit {
 export interface Permit {
   /** The request got an answer that was not a secondary limit: one step towards growing. */
   success(): void;
-  /** The request was refused by the secondary limit: the limit halves (once per round). */
-  secondaryLimited(): void;
+  /** The request was refused by the secondary limit: the limit halves (once per round). Says what the refusal showed. */
+  secondaryLimited(): SecondaryVerdict;
   /** The request failed otherwise (network, abort): the place is given back, nothing learned. */
   release(): void;
 }
+
+/**
+ * What a secondary-limit refusal showed: `limit-cut`, too many in flight (the
+ * limit was halved); `sent-before-cut`, old news of a round already cut;
+ * `not-concurrency`, refused with nothing else in flight, so the host counts
+ * something other than concurrency and halving does not help.
+ */
+export type SecondaryVerdict = 'limit-cut' | 'sent-before-cut' | 'not-concurrency';

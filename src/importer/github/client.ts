@@ -5,66 +5,17 @@ import type { BoundToken } from '../../credentials/store.js';
 import type { BodyMeter } from '../../egress/body.js';
 import { EgressRefusedError, EgressResponseTooLargeError } from '../../egress/errors.js';
 import { PinnedAgent } from '../../egress/http.js';
-import type { EgressPolicy } from '../../egress/policy.js';
 import { retryAfterMs } from '../../util/retry-after.js';
 import { GithubAnswerTooLargeError, GithubAuthError, GithubRequestError } from '../errors.js';
-import { parseLinks, type Links } from './link.js';
-import type { Permit } from './adaptive-limit.js';
-import { Semaphore, type TokenBudget, type TokenBudgets } from './pacer.js';
+import { parseLinks } from './link.js';
+import type { Permit, SecondaryVerdict } from './adaptive-limit.js';
+import { Semaphore, type TokenBudget } from './pacer.js';
 import { MAX_LIMIT_WAIT_MS, resetAtOf, serverDateOf } from './rate-headers.js';
 import { waitForReset } from './reset-wait.js';
 import { bodyParser, connectionReset, httpErrorOf, limitOf, messageOf } from './answers.js';
 import { egressFetch } from './egress-fetch.js';
 import { zeroCounts, type RequestCounts } from './request-counts.js';
-
-/** A token of a named credential, resolved for the API URL. */
-export interface ClientToken {
-  credential: string;
-  token: BoundToken;
-}
-
-export interface GithubClientOptions {
-  /** `https://api.github.com` or `https://ghe.example.com/api/v3` (no trailing slash). */
-  apiUrl: string;
-  /** Empty: anonymous requests. */
-  tokens: readonly ClientToken[];
-  budgets: TokenBudgets;
-  /** Requests in flight at once. */
-  concurrency: number;
-  policy: EgressPolicy;
-  retries: number;
-  retryBaseMs: number;
-  /** Aborts waits and requests (shutdown, lease lost). */
-  signal?: AbortSignal;
-  /** Told of every answer: the result label for metrics (`ok`, `not_modified`, `rate_limited`, `secondary_limited`, `server_error`, `network_error`, `client_error`). */
-  onAnswer?: (result: string) => void;
-  /** Told of each wait for a rate-limit reset or a retry-after, with its length. */
-  onRateLimitWait?: (ms: number) => void;
-  /** The longest answer read (default MAX_ANSWER_BYTES); a longer one fails with GithubAnswerTooLargeError, not retried. */
-  maxAnswerBytes?: number;
-}
-
-/** What one GET asks for. */
-export interface GetOptions {
-  query?: Record<string, string | number>;
-  /** Asks conditionally: a 304 costs no budget. */
-  etag?: string | null;
-  /** Counts the answer's body as it arrives, and may hold reading back (a list walk's PageBudget). */
-  meter?: BodyMeter;
-}
-
-/** An answer the caller handles: 2xx, 304, and 4xx other than 401 and limit refusals. */
-export interface GithubResponse<T = unknown> {
-  status: number;
-  data: T;
-  headers: Record<string, string | undefined>;
-  etag: string | undefined;
-  links: Links;
-  /** The server's `date`, in epoch ms (the clock `since` watermarks are taken from); ours when it is missing or far off. */
-  date: number;
-  /** The size of a success body in bytes (0 for others). */
-  bytes: number;
-}
+import type { ClientToken, GetOptions, GithubClientOptions, GithubResponse } from './client-types.js';
 
 /** The most one answer of the API may be: a page of 100 pull requests is about 2 MB; a longer one is refused, not retried. */
 export const MAX_ANSWER_BYTES = 8 * 2 ** 20;
@@ -173,7 +124,7 @@ export class GithubClient {
    */
   async get<T = unknown>(path: string, options: GetOptions = {}): Promise<GithubResponse<T>> {
     const { retries, retryBaseMs, signal } = this.options;
-    for (let failures = 0, sent = 0, resets = 0; ; sent++) {
+    for (let failures = 0, sent = 0, resets = 0, refusals = 0; ; sent++) {
       if (sent > 0) this.counts.retried++;
       const release = await this.#semaphore.acquire(signal);
       let slot: Slot;
@@ -185,22 +136,30 @@ export class GithubClient {
         throw error;
       }
       let outcome: Outcome<T> | undefined;
-      // Out of flight as soon as its answer's budget is read (not also after the body): counted once, not twice.
+      let verdict: SecondaryVerdict | undefined;
+      // Out of flight as soon as its answer's budget is read (not also after the body): counted once, not twice. A
+      // success gives its place under the adaptive limit back then too, as the host is done with it (the body is ours
+      // to read): the limit counts what the host is still working on, as the host does.
       let inFlight = true;
-      const answered = (): void => {
+      const answered = (status?: number): void => {
         if (inFlight) slot.budget.done();
         inFlight = false;
+        if (status !== undefined && status < 400) permit.success();
       };
       try {
         outcome = await this.#send<T>(slot, path, options, answered);
       } finally {
         answered();
-        if (outcome?.secondary) permit.secondaryLimited();
+        if (outcome?.secondary) verdict = permit.secondaryLimited();
         else if (outcome?.response) permit.success();
         else permit.release();
         release();
       }
       if (outcome.response) return outcome.response;
+      if (outcome.secondary) {
+        await this.#waitOutSecondary(slot, { retryAfterMs: outcome.waitMs, verdict, refusedBefore: refusals++ });
+        continue;
+      }
       if (outcome.waitMs !== undefined) {
         // A limit's refusal is not a failure (it uses up no retry); the slot's spent budget or pause makes the next pick wait.
         continue;
@@ -249,6 +208,28 @@ export class GithubClient {
       if (result && succeeded(result.value)) permit.success();
       else permit.release();
     }
+  }
+
+  /**
+   * Waits out a secondary-limit refusal as GitHub asks: the refused request
+   * waits its retry-after, twice as long for each time it was refused
+   * before. The token's other requests go on under the halved in-flight
+   * limit, as Octokit's throttling does (too many at once is the usual
+   * cause, and the cut fixes it) — unless the refusal shows that concurrency
+   * is not the cause: a request refused with nothing else in flight, or
+   * refused again after its wait. Then every request of the token waits.
+   */
+  async #waitOutSecondary(slot: Slot, refusal: { retryAfterMs: number; verdict: SecondaryVerdict | undefined; refusedBefore: number }): Promise<void> {
+    const now = Date.now();
+    const waitMs = Math.min(MAX_LIMIT_WAIT_MS, refusal.retryAfterMs * 2 ** refusal.refusedBefore);
+    this.#countWait(waitMs);
+    if (refusal.verdict === 'not-concurrency' || refusal.refusedBefore > 0) {
+      // The next pick waits for the token's pause, this request's included.
+      slot.budget.pauseUntil(now + waitMs, now);
+      return;
+    }
+    const { signal } = this.options;
+    await sleep(waitMs, undefined, signal ? { signal } : {});
   }
 
   #countWait(ms: number): void {
@@ -301,8 +282,8 @@ export class GithubClient {
     }
   }
 
-  /** Sends one request; `answered` is called once its answer's budget headers are read. */
-  async #send<T>(slot: Slot, path: string, options: GetOptions, answered: () => void): Promise<Outcome<T>> {
+  /** Sends one request; `answered` is called with the status once its answer's budget headers are read. */
+  async #send<T>(slot: Slot, path: string, options: GetOptions, answered: (status: number) => void): Promise<Outcome<T>> {
     // When the request went: an answer slow to come back may tell of a window already over (TokenBudget.observe).
     const sentAt = Date.now();
     const headers: Record<string, string> = {};
@@ -317,7 +298,7 @@ export class GithubClient {
       this.counts.counted++;
       const responseHeaders = response.headers as Record<string, string | undefined>;
       slot.budget.observe(responseHeaders, Date.now(), sentAt);
-      answered();
+      answered(response.status);
       this.options.onAnswer?.('ok');
       const { parse, bytes } = await bodyParser<T>(response.data, responseHeaders, path);
       const answer = this.#answer<T>(response.status, undefined as T, responseHeaders, bytes);
@@ -341,7 +322,7 @@ export class GithubClient {
       }
       this.counts.total++;
       slot.budget.observe(responseHeaders, Date.now(), sentAt);
-      answered();
+      answered(status);
       if (status === 304) {
         this.counts.notModified++;
         this.options.onAnswer?.('not_modified');
@@ -361,8 +342,6 @@ export class GithubClient {
         this.options.onAnswer?.('secondary_limited');
         const now = Date.now();
         const waitMs = Math.max(retryAfterMs(responseHeaders['retry-after'], { now, maxMs: MAX_LIMIT_WAIT_MS }) ?? SECONDARY_DEFAULT_WAIT_MS, LIMIT_MIN_WAIT_MS);
-        slot.budget.pauseUntil(now + waitMs, now);
-        this.#countWait(waitMs);
         this.counts.secondaryLimited++;
         return { status, detail: 'secondary rate limit', waitMs, secondary: true };
       }
@@ -396,4 +375,5 @@ interface Slot {
 
 type Outcome<T> =
   | { response: GithubResponse<T>; status?: undefined; detail?: undefined; waitMs?: undefined; secondary?: undefined }
-  | { response?: undefined; status: number | null; detail: string; waitMs?: number; secondary?: true; reset?: true };
+  | { response?: undefined; status: number | null; detail: string; waitMs?: number; secondary?: undefined; reset?: true }
+  | { response?: undefined; status: number; detail: string; waitMs: number; secondary: true; reset?: undefined };

@@ -1,7 +1,7 @@
 import type { Compilable } from 'kysely';
 import type { BodyMeter } from '../../egress/body.js';
 import { pageOf } from '../github/link.js';
-import type { GithubResponse } from '../github/client.js';
+import type { GithubResponse } from '../github/client-types.js';
 import { GithubRequestError } from '../errors.js';
 import { findCursor, isPageDone, startCursor, withPageDone, writeCursorStep, type Cursor } from '../store/cursors.js';
 import type { RunContext } from './context.js';

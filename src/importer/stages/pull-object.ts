@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Compilable } from 'kysely';
-import type { GithubResponse } from '../github/client.js';
+import type { GithubResponse } from '../github/client-types.js';
 import { GithubAnswerError, GithubAuthError, GithubRequestError } from '../errors.js';
 import { PageBatch } from '../run/batch.js';
 import { checkObject } from '../run/shape.js';
