@@ -1,4 +1,5 @@
 import type { Logger } from '../logging/logger.js';
+import { allowListeners, LISTENERS_PER_TASK } from '../util/abort-listeners.js';
 import { InvalidJobError, JobTransportClosedError } from './errors.js';
 import type { Job, JobKind, JobLoad, JobTransport } from './types.js';
 import { validateJob, validateJobKind } from './validate.js';
@@ -62,6 +63,8 @@ export class InProcessTransport implements JobTransport {
     validateJobKind(kind, spec);
     if (this.#kinds.has(kind)) throw new InvalidJobError(`job kind "${kind}" already has a handler`);
     this.#kinds.set(kind, new KindQueue(spec));
+    // Every running job of every kind listens on the one shutdown signal.
+    allowListeners(this.#shutdown.signal, LISTENERS_PER_TASK * [...this.#kinds.values()].reduce((sum, queue) => sum + queue.spec.concurrency, 0));
   }
 
   async start(): Promise<void> {

@@ -1,6 +1,6 @@
-import { getMaxListeners, setMaxListeners } from 'node:events';
 import { EgressNetworkError } from '../../egress/errors.js';
 import { PinnedAgent, pinnedRequest, type PinnedResponse } from '../../egress/http.js';
+import { allowListeners } from '../../util/abort-listeners.js';
 import { redactSecrets } from '../../util/redact.js';
 import { retryAfterMs } from '../../util/retry-after.js';
 import type { OutgoingEvent } from '../events.js';
@@ -62,7 +62,7 @@ class HttpSink implements FeedSink {
     if (this.#closed) return events.map(() => failed('the sink is closed'));
     if (signal.aborted) return events.map(() => abortedOutcome(signal));
     // Each request in flight listens on the signal: that many listeners are expected, not a leak.
-    setMaxListeners(Math.max(getMaxListeners(signal), CONCURRENCY + 10), signal);
+    allowListeners(signal, CONCURRENCY);
     let pool: Pool;
     try {
       pool = await this.#acquire(signal);

@@ -1,10 +1,10 @@
 import { request as octokitRequest } from '@octokit/request';
-import { getMaxListeners, setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BoundToken } from '../../credentials/store.js';
 import type { BodyMeter } from '../../egress/body.js';
 import { EgressRefusedError, EgressResponseTooLargeError } from '../../egress/errors.js';
 import { PinnedAgent } from '../../egress/http.js';
+import { allowListeners } from '../../util/abort-listeners.js';
 import { retryAfterMs } from '../../util/retry-after.js';
 import { GithubAnswerTooLargeError, GithubAuthError, GithubRequestError } from '../errors.js';
 import { parseLinks } from './link.js';
@@ -52,7 +52,7 @@ export class GithubClient {
   constructor(private readonly options: GithubClientOptions) {
     this.#semaphore = new Semaphore(options.concurrency);
     // Every request in flight listens on the run's signal (and waits for a slot on it): that many listeners are expected, not a leak.
-    if (options.signal) setMaxListeners(Math.max(getMaxListeners(options.signal), 2 * options.concurrency + 10), options.signal);
+    if (options.signal) allowListeners(options.signal, 2 * options.concurrency);
     this.#api = new URL(options.apiUrl);
     const tokens: (ClientToken | null)[] = options.tokens.length > 0 ? [...options.tokens] : [null];
     this.#slots = tokens.map((token) => ({

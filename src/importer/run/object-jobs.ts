@@ -17,6 +17,7 @@ import { importLeaseKey } from './coordinator.js';
 import { afterImportWrite } from './crash-test-hook.js';
 import { retryTransient } from './retry.js';
 import { ownerName } from '../../leases/owner.js';
+import { allowListeners, LISTENERS_PER_TASK } from '../../util/abort-listeners.js';
 
 export interface ObjectJobsOptions extends RunDeps {
   tokens(record: ImportRecord): Promise<BoundToken[]>;
@@ -115,10 +116,12 @@ export class ObjectJobs {
 
   async #runAll(ctx: RunContext, keys: readonly string[]): Promise<void> {
     let index = 0;
+    const workers = Math.max(1, Math.min(jobsAtOnce(ctx.concurrency), keys.length));
+    allowListeners(ctx.signal, LISTENERS_PER_TASK * workers);
     const worker = async () => {
       while (index < keys.length && !ctx.signal.aborted) await this.run(ctx.importId, keys[index++]!, ctx.signal, ctx.record).catch(() => undefined);
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(jobsAtOnce(ctx.concurrency), keys.length)) }, worker));
+    await Promise.all(Array.from({ length: workers }, worker));
   }
 
   /** A job from the transport: its key is `<import id>:<job key>`. */

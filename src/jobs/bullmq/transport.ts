@@ -1,6 +1,7 @@
 import { Queue, Worker, type Job as BullJob, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../logging/logger.js';
+import { allowListeners, LISTENERS_PER_TASK } from '../../util/abort-listeners.js';
 import { InvalidJobError, JobBackendUnavailableError, JobTransportClosedError } from '../errors.js';
 import type { JobTransportOptions } from '../open.js';
 import type { Job, JobKind, JobLoad, JobPayload, JobTransport } from '../types.js';
@@ -82,6 +83,8 @@ class BullmqTransport implements JobTransport {
     if (this.#closing) throw new JobTransportClosedError();
     const handled: HandledKind = { spec, running: 0, byKey: new Map() };
     this.#kinds.set(kind, handled);
+    // Every running job of every kind listens on the one shutdown signal.
+    allowListeners(this.#shutdown.signal, LISTENERS_PER_TASK * [...this.#kinds.values()].reduce((sum, other) => sum + other.spec.concurrency, 0));
     if (this.#started) void this.#startWorker(kind, handled).catch((err) => this.#errors.report(kind, err));
   }
 
