@@ -2,7 +2,8 @@
 // Part of `npm test`: some tests drive real clients from Debian (never a
 // download of their own): the dashboard tests Debian's chromium, the LFS
 // tests git-lfs, the GitHub-compatible API's tests PyGithub and the gh CLI
-// (behind a TLS front whose throwaway certificates openssl makes). A fresh machine gets the missing ones here rather than by
+// (behind a TLS front whose throwaway certificates openssl makes), the alert rules' tests promtool (Debian's prometheus).
+// A fresh machine gets the missing ones here rather than by
 // hand, with one apt-get install: directly as root, through passwordless
 // sudo otherwise. Exits non-zero with the command to run when neither is
 // possible or the install did not produce them.
@@ -18,6 +19,7 @@ const CLIENTS = [
   { path: '/usr/lib/python3/dist-packages/github/__init__.py', pkg: 'python3-github' },
   { path: '/usr/bin/gh', pkg: 'gh' },
   { path: '/usr/bin/openssl', pkg: 'openssl' },
+  { path: '/usr/bin/promtool', pkg: 'prometheus' },
 ].map((client) => ({ ...client, path: `${ROOT}${client.path}` }));
 
 const missing = CLIENTS.filter((client) => !existsSync(client.path));

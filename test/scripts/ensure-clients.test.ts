@@ -26,7 +26,7 @@ describe('npm test on a machine without the clients the tests drive', () => {
   it('installs the missing packages, in one apt-get install', () => {
     const dir = mkdtempSync(join(tmpdir(), 'forgesync-clients-'));
     const root = join(dir, 'root');
-    const files = ['/usr/bin/chromium', '/usr/bin/git-lfs', '/usr/lib/python3/dist-packages/github/__init__.py', '/usr/bin/gh', '/usr/bin/openssl'].map((file) => join(root, file));
+    const files = ['/usr/bin/chromium', '/usr/bin/git-lfs', '/usr/lib/python3/dist-packages/github/__init__.py', '/usr/bin/gh', '/usr/bin/openssl', '/usr/bin/promtool'].map((file) => join(root, file));
     const calls = join(dir, 'calls');
     const install = files.map((file) => `mkdir -p ${dirname(file)} && touch ${file}`).join(' && ');
     for (const tool of ['apt-get', 'sudo']) {
@@ -40,7 +40,7 @@ describe('npm test on a machine without the clients the tests drive', () => {
     const env = { ...process.env, PATH: `${dir}:${process.env.PATH}`, FORGESYNC_CLIENTS_ROOT: root };
     execFileSync(process.execPath, [SCRIPT], { env, stdio: 'pipe' });
     expect(files.every((file) => existsSync(file))).toBe(true);
-    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['update', 'install -y --no-install-recommends chromium git-lfs python3-github gh openssl']);
+    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['update', 'install -y --no-install-recommends chromium git-lfs python3-github gh openssl prometheus']);
     // Present now: nothing more is installed.
     execFileSync(process.execPath, [SCRIPT], { env, stdio: 'pipe' });
     expect(readFileSync(calls, 'utf8').trim().split('\n')).toHaveLength(2);
