@@ -351,8 +351,8 @@ export class Feeds {
     const cached = this.#sinks.get(feed.name);
     if (cached?.signature === signature) return cached.sink;
     if (cached) await this.#closeSink(feed.name);
-    const { feedTimeoutMs: timeoutMs, feedFileRoot: fileRoot } = this.options.settings;
-    const sink = openSink(feed.sink, { ...(secret !== undefined ? { secret } : {}), batch: feed.batch, timeoutMs, policy: this.options.policy, fileRoot });
+    const { feedTimeoutMs: timeoutMs, feedFileRoot: fileRoot, feedFileMaxBytes: maxFileBytes, feedFileMaxAgeMs: maxFileAgeMs } = this.options.settings;
+    const sink = openSink(feed.sink, { ...(secret !== undefined ? { secret } : {}), batch: feed.batch, timeoutMs, policy: this.options.policy, fileRoot, maxFileBytes, maxFileAgeMs });
     this.#sinks.set(feed.name, { signature, sink });
     sink.catch(() => this.#sinks.get(feed.name)?.sink === sink && this.#sinks.delete(feed.name));
     return sink;

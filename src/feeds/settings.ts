@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { duration, integer, path, setting, text } from '../config/setting.js';
+import { duration, integer, parseSize, path, setting, text } from '../config/setting.js';
 
 /** Settings of the change feeds: the instance name events carry, retries, pacing and how long the change log keeps delivered changes. */
 export const feedSettings = {
@@ -62,6 +62,20 @@ export const feedSettings = {
     defaultDoc: '`<dataDir>/feeds`',
     doc: 'The directory file sinks (`file:///…`) must be inside: a feed naming a directory elsewhere, or one reached through a symbolic link leading out of it, is refused when added and when it delivers.',
     parse: path,
+  }),
+  feedFileMaxBytes: setting({
+    key: 'feedFileMaxBytes',
+    env: 'FORGESYNC_FEED_FILE_MAX_BYTES',
+    default: '64MiB',
+    doc: 'A file sink rolls the file it appends to into place, and starts the next, once it would grow past this size (a longer event gets a file of its own).',
+    parse: parseSize,
+  }),
+  feedFileMaxAgeMs: setting({
+    key: 'feedFileMaxAge',
+    env: 'FORGESYNC_FEED_FILE_MAX_AGE',
+    default: '1m',
+    doc: 'A file sink rolls the file it appends to into place this long after it was opened, whatever its size: the longest a delivered event waits to appear under a final name (readers may tail the open `.current-` file sooner).',
+    parse: duration(1000, 86_400_000),
   }),
   changeLogRetentionMs: setting({
     key: 'changeLogRetention',

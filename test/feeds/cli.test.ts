@@ -1,14 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { CloudEvent } from '../../src/feeds/events.js';
 import { LOOPBACK_NETWORKS } from '../support/egress.js';
 import { testSecret } from '../support/secrets.js';
 import { Upstream } from '../support/upstream.js';
+import { fileSinkEvents } from './file-events.js';
 
 const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
 const run = promisify(execFile);
@@ -30,13 +30,6 @@ async function forgesyncWith(env: Record<string, string>, dataDir: string, ...ar
   }
 }
 
-function events(dir: string): CloudEvent[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.ndjson'))
-    .sort()
-    .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
-    .map((line) => JSON.parse(line) as CloudEvent);
-}
 
 describe('forgesync feed', () => {
   it('adds a feed, syncs it, and reports it as the contract says', async () => {
@@ -61,7 +54,7 @@ describe('forgesync feed', () => {
     expect(Object.keys(status)).toEqual(expect.arrayContaining(['name', 'sink', 'types', 'sources', 'paused', 'headSeq', 'ackedSeq', 'lag', 'lastRun', 'holder', 'skips', 'retrying', 'deadLetters', 'fullSync']));
     expect(status).toMatchObject({ paused: false, lag: { changes: 0, oldestAgeS: 0 }, holder: null, skips: 0, retrying: 0, deadLetters: 0, lastRun: { operation: 'partial sync', outcome: 'delivered', delivered: 1 } });
     expect(status.ackedSeq).toBe(status.headSeq);
-    const last = events(out).at(-1)!;
+    const last = fileSinkEvents(out).at(-1)!;
     expect(last).toMatchObject({ type: 'dev.forgesync.ref.updated', subject: 'refs/heads/main', data: { source: 'demo', after: sha, forced: false } });
 
     expect(JSON.parse((await forgesync(dataDir, 'feed', 'pause', 'files', '--json')).stdout).paused).toBe(true);

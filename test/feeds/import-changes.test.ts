@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CloudEvent } from '../../src/feeds/events.js';
 import { credentialNames, startImportHarness, type ImportHarness } from '../importer/harness.js';
 import { eventually } from '../support/harness.js';
+import { fileSinkEvents } from './file-events.js';
 
 /** The change log rows of imported objects, in order. */
 async function importChanges(h: ImportHarness, afterSeq = 0) {
@@ -22,14 +22,6 @@ function sinkDirectory(h: ImportHarness): string {
   return mkdtempSync(join(h.app.config.feedFileRoot, 'files-'));
 }
 
-/** Every event the file sink wrote, in file order. */
-function written(dir: string): CloudEvent[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.ndjson'))
-    .sort()
-    .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
-    .map((line) => JSON.parse(line) as CloudEvent);
-}
 
 describe('changes recorded by the GitHub importer', () => {
   let h: ImportHarness;
@@ -86,7 +78,7 @@ describe('changes recorded by the GitHub importer', () => {
     await h.app.importer.runHere(name);
     const after = await h.app.feeds.sync('issues', { wait: true });
     expect(after.lag.changes).toBe(0);
-    const events = written(dir);
+    const events = fileSinkEvents(dir);
     const full = events.filter((event) => event.type === 'dev.forgesync.import.issue');
     const issueCount = project.issues.filter((issue) => !issue.pull).length;
     expect(new Set(full.map((event) => (event.data as { id: string }).id)).size).toBe(issueCount);
@@ -116,7 +108,7 @@ describe('a serving process with an import and a feed', () => {
     await eventually('the import to finish', async () => (await h.app.importer.status(record.name)).state === 'synced');
     const labels = h.fake.project.labels.length;
     const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && written(dir).filter((event) => event.type === 'dev.forgesync.import.label').length < labels) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(written(dir).filter((event) => event.type === 'dev.forgesync.import.label')).toHaveLength(labels);
+    while (Date.now() < deadline && fileSinkEvents(dir).filter((event) => event.type === 'dev.forgesync.import.label').length < labels) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fileSinkEvents(dir).filter((event) => event.type === 'dev.forgesync.import.label')).toHaveLength(labels);
   });
 });

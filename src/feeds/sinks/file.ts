@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, readdir, rename, unlink } from 'node:fs/promises';
+import { open, readdir, readFile, rename, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OutgoingEvent } from '../events.js';
 import { InvalidSinkOptionError } from './errors.js';
@@ -8,38 +8,52 @@ import { abortedOutcome, delivered, errorText, failed } from './outcomes.js';
 import type { DeliveryOutcome, FeedSink, SinkOptions } from './types.js';
 import { redactSinkUrl } from './url.js';
 
-/** A file is closed and the next one started beyond this size, unless the feed says otherwise. */
+/** A file is rolled into place beyond this size, unless the feed's settings say otherwise. */
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** A file is rolled into place this long after it was opened, unless the feed's settings say otherwise. */
+export const DEFAULT_MAX_FILE_AGE_MS = 60_000;
 /** What a delivered file's name looks like; its leading timestamp is what it sorts by. */
 const NAME = /^(\d{15})-\d{7}-\d{12}\.ndjson$/;
+/** The file being appended to is this prefix and its future name: a dot-file, which readers of delivered files skip. */
+const OPEN_PREFIX = '.current-';
+/** An open file untouched this long past its maximum age was left by a sink that is gone (killed): the next one rolls it. */
+const ABANDONED_AFTER_MS = 60_000;
 /** Filesystems that cannot fsync a directory say so with these; nothing more can be done there. */
 const NO_DIRECTORY_SYNC = new Set(['EINVAL', 'ENOTSUP', 'EISDIR']);
-/** A file is only ever made new (never one that exists, nor through a symbolic link), for writing. */
-const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+/** A file is only ever made new (never one that exists, nor through a symbolic link), for appending. */
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_APPEND;
 
 /** Numbers the files of this process, across sinks: with the timestamp and pid, names are unique and ordered. */
 let counter = 0;
 
-/** One file of a delivery: the events [start, end) as NDJSON. */
-interface Part {
-  start: number;
-  end: number;
-  text: string;
+/** The file a sink appends to until it is rolled into place. */
+interface OpenFile {
+  directory: string;
+  name: string;
+  handle: FileHandle;
+  /** Bytes in the file, all of them whole lines. */
+  bytes: number;
+  openedAt: number;
 }
 
 /**
  * NDJSON files in a directory (`file:///abs/dir`) inside the feed file root
  * `options.fileRoot` (see file-root.ts: checked when opened, and on disk
- * before every write, symbolic links included): each delivery's events,
- * one structured CloudEvent per line, in files of at most `batch` events
- * and `maxFileBytes` bytes (a single longer event gets a file of its own).
- * A file is written as `.tmp-<name>`, fsynced and renamed into place, and
- * the directory fsynced, before its events are acknowledged: a reader never
- * sees a partial file, and must skip dot-files (a crash may leave a
- * `.tmp-` file behind, which can be deleted). Names are
+ * before every write, symbolic links included), one structured CloudEvent
+ * per line. Deliveries are appended to one open file, `.current-<name>`,
+ * their lines fsynced before they are acknowledged; the file is rolled into
+ * place (renamed `<name>`, the directory fsynced) once it would grow past
+ * `maxFileBytes` (a single longer event gets a file of its own), once it is
+ * `maxFileAgeMs` old, and when the sink closes. So a directory gets a file
+ * a minute at most, not one per delivery, and a reader of the named files
+ * never sees a partial one; a reader that wants events sooner may tail the
+ * open file, whose lines are appended whole. Names are
  * `<ms timestamp, 15 digits>-<pid, 7>-<counter, 12>.ndjson`: sorted by
  * name, the files are in delivery order, across restarts too (a new sink
- * starts after the newest name it finds, whatever the clock says).
+ * starts after the newest name it finds, whatever the clock says). A sink
+ * killed with a file open leaves it behind; the next sink to write the
+ * directory cuts off its partial last line (events never acknowledged) and
+ * rolls it into place once it is ABANDONED_AFTER_MS past its maximum age.
  */
 export function createFileSink(url: URL, options: SinkOptions): FeedSink {
   const root = options.fileRoot;
@@ -53,11 +67,13 @@ class FileSink implements FeedSink {
   readonly #directory: string;
   readonly #root: string;
   readonly #shownUrl: string;
-  readonly #options: SinkOptions;
   readonly #maxBytes: number;
+  readonly #maxAgeMs: number;
   /** The timestamp of the last name given; undefined until the directory was read. */
   #lastMs: number | undefined;
-  /** Deliveries write one after another, so that names are taken in the order files appear. */
+  #open: OpenFile | undefined;
+  #ageTimer: NodeJS.Timeout | undefined;
+  /** Deliveries and rolls go one after another, so that names are taken in the order files appear. */
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
@@ -65,94 +81,131 @@ class FileSink implements FeedSink {
     this.#directory = directory;
     this.#root = root;
     this.#shownUrl = shownUrl;
-    this.#options = options;
     this.#maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.#maxAgeMs = options.maxFileAgeMs ?? DEFAULT_MAX_FILE_AGE_MS;
   }
 
   deliver(events: readonly OutgoingEvent[], signal: AbortSignal): Promise<DeliveryOutcome[]> {
     if (events.length === 0) return Promise.resolve([]);
     if (this.#closed) return Promise.resolve(events.map(() => failed('the sink is closed')));
-    const run = this.#queue.then(() => this.#write(events, signal));
+    return this.#enqueue(() => this.#write(events, signal));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return this.#queue.then(() => undefined);
+    this.#closed = true;
+    // A file that cannot be rolled now (its directory gone or unwritable) keeps its acknowledged lines: the next sink
+    // writing the directory rolls it once it is abandoned.
+    await this.#enqueue(() => this.#roll()).catch(() => undefined);
+  }
+
+  #enqueue<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(step);
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    await this.#queue;
-  }
-
   async #write(events: readonly OutgoingEvent[], signal: AbortSignal): Promise<DeliveryOutcome[]> {
     if (signal.aborted) return events.map(() => abortedOutcome(signal));
-    const parts = this.#split(events);
     let written = 0;
     let failure: unknown;
-    // Where the files go: the directory's real path, checked again before each write (the operator may have moved things).
-    let directory = this.#directory;
     try {
-      directory = await openDirectoryInRoot(this.#directory, this.#root, this.#shownUrl);
-      this.#lastMs ??= await this.#newestTimestamp(directory);
-      // In order, stopping at the first failure: what is in place is always a prefix of the delivery.
-      for (; written < parts.length && !signal.aborted; written++) await this.#writePart(directory, parts[written]!);
+      // Where the files go: the directory's real path, checked again before each write (the operator may have moved things).
+      const directory = await openDirectoryInRoot(this.#directory, this.#root, this.#shownUrl);
+      if (this.#open && this.#open.directory !== directory) await this.#roll();
+      this.#lastMs ??= await this.#recover(directory);
+      // In order: an abort leaves a prefix of the delivery acknowledged.
+      for (const part of this.#parts(events)) {
+        if (signal.aborted) break;
+        await this.#append(directory, part.text);
+        written = part.end;
+      }
+      await this.#open?.handle.sync();
     } catch (error) {
       failure = error;
+      // Whatever was appended may not be durable: none of it is acknowledged (sent again: at least once, by event id).
+      written = 0;
     }
-    // The renames are durable once the directory is.
-    if (written > 0) {
-      try {
-        await syncDirectory(directory);
-      } catch (error) {
-        failure ??= error;
-        written = 0;
-      }
-    }
-    const outcomes: DeliveryOutcome[] = [];
-    parts.forEach((part, index) => {
-      const outcome = index < written ? delivered : failure === undefined ? abortedOutcome(signal) : failed(`writing to ${this.#directory} failed: ${errorText(failure)}`);
-      for (let i = part.start; i < part.end; i++) outcomes.push(outcome);
-    });
-    return outcomes;
+    return events.map((_, index) =>
+      index < written ? delivered : failure === undefined ? abortedOutcome(signal) : failed(`writing to ${this.#directory} failed: ${errorText(failure)}`),
+    );
   }
 
-  /** The events in files of at most `batch` events and `maxFileBytes` bytes. */
-  #split(events: readonly OutgoingEvent[]): Part[] {
-    const parts: Part[] = [];
-    let current: { start: number; lines: string[]; bytes: number } | undefined;
-    const flush = (end: number): void => {
-      if (current) parts.push({ start: current.start, end, text: current.lines.join('') });
-    };
-    events.forEach((entry, index) => {
+  /** The events in runs of whole lines, each as long as fits the open file's room (one longer event alone). */
+  *#parts(events: readonly OutgoingEvent[]): Generator<{ text: string; end: number }> {
+    let lines: string[] = [];
+    let bytes = 0;
+    for (const [index, entry] of events.entries()) {
       const line = `${entry.body}\n`;
-      const bytes = Buffer.byteLength(line);
-      if (current && (current.lines.length >= this.#options.batch || current.bytes + bytes > this.#maxBytes)) {
-        flush(index);
-        current = undefined;
+      const size = Buffer.byteLength(line);
+      if (lines.length > 0 && bytes + size > this.#room()) {
+        yield { text: lines.join(''), end: index };
+        lines = [];
+        bytes = 0;
       }
-      current ??= { start: index, lines: [], bytes: 0 };
-      current.lines.push(line);
-      current.bytes += bytes;
-    });
-    flush(events.length);
-    return parts;
+      lines.push(line);
+      bytes += size;
+    }
+    yield { text: lines.join(''), end: events.length };
   }
 
-  async #writePart(directory: string, part: Part): Promise<void> {
-    const name = this.#nextName();
-    const temporary = join(directory, `.tmp-${name}`);
+  /** Bytes the open file may still take before it is rolled (a new file's whole size when none is open). */
+  #room(): number {
+    return this.#open ? this.#maxBytes - this.#open.bytes : this.#maxBytes;
+  }
+
+  /** Appends whole lines to the open file, rolling it first when they would not fit or it is old; opens one when none is. */
+  async #append(directory: string, text: string): Promise<void> {
+    const size = Buffer.byteLength(text);
+    const open = this.#open;
+    if (open && (open.bytes + size > this.#maxBytes || Date.now() - open.openedAt >= this.#maxAgeMs)) await this.#roll();
+    const file = this.#open ?? (await this.#openFile(directory));
     try {
-      // Exclusive: never write into a file someone else has open under this name, nor through a link.
-      const handle = await open(temporary, NEW_FILE, 0o644);
-      try {
-        await handle.writeFile(part.text);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temporary, join(directory, name));
+      await file.handle.write(text);
+      file.bytes += size;
     } catch (error) {
-      await unlink(temporary).catch(() => undefined);
+      // A partial line would spoil every line after it: cut back to the last whole one, and start a new file next time.
+      await file.handle.truncate(file.bytes).catch(() => undefined);
+      await this.#roll().catch(() => undefined);
       throw error;
     }
+  }
+
+  async #openFile(directory: string): Promise<OpenFile> {
+    const name = this.#nextName();
+    // Exclusive: never append to a file someone else has open under this name, nor through a link.
+    const handle = await open(join(directory, `${OPEN_PREFIX}${name}`), NEW_FILE, 0o644);
+    try {
+      // The new name is durable before anything in the file is acknowledged.
+      await syncDirectory(directory);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    this.#open = { directory, name, handle, bytes: 0, openedAt: Date.now() };
+    // Rolled when old even if nothing more comes; the timer does not keep the process alive.
+    this.#ageTimer = setTimeout(() => void this.#enqueue(() => this.#rollIfOld()).catch(() => undefined), this.#maxAgeMs);
+    this.#ageTimer.unref();
+    return this.#open;
+  }
+
+  async #rollIfOld(): Promise<void> {
+    if (this.#open && Date.now() - this.#open.openedAt >= this.#maxAgeMs) await this.#roll();
+  }
+
+  /** Closes the open file and renames it into place, durably; nothing when none is open. */
+  async #roll(): Promise<void> {
+    const file = this.#open;
+    this.#open = undefined;
+    clearTimeout(this.#ageTimer);
+    if (!file) return;
+    try {
+      await file.handle.sync();
+    } finally {
+      await file.handle.close();
+    }
+    await rename(join(file.directory, `${OPEN_PREFIX}${file.name}`), join(file.directory, file.name));
+    await syncDirectory(file.directory);
   }
 
   #nextName(): string {
@@ -163,14 +216,32 @@ class FileSink implements FeedSink {
     return `${String(ms).padStart(15, '0')}-${String(process.pid).padStart(7, '0')}-${String(counter).padStart(12, '0')}.ndjson`;
   }
 
-  /** Just past the timestamp of the newest delivered file in the directory (0 if none), so new names sort after it. */
-  async #newestTimestamp(directory: string): Promise<number> {
+  /**
+   * Rolls into place the open files that sinks gone without closing left
+   * behind (their partial last line cut off), and returns just past the
+   * timestamp of the newest file, open or not (0 if none), so new names
+   * sort after it.
+   */
+  async #recover(directory: string): Promise<number> {
     let newest = -1;
-    for (const name of await readdir(directory)) {
+    for (const entry of await readdir(directory)) {
+      const name = entry.startsWith(OPEN_PREFIX) ? entry.slice(OPEN_PREFIX.length) : entry;
       const ms = NAME.exec(name)?.[1];
-      if (ms !== undefined) newest = Math.max(newest, Number(ms));
+      if (ms === undefined) continue;
+      newest = Math.max(newest, Number(ms));
+      if (name !== entry) await this.#rollAbandoned(directory, name);
     }
     return newest + 1;
+  }
+
+  async #rollAbandoned(directory: string, name: string): Promise<void> {
+    const path = join(directory, `${OPEN_PREFIX}${name}`);
+    const info = await stat(path);
+    if (Date.now() - info.mtimeMs < this.#maxAgeMs + ABANDONED_AFTER_MS) return;
+    const text = await readFile(path);
+    await truncate(path, text.lastIndexOf(0x0a) + 1);
+    await rename(path, join(directory, name));
+    await syncDirectory(directory);
   }
 }
 

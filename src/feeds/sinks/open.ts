@@ -33,11 +33,14 @@ export async function openSink(url: string, options: SinkOptions): Promise<FeedS
 }
 
 function checkOptions(options: SinkOptions): void {
-  const { batch, timeoutMs, maxFileBytes } = options ?? ({} as SinkOptions);
+  const { batch, timeoutMs, maxFileBytes, maxFileAgeMs } = options ?? ({} as SinkOptions);
   if (!Number.isSafeInteger(batch) || batch < 1) throw new InvalidSinkOptionError(`a sink's batch size must be a whole number of at least 1, not ${String(batch).slice(0, 20)}`);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new InvalidSinkOptionError(`a sink's timeout must be a positive number of milliseconds, not ${String(timeoutMs).slice(0, 20)}`);
   if (maxFileBytes !== undefined && (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1)) {
     throw new InvalidSinkOptionError(`a file sink's maxFileBytes must be a whole number of at least 1, not ${String(maxFileBytes).slice(0, 20)}`);
+  }
+  if (maxFileAgeMs !== undefined && (!Number.isSafeInteger(maxFileAgeMs) || maxFileAgeMs < 1)) {
+    throw new InvalidSinkOptionError(`a file sink's maxFileAgeMs must be a whole number of at least 1, not ${String(maxFileAgeMs).slice(0, 20)}`);
   }
   if (!options.policy) throw new InvalidSinkOptionError('a sink needs the egress policy its connections are checked against');
 }

@@ -44,14 +44,16 @@ export interface SinkOptions {
    * checked to be bound to the sink's host; undefined when the feed names none.
    */
   secret?: string;
-  /** Events per request (HTTP) or per file (file sink); 1 means one POST per event. */
+  /** Events per request (HTTP) or per fsynced append (file sink); 1 means one POST per event. */
   batch: number;
   /** Per-request timeout in milliseconds. */
   timeoutMs: number;
   /** File sink: the directory it must be inside (FORGESYNC_FEED_FILE_ROOT); a file sink cannot be opened without it. */
   fileRoot?: string;
-  /** File sink: a file is closed and a new one started beyond this many bytes. */
+  /** File sink: the open file is rolled into place and a new one started beyond this many bytes. */
   maxFileBytes?: number;
+  /** File sink: the open file is rolled into place this many milliseconds after it was opened. */
+  maxFileAgeMs?: number;
   /** Every outbound connection (HTTP and NATS sinks) is checked against it first. */
   policy: EgressPolicy;
 }

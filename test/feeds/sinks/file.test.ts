@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -10,6 +10,8 @@ import { outgoing, type CloudEvent } from '../../../src/feeds/events.js';
 import { FileSinkOutsideRootError, UnsupportedSinkUrlError } from '../../../src/feeds/sinks/errors.js';
 import { openSink } from '../../../src/feeds/sinks/open.js';
 import type { DeliveryOutcome, FeedSink, SinkOptions } from '../../../src/feeds/sinks/types.js';
+import { eventually } from '../../support/harness.js';
+import { fileSinkFiles, OPEN_FILE_PREFIX as OPEN } from '../file-events.js';
 import { describeSinkConformance, makeEvents, type ReceivedEvent } from './conformance.js';
 
 const root = mkdtempSync(join(tmpdir(), 'forgesync-file-sink-'));
@@ -43,7 +45,7 @@ async function filesOf(directory: string): Promise<{ name: string; text: string 
 }
 
 async function linesOf(directory: string): Promise<ReceivedEvent[]> {
-  return (await filesOf(directory)).flatMap(({ text }) =>
+  return fileSinkFiles(directory).flatMap(({ text }) =>
     text
       .split('\n')
       .slice(0, -1)
@@ -85,13 +87,49 @@ function sized(bytes: number) {
 }
 
 describe('file sink', () => {
-  it('creates the directory, and leaves no temporary file', async () => {
+  it('creates the directory, appends to an open dot-file, and rolls it into place when it closes', async () => {
     const directory = fresh();
     const sink = await openIn(directory);
     expect((await sink.deliver(makeEvents(3), never())).every((outcome) => outcome.ok)).toBe(true);
-    const names = await readdir(directory);
-    expect(names).toHaveLength(1);
-    expect(names[0]).toMatch(NAME);
+    const open = await readdir(directory);
+    expect(open).toHaveLength(1);
+    expect(open[0]!.startsWith(OPEN) && NAME.test(open[0]!.slice(OPEN.length))).toBe(true);
+    await sink.close();
+    expect(await readdir(directory)).toEqual([open[0]!.slice(OPEN.length)]);
+    expect((await filesOf(directory))[0]!.text.split('\n')).toHaveLength(4);
+  });
+
+  it('appends many deliveries to one file (not a file each), and rolls it into place once it is as old as allowed', async () => {
+    const directory = fresh();
+    const sink = await openIn(directory, { maxFileAgeMs: 300 });
+    const deliveries = Array.from({ length: 20 }, () => makeEvents(1));
+    for (const events of deliveries) expect((await sink.deliver(events, never()))[0]!.ok).toBe(true);
+    // Rolled by its age with nothing more delivered: the events appear under a final name without a close.
+    const files = await eventually('the open file to be rolled into place', async () => {
+      const named = await filesOf(directory);
+      return named.length > 0 && (await readdir(directory)).every((name) => !name.startsWith('.')) ? named : undefined;
+    });
+    expect(files.map(({ text }) => text).join('')).toBe(deliveries.flat().map((entry) => `${entry.body}\n`).join(''));
+    expect(files.length).toBeLessThan(deliveries.length);
+  });
+
+  it('rolls into place, its partial last line cut off, a file a killed sink left open, and names new files after it', async () => {
+    const directory = fresh();
+    await mkdir(directory, { recursive: true });
+    const [kept, cut] = makeEvents(2);
+    const leftName = `${String(Date.now()).padStart(15, '0')}-0000001-000000000001.ndjson`;
+    const left = join(directory, `${OPEN}${leftName}`);
+    await writeFile(left, `${kept!.body}\n${cut!.body.slice(0, 20)}`);
+    // Untouched for longer than the longest a live sink keeps a file open, and a minute more.
+    const old = new Date(Date.now() - 3 * 60_000);
+    await utimes(left, old, old);
+    const sink = await openIn(directory, { maxFileAgeMs: 60_000 });
+    const next = makeEvents(1);
+    expect((await sink.deliver(next, never()))[0]!.ok).toBe(true);
+    await sink.close();
+    const files = await filesOf(directory);
+    expect(files.map(({ name }) => name)[0]).toBe(leftName);
+    expect(files.map(({ text }) => text)).toEqual([`${kept!.body}\n`, `${next[0]!.body}\n`]);
   });
 
   it('splits a delivery across files by size, in order, a longer event alone in its file', async () => {
@@ -99,17 +137,11 @@ describe('file sink', () => {
     const sink = await openIn(directory, { maxFileBytes: 2000 });
     const events = [...Array.from({ length: 9 }, () => sized(600)), sized(5000), sized(600)];
     expect((await sink.deliver(events, never())).every((outcome) => outcome.ok)).toBe(true);
+    await sink.close();
     const files = await filesOf(directory);
     expect(files.map(({ text }) => text.split('\n').length - 1)).toEqual([3, 3, 3, 1, 1]);
     for (const { text } of files.filter(({ text }) => text.length < 5000)) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2000);
     expect(files.map(({ text }) => text).join('')).toBe(events.map((entry) => `${entry.body}\n`).join(''));
-  });
-
-  it('puts at most batch events in a file', async () => {
-    const directory = fresh();
-    const sink = await openIn(directory, { batch: 3 });
-    await sink.deliver(makeEvents(10), never());
-    expect((await filesOf(directory)).map(({ text }) => text.split('\n').length - 1)).toEqual([3, 3, 3, 1]);
   });
 
   it('names files so that they sort in delivery order, across sinks on one directory too', async () => {
@@ -121,7 +153,7 @@ describe('file sink', () => {
     // A later sink starts after the newest name it finds, even one from the future.
     await writeFile(join(directory, `${String(Date.now() + 3_600_000).padStart(15, '0')}-0000001-000000000001.ndjson`), `${calls[1]![0]!.body}\n`);
     await (await openIn(directory)).deliver(calls[2]!, never());
-    const files = await filesOf(directory);
+    const files = fileSinkFiles(directory);
     expect(files.every(({ name }) => NAME.test(name))).toBe(true);
     expect(files.map(({ text }) => text).join('')).toBe([...calls[0]!, ...calls[1]!, calls[1]![0]!, ...calls[2]!].map((entry) => `${entry.body}\n`).join(''));
   });
@@ -149,6 +181,7 @@ describe('file sink', () => {
     done = true;
     await watcher;
     expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+    await sink.close();
     const files = await filesOf(directory);
     expect(files.length).toBeGreaterThan(4);
     expect(seen.size).toBeGreaterThan(0);
@@ -165,6 +198,7 @@ describe('file sink', () => {
     expect(outcome.error).toMatch(new RegExp(`^writing to ${directory.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} failed: (EEXIST|ENOTDIR)`));
     await rm(directory);
     expect((await sink.deliver(makeEvents(2), never())).every((entry) => entry.ok)).toBe(true);
+    await sink.close();
     expect((await readdir(directory)).filter((name) => !NAME.test(name))).toEqual([]);
   });
 
@@ -226,12 +260,12 @@ describe('file sink: only inside the feed file root', () => {
     await mkdir(join(base, 'real'), { recursive: true });
     await symlink(join(base, 'real'), join(base, 'alias'));
     expect((await (await openIn(join(base, 'alias', 'sub'))).deliver(makeEvents(2), never())).every((outcome) => outcome.ok)).toBe(true);
-    expect((await filesOf(join(base, 'real', 'sub'))).length).toBe(1);
+    expect(fileSinkFiles(join(base, 'real', 'sub')).length).toBe(1);
     const linkedRoot = join(base, 'linked-root');
     await symlink(join(base, 'real'), linkedRoot);
     const sink = await openSink(pathToFileURL(join(linkedRoot, 'feed')).href, { batch: 10, timeoutMs: 5000, policy, fileRoot: linkedRoot });
     opened.push(sink);
     expect((await sink.deliver(makeEvents(1), never())).every((outcome) => outcome.ok)).toBe(true);
-    expect((await filesOf(join(base, 'real', 'feed'))).length).toBe(1);
+    expect(fileSinkFiles(join(base, 'real', 'feed')).length).toBe(1);
   });
 });
