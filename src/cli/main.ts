@@ -2,7 +2,9 @@ import { Command, CommanderError } from 'commander';
 import type { ModuleApis } from '../app/compose.js';
 import { MODULES } from '../app/modules.js';
 import type { AnyModuleDefinition } from '../module/definition.js';
+import { doctorCommand } from '../doctor/command.js';
 import { withApiOf } from './app-context.js';
+import { commandConfig } from './context.js';
 import { leaseCommands } from './lease-commands.js';
 import { serveCommand } from './serve-command.js';
 
@@ -22,6 +24,7 @@ export function buildProgram(): Command {
   }
   program.addCommand(serveCommand());
   program.addCommand(leaseCommands());
+  program.addCommand(doctorCommand({ configOf: (command) => commandConfig(command) }));
   overrideExits(program);
   return program;
 }

@@ -1,0 +1,44 @@
+import { proxyConfigured } from '../egress/proxy.js';
+import { REFUSED_RANGES } from '../egress/ranges.js';
+import { parseProtocols } from '../git/url.js';
+import { ok, warn, type CheckContext, type CheckGroup, type CheckResult } from './types.js';
+
+/**
+ * What forgesync may reach (the egress policy: protocols, networks allowed
+ * beyond the public internet, a proxy) and which webhook endpoints accept
+ * deliveries (each needs its secret; without it the endpoint answers 404).
+ */
+export const exposureChecks: CheckGroup = {
+  name: 'exposure',
+  async run({ config }: CheckContext): Promise<CheckResult[]> {
+    return [egressSummary(config), ...webhookChecks(config)];
+  },
+};
+
+function egressSummary(config: CheckContext['config']): CheckResult {
+  const protocols = [...parseProtocols(config.gitProtocols)].join(', ');
+  const allowed = config.allowNetworks ?? [];
+  const networks = allowed.length === 0 ? `public addresses only (${REFUSED_RANGES.length} loopback, private, link-local and reserved ranges refused)` : `public addresses and ${allowed.join(', ')}`;
+  const proxy = proxyConfigured() ? '; a proxy is configured (http_proxy/https_proxy/all_proxy): git goes through it, the proxy must enforce what it may reach' : '';
+  const detail = `git protocols ${protocols}; networks: ${networks}${proxy}`;
+  const plaintext = ['http', 'git'].filter((protocol) => parseProtocols(config.gitProtocols).has(protocol));
+  if (plaintext.length > 0) {
+    return warn('egress', detail, `${plaintext.join(' and ')} in FORGESYNC_GIT_PROTOCOLS ${plaintext.length === 1 ? 'sends' : 'send'} repositories (and tokens bound to http:// hosts) unencrypted; keep them only for upstreams on a trusted network`);
+  }
+  return ok('egress', detail);
+}
+
+/** The webhook endpoints (see replication/webhooks): each accepts deliveries only once its secret is set. */
+const WEBHOOKS = [
+  { endpoint: '/hooks/github', setting: 'githubWebhookSecret', env: 'FORGESYNC_GITHUB_WEBHOOK_SECRET', what: 'GitHub push and project events' },
+  { endpoint: '/hooks/gitlab', setting: 'gitlabWebhookToken', env: 'FORGESYNC_GITLAB_WEBHOOK_TOKEN', what: 'GitLab push and system hooks' },
+  { endpoint: '/hooks/generic/:source', setting: 'genericWebhookSecret', env: 'FORGESYNC_GENERIC_WEBHOOK_SECRET', what: 'Standard Webhooks deliveries' },
+] as const;
+
+function webhookChecks(config: CheckContext['config']): CheckResult[] {
+  return WEBHOOKS.map(({ endpoint, setting, env, what }) =>
+    config[setting] !== undefined
+      ? ok(`webhook:${endpoint}`, `secret set (${env}): ${what} are accepted when signed with it`)
+      : warn(`webhook:${endpoint}`, `no secret: ${endpoint} answers 404 and syncs wait for their schedule`, `set ${env} (and the same secret at the sender) if you want ${what} to trigger syncs; otherwise nothing to do`),
+  );
+}
