@@ -16,7 +16,7 @@ export const clusterDefinition = {
   name: 'cluster',
   settings: clusterSettings,
   open(services: ModuleServices, settings: SettingValues<typeof clusterSettings>, needs: ClusterNeeds) {
-    const cluster = new Cluster({ database: services.database, config: services.config, settings, logger: services.logger, replication: needs.replication });
+    const cluster = new Cluster({ database: services.database, config: services.config, settings, logger: services.logger, metrics: services.metrics, replication: needs.replication });
     return { api: cluster, stop: () => cluster.stop() };
   },
   commands: clusterCommands,

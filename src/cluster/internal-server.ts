@@ -1,4 +1,5 @@
 import Fastify from 'fastify';
+import type { Registry } from 'prom-client';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { FastifyRequest } from 'fastify';
 import type { RouteContext } from '../server/module-routes.js';
@@ -19,6 +20,8 @@ export interface InternalServerOptions {
   logger: Logger;
   /** This worker's directories, hidden in its answers as the api's are in its own. */
   serverPaths: ServerPaths;
+  /** Served on `/metrics` (behind the cluster token like everything here): a worker-only process has no other HTTP server. */
+  metrics: Registry;
   /** Registers the routes it serves (the snapshots module's, under the same paths as the api's). */
   routes: (server: ForgesyncServer, context: RouteContext) => Promise<void>;
 }
@@ -41,7 +44,9 @@ function forwardedCaller(request: FastifyRequest): string | null {
  * (cluster/forward.ts). Every request must carry the cluster token; the
  * api's caller comes in CALLER_HEADER, so a hold made through it belongs to
  * the caller's token as it would on one process. No dashboard, webhooks or
- * admin routes: nothing here changes the registry.
+ * admin routes: nothing here changes the registry. It also serves the
+ * process's `/metrics` (the same registry as an api's), for Prometheus to
+ * scrape workers run without the api role, with the cluster token.
  */
 export async function startInternalServer(options: InternalServerOptions): Promise<InternalServer> {
   const server = Fastify({
@@ -58,6 +63,7 @@ export async function startInternalServer(options: InternalServerOptions): Promi
       return reply.code(401).send({ error: 'unauthorized', message: 'the internal endpoint takes the cluster token (FORGESYNC_CLUSTER_TOKEN) only' });
     }
   });
+  server.get('/metrics', { schema: { hide: true } }, async (_request, reply) => reply.type(options.metrics.contentType).send(await options.metrics.metrics()));
   await options.routes(server, { tokens: { admin: options.token, read: undefined }, caller: forwardedCaller, serverPaths: options.serverPaths });
   const separator = options.listen.lastIndexOf(':');
   const host = options.listen.slice(0, separator).replace(/^\[(.*)\]$/, '$1');

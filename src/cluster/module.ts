@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { Logger } from '../logging/logger.js';
 import type { KernelConfig } from '../module/definition.js';
 import type { ReplicationApi, SourcePlacement } from '../replication/api.js';
@@ -8,6 +9,7 @@ import { DrainTimeoutError, MovesNeedRoutedJobsError } from './errors.js';
 import { ShardReads } from './forward.js';
 import type { InternalServer } from './internal-server.js';
 import { ShardMembership } from './membership.js';
+import { shardMetrics } from './metrics.js';
 import { parseRoles, type Roles } from './roles.js';
 import type { clusterSettings } from './settings.js';
 import { ShardRepository, type ShardInfo } from './store/shards.js';
@@ -19,6 +21,8 @@ export interface ClusterOptions {
   config: KernelConfig;
   settings: SettingValues<typeof clusterSettings>;
   logger: Logger;
+  /** This instance's Prometheus registry: the shards' gauges go there, and a worker's internal endpoint serves it on /metrics. */
+  metrics: Registry;
   /** The sources (opened after the cluster, which places them: used only once everything is open). */
   replication: () => ReplicationApi;
 }
@@ -50,6 +54,7 @@ export class Cluster {
     // A worker heartbeats every third of the lease ttl; six missed beats (a busy registry can delay a few) and its shard is down.
     this.#shards = new ShardRepository(options.database.db, 2 * config.leaseTtlMs);
     this.#roles = parseRoles(settings.role);
+    shardMetrics(options.metrics, this.#shards);
     const routed = config.jobsUrl !== undefined;
     this.placement = {
       choose: (name) => this.#shards.choose(name),
@@ -124,6 +129,7 @@ export class Cluster {
         ...(settings.internalUrl !== undefined ? { advertisedUrl: settings.internalUrl } : {}),
         logger,
         serverPaths: options.serverPaths,
+        metrics: this.options.metrics,
         routes: async (server, context) => {
           for (const routes of options.shardRoutes) await routes(server, context);
         },

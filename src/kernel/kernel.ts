@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { openJobTransport } from '../jobs/open.js';
 import type { JobTransport } from '../jobs/types.js';
 import type { LeaseManager } from '../leases/manager.js';
+import { leaseMetrics } from '../leases/metrics.js';
 import { openLeaseManager } from '../leases/open.js';
 import type { Logger } from '../logging/logger.js';
 import { openDatabase, pingDatabase, type Database } from '../store/database.js';
@@ -47,7 +48,10 @@ export class Kernel {
     readonly leases: LeaseManager,
     readonly jobs: JobTransport,
     readonly logger: Logger,
-  ) {}
+  ) {
+    // Here, not in a module: every process holds leases (workers most), whatever its roles.
+    leaseMetrics(this.metrics, leases);
+  }
 
   /** Opens the database (migrating it), the lease backend and the job transport; closes what opened if one fails. */
   static async open(options: KernelOptions): Promise<Kernel> {

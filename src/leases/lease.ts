@@ -23,7 +23,17 @@ interface LeaseInit {
   requestedAt: number;
   lost?: AbortSignal;
   onSettled: (lease: Lease) => void;
+  /** Told once when the lease is lost before its holder released it (see LeaseLoss), for the manager's counts. */
+  onLost?: (loss: LeaseLoss) => void;
 }
+
+/**
+ * How a lease was lost before its holder let go: `expired` (its ttl ran out
+ * before a renewal got through: the backend was slow or down, the process
+ * stalled) or `taken` (the backend says the token no longer holds the key:
+ * released by force, taken over, or the backend lost it).
+ */
+export type LeaseLoss = 'expired' | 'taken';
 
 /**
  * One held lease. The backend's clock decides expiry (`expiresAt`); the
@@ -50,6 +60,7 @@ export class Lease {
   /** The backend call in flight, if any (calls never overlap). */
   #busy: Promise<void> | undefined;
   #onSettled: (lease: Lease) => void;
+  #onLost: ((loss: LeaseLoss) => void) | undefined;
   #detachLost: (() => void) | undefined;
 
   /** @internal created by the LeaseManager only. */
@@ -61,6 +72,7 @@ export class Lease {
     this.owner = init.owner;
     this.#expiresAt = init.expiresAt;
     this.#onSettled = init.onSettled;
+    this.#onLost = init.onLost;
     this.#setDeadline(init.requestedAt, init.ttlMs);
     if (init.lost) this.#watch(init.lost);
   }
@@ -175,7 +187,10 @@ export class Lease {
       this.#store.release(this.key, this.token).then(
         (released) => {
           this.#onSettled(this);
-          if (!released) throw new LeaseLostError(this.key, 'it had already expired or been taken over');
+          if (released) return;
+          // Gone at the backend though nothing here noticed (a lease nobody watched or renewed).
+          if (!this.#loss) this.#onLost?.(performance.now() >= this.#deadline ? 'expired' : 'taken');
+          throw new LeaseLostError(this.key, 'it had already expired or been taken over');
         },
         (error: unknown) => {
           this.#onSettled(this);
@@ -222,6 +237,7 @@ export class Lease {
     if (this.#loss) return;
     this.#loss = reason;
     this.#stopTimers();
+    this.#onLost?.(reason instanceof LeaseExpiredError ? 'expired' : 'taken');
     this.#controller?.abort(reason);
   }
 

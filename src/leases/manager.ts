@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LeaseLostError, LeaseManagerClosedError, LeaseUnavailableError } from './errors.js';
 import { eitherAborted } from './abort.js';
 import { startHeartbeat } from './heartbeat.js';
-import { Lease } from './lease.js';
+import { Lease, type LeaseLoss } from './lease.js';
 import type {
   ForceReleaseOptions,
   LeaseHolder,
@@ -28,6 +28,16 @@ import {
 
 /** The outcome of one non-blocking attempt: the lease, or who has the key. */
 export type LeaseAttempt = { lease: Lease; holder: null } | { lease: null; holder: LeaseHolder | null };
+
+/**
+ * What this manager's leases went through since it opened, for the metrics
+ * (leases/metrics.ts): heartbeat renewals that failed with a backend error
+ * (retried sooner), and leases lost before their holder let go, by how.
+ */
+export interface LeaseIncidents {
+  renewalFailures: number;
+  lost: Record<LeaseLoss, number>;
+}
 
 /** What tryWithLease did: ran the work (and what it returned), or found the key taken (and by whom). */
 export type LeaseRun<T> = { ran: true; value: T } | { ran: false; holder: LeaseHolder | null };
@@ -59,6 +69,7 @@ export class LeaseManager {
   /** tryAcquire round trips on their way, by key (at most one per key: later tries share it). */
   readonly #trying = new Map<string, Promise<Lease | null>>();
   #closed = false;
+  readonly #incidents: LeaseIncidents = { renewalFailures: 0, lost: { expired: 0, taken: 0 } };
 
   /** @internal use openLeaseManager */
   constructor(store: LeaseStore) {
@@ -68,6 +79,11 @@ export class LeaseManager {
   /** The backend's name: "sqlite", "redis", "postgres" or "mysql". */
   get backend(): string {
     return this.#store.kind;
+  }
+
+  /** Renewal failures and lost leases since this manager opened (a copy: the counts go on). */
+  get incidents(): LeaseIncidents {
+    return { renewalFailures: this.#incidents.renewalFailures, lost: { ...this.#incidents.lost } };
   }
 
   /**
@@ -181,7 +197,10 @@ export class LeaseManager {
     let signal: { signal: AbortSignal; detach: () => void } | undefined;
     try {
       const period = validateDuration(request.heartbeatMs ?? Math.max(1, Math.floor(request.ttlMs / 3)), 'heartbeatMs', 1, request.ttlMs);
-      stopHeartbeat = startHeartbeat(lease, period, request.onRenewError);
+      stopHeartbeat = startHeartbeat(lease, period, (error) => {
+        this.#incidents.renewalFailures++;
+        request.onRenewError?.(error);
+      });
       signal = request.signal ? eitherAborted(lease.signal, request.signal) : { signal: lease.signal, detach: () => {} };
       return await work(lease, signal.signal);
     } catch (error) {
@@ -262,12 +281,17 @@ export class LeaseManager {
       requestedAt,
       lost: result.lost,
       onSettled: this.#forget,
+      onLost: this.#countLoss,
     });
     // A lease still listed for this key was lost or given up (else the backend would have
     // refused), so the new one takes its place.
     this.#held.set(key, lease);
     return lease;
   }
+
+  readonly #countLoss = (loss: LeaseLoss): void => {
+    this.#incidents.lost[loss]++;
+  };
 
   readonly #forget = (lease: Lease): void => {
     if (this.#held.get(lease.key) === lease) this.#held.delete(lease.key);

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { RegistryCounts } from './store/registry.js';
+import type { RegistryCounts, SyncLag } from './store/registry.js';
 
 /**
  * The replication module's Prometheus metrics. Labels are all bounded
@@ -43,6 +43,32 @@ export function replicationMetrics(registry: Registry, counts: () => Promise<Reg
 }
 
 export type ReplicationMetrics = ReturnType<typeof replicationMetrics>;
+
+/**
+ * How far behind their interval the sources are, read from the registry on
+ * each scrape (RegistryRepository.lag: one aggregate query, whose answer
+ * serves both gauges of a scrape, as the feeds' gauges share theirs).
+ */
+export function syncLagMetrics(registry: Registry, lag: () => Promise<SyncLag>): void {
+  let reading: Promise<SyncLag> | undefined;
+  const read = () => (reading ??= lag().finally(() => setTimeout(() => (reading = undefined), 100).unref()));
+  new Gauge({
+    name: 'forgesync_sources_overdue',
+    help: 'Enabled sources scheduled by interval (cron sources and those whose upstream is gone apart) whose last successful sync is older than twice their interval, or that were never synced though added that long ago.',
+    registers: [registry],
+    async collect() {
+      this.set((await read()).overdue);
+    },
+  });
+  new Gauge({
+    name: 'forgesync_sync_oldest_success_age_seconds',
+    help: 'Age of the oldest last successful sync among the same sources (never synced: time since added); 0 when there are none.',
+    registers: [registry],
+    async collect() {
+      this.set((await read()).oldestSuccessAgeMs / 1000);
+    },
+  });
+}
 
 /**
  * Housekeeping's metrics (see replication/housekeeping.ts): runs and their

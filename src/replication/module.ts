@@ -15,7 +15,7 @@ import { SourceRepository, type SourceFilter } from './store/sources.js';
 import type { Source, SourceWithRegistry, SyncTrigger } from '../store/types.js';
 import { WebhookDeliveryRepository } from './store/webhook-deliveries.js';
 import { validateCredentialName } from '../credentials/store.js';
-import { replicationMetrics, type ReplicationMetrics } from './metrics.js';
+import { replicationMetrics, syncLagMetrics, type ReplicationMetrics } from './metrics.js';
 import { nameFromUrl, validateSourceName } from './names.js';
 import { parseCron, parseInterval } from './schedule.js';
 import { removeMovedCopies } from './janitor.js';
@@ -79,6 +79,7 @@ export class Replication {
     this.#nudger = new Nudger({ jobs: options.jobs, sources: this.sources, registry: this.registry, ...(options.placeSource ? { placeSource: options.placeSource } : {}) });
     this.#webhookRequests = matchRequestBatcher(this.registry, this.#nudger);
     this.metrics = replicationMetrics(options.metrics, () => this.registry.counts());
+    syncLagMetrics(options.metrics, () => this.registry.lag());
     this.syncService = new SyncService({
       sources: this.sources,
       registry: this.registry,

@@ -48,9 +48,9 @@ describe('queryProblems', () => {
     expect(queryProblems('sum by (reason) (forgesync_pack_cache_evictions_total)', SCRAPE)).toEqual([expect.stringContaining('grouping label reason')]);
   });
 
-  it('knows the series Prometheus and the blackbox exporter make, with their labels only', () => {
-    expect(queryProblems('max by (shard) (up{job="forgesync", shard!=""}) == 0', SCRAPE)).toEqual([]);
-    expect(queryProblems('probe_success{job="forgesync-readyz"} == 0', SCRAPE)).toEqual([]);
-    expect(queryProblems('probe_success{shard="s1"}', SCRAPE)).toEqual(['probe_success has no label shard']);
+  it('knows the series Prometheus makes, with its target labels only', () => {
+    expect(queryProblems('up{job=~"forgesync|forgesync-workers"} == 0', SCRAPE)).toEqual([]);
+    expect(queryProblems('max by (shard) (up{shard!=""}) == 0', SCRAPE)).toEqual(['up has no label shard', expect.stringContaining('grouping label shard')]);
+    expect(queryProblems('probe_success == 0', SCRAPE)).toEqual(['no metric probe_success in the scrape']);
   });
 });

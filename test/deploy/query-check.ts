@@ -24,15 +24,12 @@ export interface ScrapeNames {
 export const TARGET_LABELS = ['job', 'instance'] as const;
 
 /**
- * Series that Prometheus or the blackbox exporter make, not forgesync, with
- * the labels the rules rely on: `up` of each scrape (`shard` is the target
- * label the README's scrape config gives each worker) and `probe_success` of
- * the blackbox probe of `/readyz` (forgesync exports no readiness metric).
+ * Series that Prometheus makes, not forgesync, with the labels the rules
+ * rely on: `up` of each scrape (forgesync exports its readiness and its
+ * shards' state itself, so no blackbox probe or per-shard target label is
+ * needed any more).
  */
-export const EXTERNAL_SERIES: ReadonlyMap<string, readonly string[]> = new Map([
-  ['up', [...TARGET_LABELS, 'shard']],
-  ['probe_success', [...TARGET_LABELS]],
-]);
+export const EXTERNAL_SERIES: ReadonlyMap<string, readonly string[]> = new Map([['up', [...TARGET_LABELS]]]);
 
 /** Suffixes of the series a histogram or summary family exposes. */
 const FAMILY_SUFFIXES: Record<string, readonly string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['_sum', '_count'] };

@@ -59,6 +59,13 @@ export interface ShardEndpoint {
   endpoint: string | null;
 }
 
+/** A shard's liveness, for the metrics: its state and how long ago its worker last beat. */
+export interface ShardHealth {
+  id: string;
+  state: ShardState;
+  heartbeatAgeMs: number;
+}
+
 /** Places this many unplaced sources a statement. */
 const PLACE_BATCH = 500;
 
@@ -123,6 +130,12 @@ export class ShardRepository {
   async endpoints(id?: string, now = Date.now()): Promise<ShardEndpoint[]> {
     const rows = await shardEndpointRows(this.db, id);
     return rows.map((row) => ({ id: row.id, state: this.#state(row.state, Number(row.last_seen_at), now), endpoint: row.endpoint }));
+  }
+
+  /** Every shard's state and heartbeat age, by id (cluster/metrics.ts, at each scrape). */
+  async health(now = Date.now()): Promise<ShardHealth[]> {
+    const rows = await shardEndpointRows(this.db, undefined);
+    return rows.map((row) => ({ id: row.id, state: this.#state(row.state, Number(row.last_seen_at), now), heartbeatAgeMs: Math.max(0, now - Number(row.last_seen_at)) }));
   }
 
   /** The ids of the shards whose workers are alive (active or draining, seen lately). */

@@ -92,3 +92,42 @@ export async function registryCounts(db: Kysely<Schema>): Promise<RegistryCounts
   }
   return counts;
 }
+
+/** How far behind their schedule the interval-scheduled sources are (see {@link syncLag}). */
+export interface SyncLag {
+  /** Sources whose last successful sync is older than twice their interval (never synced: added that long ago). */
+  overdue: number;
+  /** Age in ms of the oldest last successful sync among them (never synced: since added); 0 when there is none. */
+  oldestSuccessAgeMs: number;
+}
+
+/**
+ * The sync lag of the enabled sources scheduled by interval, at `nowMs`, in
+ * one aggregate statement (it runs at every scrape of /metrics):
+ *   SELECT sum(case when coalesce(r.last_synced_at, s.created_at) < :now - 2 * coalesce(s.interval_ms, :default) then 1 else 0 end),
+ *          min(coalesce(r.last_synced_at, s.created_at))
+ *     FROM sources s JOIN registry r ON r.source_id = s.id
+ *    WHERE s.enabled = 1 AND s.cron IS NULL AND r.missing_on_primary = 0
+ * Cron sources are left out (their due times are not an interval SQL can
+ * compare against), and so are sources whose upstream is gone (they cannot
+ * catch up; forgesync_registry_sources{state="missing"} reports them).
+ * Twice the interval: a source synced on time is at most one interval old,
+ * plus its sync's duration and the scheduler's tick. Stores nothing.
+ */
+export async function syncLag(db: Kysely<Schema>, options: { nowMs: number; defaultIntervalMs: number }): Promise<SyncLag> {
+  const lastSuccess = sql<number>`coalesce(r.last_synced_at, s.created_at)`;
+  const overdueBefore = sql<number>`${ms(options.nowMs)} - 2 * coalesce(s.interval_ms, ${ms(options.defaultIntervalMs)})`;
+  const row = await db
+    .selectFrom('sources as s')
+    .innerJoin('registry as r', 'r.source_id', 's.id')
+    .select((eb) => [
+      eb.fn.sum<number | string | null>(sql`case when ${lastSuccess} < ${overdueBefore} then 1 else 0 end`).as('overdue'),
+      eb.fn.min<number | string | null>(lastSuccess).as('oldest'),
+    ])
+    .where('s.enabled', '=', 1)
+    .where('s.cron', 'is', null)
+    .where('r.missing_on_primary', '=', 0)
+    .executeTakeFirstOrThrow();
+  const oldest = row.oldest === null ? null : Number(row.oldest);
+  return { overdue: Number(row.overdue ?? 0), oldestSuccessAgeMs: oldest === null ? 0 : Math.max(0, options.nowMs - oldest) };
+}

@@ -12,6 +12,9 @@ import type { RegistryState, Schema } from '../../store/types.js';
 /** A time or duration in milliseconds as a bigint in SQL (PostgreSQL would read a bare parameter as integer or text). */
 export const ms = (value: unknown) => sql<number>`cast(${value} as bigint)`;
 
+/** A source without an interval of its own is due this long after its last sync, unless RegistryTiming says otherwise. */
+export const DEFAULT_SYNC_INTERVAL_MS = 3_600_000;
+
 /** When rows come due again (see next_run_at, migration 009). */
 export interface RegistryTiming {
   /** After a sync, a source without an interval of its own is due this much later. Default 1 hour. */
@@ -62,7 +65,7 @@ export function epochGuard(epoch: unknown) {
  * - get (source id): the row. pending (source id): the row if a request is unserved.
  */
 export function registryStatements(db: Kysely<Schema>, timing: RegistryTiming = {}) {
-  const { defaultIntervalMs = 3_600_000, startedRecheckMs = 30_000 } = timing;
+  const { defaultIntervalMs = DEFAULT_SYNC_INTERVAL_MS, startedRecheckMs = 30_000 } = timing;
   const request = prepared<[nowMs: number, sourceId: number], { requested_seq: number }>(db, (arg) =>
     db.updateTable('registry').set(requestedChanges(arg(0))).where('source_id', '=', arg(1)).returning('requested_seq'),
   );

@@ -2,12 +2,12 @@ import { InvalidInputError } from '../../errors.js';
 import { sql, type Kysely, type UpdateObject } from 'kysely';
 import { appendChanges, type ChangeInput } from '../../store/change-log.js';
 import { guardedList, run, runBatch } from '../../store/batch.js';
-import { claimDue, dueForVerification, registryCounts, type RegistryCounts } from './registry-queries.js';
+import { claimDue, dueForVerification, registryCounts, syncLag, type RegistryCounts, type SyncLag } from './registry-queries.js';
 import { attemptQueries, completeAttempt, insertAttempt, listAttempts, type AttemptOutcome, type AttemptQueries } from './attempts.js';
 import type { Database } from '../../store/database.js';
 import { SourceNotFoundError } from '../../store/errors.js';
 import { toRegistryRow, truncateFailure } from './rows.js';
-import { epochGuard, finishSyncedArgs, ms, registryStatements, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
+import { DEFAULT_SYNC_INTERVAL_MS, epochGuard, finishSyncedArgs, ms, registryStatements, type RegistryStatements, type RegistryTiming } from './registry-statements.js';
 import { matchRequests, type MatchRequests, type MatchedRequest } from './match-requests.js';
 import { fenceGuard, requestedChanges } from '../../store/sql.js';
 import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, type SourceWithRegistry, type SyncAttempt, type SyncTrigger } from '../../store/types.js';
@@ -15,7 +15,7 @@ import { REGISTRY_STATES, type RegistryRow, type RegistryState, type Schema, typ
 /** Which rows requestMany() records a request on. */
 export type RequestManyFilter = { state?: RegistryState } | 'all' | 'failed';
 
-export type { RegistryCounts, RegistryTiming };
+export type { RegistryCounts, RegistryTiming, SyncLag };
 
 /** A registry row's request counters as a write left them. */
 export interface RequestCounters {
@@ -89,6 +89,7 @@ function countersOf(rows: { requested_seq: number; completed_seq: number }[]): R
 export class RegistryRepository {
   readonly #db: Kysely<Schema>;
   readonly #dialect: Database['dialect'];
+  readonly #defaultIntervalMs: number;
 
   // The statements every sync runs, compiled once (see PreparedQuery); the rest are built per call.
   readonly #request: RegistryStatements['request'];
@@ -103,6 +104,7 @@ export class RegistryRepository {
   constructor(database: Pick<Database, 'db' | 'dialect'>, timing: RegistryTiming = {}) {
     const db = (this.#db = database.db);
     this.#dialect = database.dialect;
+    this.#defaultIntervalMs = timing.defaultIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS;
     const statements = registryStatements(db, timing);
     this.#request = statements.request;
     this.#start = statements.start;
@@ -350,6 +352,11 @@ export class RegistryRepository {
   /** See {@link registryCounts}. */
   counts(): Promise<RegistryCounts> {
     return registryCounts(this.#db);
+  }
+
+  /** See {@link syncLag}; `now` defaults to the current time. */
+  lag(now: Date = new Date()): Promise<SyncLag> {
+    return syncLag(this.#db, { nowMs: now.getTime(), defaultIntervalMs: this.#defaultIntervalMs });
   }
 
   /** Records a running attempt (keeping the last 100 per source); returns its id. `now` defaults to the current time. */

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { startTestServer } from '../support/test-server.js';
+
+/*
+ * forgesync_ready, which ForgesyncNotReady watches: the same checks as
+ * /readyz, run at each scrape of /metrics, so the two always agree.
+ */
+
+describe('forgesync_ready on /metrics', () => {
+  it('is 1 while /readyz answers 200, and 0 once the lease backend is gone, as /readyz answers 503', async () => {
+    const t = await startTestServer();
+    try {
+      const scrape = async () => (await t.server.inject({ method: 'GET', url: '/metrics' })).body;
+      expect((await t.server.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      expect(await scrape()).toMatch(/^forgesync_ready 1$/m);
+
+      await t.app.kernel.leases.close();
+      expect((await t.server.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+      expect(await scrape()).toMatch(/^forgesync_ready 0$/m);
+    } finally {
+      await t.close();
+    }
+  });
+});
