@@ -1,4 +1,5 @@
 import { pickSettings, type SettingGroup, type SettingValues } from '../config/setting.js';
+import type { ActivityApi } from '../activity/api.js';
 import type { CloningApi } from '../cloning/api.js';
 import type { ClusterApi } from '../cluster/api.js';
 import type { FeedsApi } from '../feeds/api.js';
@@ -8,6 +9,7 @@ import type { LfsApi } from '../lfs/api.js';
 import type { ModuleDefinition, ModuleServices, OpenedModule } from '../module/definition.js';
 import type { ReplicationApi } from '../replication/api.js';
 import type { SnapshotsApi } from '../snapshots/api.js';
+import { activityDefinition } from '../activity/definition.js';
 import { cloningDefinition } from '../cloning/definition.js';
 import { clusterDefinition } from '../cluster/definition.js';
 import { feedsDefinition } from '../feeds/definition.js';
@@ -26,6 +28,7 @@ export interface ModuleApis {
   readonly feeds: FeedsApi;
   readonly lfs: LfsApi;
   readonly cloning: CloningApi;
+  readonly activity: ActivityApi;
 }
 
 /** A module as opened, with its name and dashboard pages (the kernel's view, and what the server serves of it). */
@@ -57,7 +60,8 @@ export async function composeModules(kernel: Kernel, services: ModuleServices, c
   const feeds = await open(feedsDefinition, {});
   const lfs = await open(lfsDefinition, { sources: replication });
   const cloning = await open(cloningDefinition, { sources: replication, shardFiles: cluster.shardReads, lfs });
-  return { apis: { cluster, replication, snapshots, importer, feeds, lfs, cloning }, opened };
+  const activity = await open(activityDefinition, { sources: replication });
+  return { apis: { cluster, replication, snapshots, importer, feeds, lfs, cloning, activity }, opened };
 }
 
 function notOpenYet(name: string): never {

@@ -36,6 +36,7 @@ export class Forgesync implements ModuleApis {
   readonly feeds: ModuleApis['feeds'];
   readonly lfs: ModuleApis['lfs'];
   readonly cloning: ModuleApis['cloning'];
+  readonly activity: ModuleApis['activity'];
   #serverPaths: ServerPaths | undefined;
 
   private constructor(
@@ -48,7 +49,7 @@ export class Forgesync implements ModuleApis {
     apis: ModuleApis,
     readonly modules: readonly NamedModule[],
   ) {
-    ({ cluster: this.cluster, replication: this.replication, snapshots: this.snapshots, importer: this.importer, feeds: this.feeds, lfs: this.lfs, cloning: this.cloning } = apis);
+    ({ cluster: this.cluster, replication: this.replication, snapshots: this.snapshots, importer: this.importer, feeds: this.feeds, lfs: this.lfs, cloning: this.cloning, activity: this.activity } = apis);
   }
 
   /** Opens the registry database (running migrations), the lease backend, the job transport and every module. */

@@ -1,3 +1,4 @@
+import { activityDefinition } from '../activity/definition.js';
 import { cloningDefinition } from '../cloning/definition.js';
 import { clusterDefinition } from '../cluster/definition.js';
 import { feedsDefinition } from '../feeds/definition.js';
@@ -11,4 +12,4 @@ import { snapshotsDefinition } from '../snapshots/definition.js';
  * listed (the README's settings table, `forgesync --help`). A new module
  * adds its definition here and its opening to compose.ts.
  */
-export const MODULES = [replicationDefinition, snapshotsDefinition, importerDefinition, feedsDefinition, lfsDefinition, cloningDefinition, clusterDefinition] as const;
+export const MODULES = [replicationDefinition, snapshotsDefinition, importerDefinition, feedsDefinition, lfsDefinition, cloningDefinition, clusterDefinition, activityDefinition] as const;

@@ -29,7 +29,7 @@ describe('the kernel', () => {
  * database, leases, jobs, git, …) import no module and no application code.
  */
 const SRC = join(import.meta.dirname, '../../src');
-const MODULES = ['replication', 'snapshots', 'importer', 'feeds', 'cluster', 'cloning', 'lfs'];
+const MODULES = ['replication', 'snapshots', 'importer', 'feeds', 'cluster', 'cloning', 'lfs', 'activity'];
 const FOUNDATIONS = ['kernel', 'module', 'store', 'leases', 'jobs', 'git', 'egress', 'credentials', 'threads', 'config', 'logging', 'util', 'server'];
 
 /** Every relative import of the .ts files under `folder`, as [importing file, imported path from src/]. */

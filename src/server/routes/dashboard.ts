@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
@@ -41,6 +42,21 @@ function readAssets(): Map<string, Asset> {
     }
   }
   return assets;
+}
+
+/**
+ * Browser libraries the pages use, served from the installed packages as
+ * `/dashboard/vendor/<file>` (never copied into src/, never from a CDN):
+ * uPlot draws the Activity page's charts.
+ */
+const VENDOR_FILES: Readonly<Record<string, string>> = {
+  '/dashboard/vendor/uPlot.esm.js': 'uplot/dist/uPlot.esm.js',
+  '/dashboard/vendor/uPlot.min.css': 'uplot/dist/uPlot.min.css',
+};
+
+function readVendorFiles(assets: Map<string, Asset>): void {
+  const require = createRequire(import.meta.url);
+  for (const [path, file] of Object.entries(VENDOR_FILES)) assets.set(path, { type: TYPES[extname(file)]!, body: readFileSync(require.resolve(file)) });
 }
 
 /** The shell's own page (the leases), after the modules' pages. */
@@ -93,6 +109,7 @@ export function dashboardRoutes(modulePages: readonly string[]): FastifyPluginAs
   return async (server) => {
     // Read once at start: a missing file fails the server at boot, not a user later.
     const assets = readAssets();
+    readVendorFiles(assets);
     assets.set('/dashboard/pages.js', pageList(assets, modulePages));
     const page = assets.get('/dashboard/index.html');
     if (!page) throw new Error(`the dashboard's index.html is missing from ${fileURLToPath(new URL(`${SHELL_FOLDER}/dashboard/`, SOURCE_ROOT))}; run npm run build`);

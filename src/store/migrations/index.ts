@@ -23,6 +23,7 @@ import { importListColumns } from './020_import_list_columns.js';
 import { importRepositoryId } from './021_import_repository_id.js';
 import { importSecondaryLimited } from './022_import_secondary_limited.js';
 import { importRefreshes } from './023_import_refreshes.js';
+import { activity } from './024_activity.js';
 
 /**
  * Every migration, by name. Names sort in the order they run; a new
@@ -54,6 +55,7 @@ export function migrations(dialect: StoreDialect): Record<string, Migration> {
     '021_import_repository_id': importRepositoryId(),
     '022_import_secondary_limited': importSecondaryLimited(dialect),
     '023_import_refreshes': importRefreshes(dialect),
+    '024_activity': activity(dialect),
   };
 }
 

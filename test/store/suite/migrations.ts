@@ -4,7 +4,7 @@ import type { Database } from '../../../src/store/database.js';
 import { SourceRepository } from '../../../src/replication/store/sources.js';
 import type { StoreContext } from '../conformance.js';
 
-const MIGRATIONS = ['001_sources_registry', '002_sync_attempts', '003_source_match_key', '004_source_name_nocase', '005_webhook_deliveries', '006_github_imports', '007_change_feeds', '008_storage_shards', '009_registry_next_run', '010_shard_endpoints', '011_registry_verify_index', '012_feed_secrets', '013_import_unfinished_runs', '014_import_retry_at', '015_import_attachment_fetch_url', '016_import_progress', '017_change_staged', '018_housekeeping', '019_lfs', '020_import_list_columns', '021_import_repository_id', '022_import_secondary_limited', '023_import_refreshes'];
+const MIGRATIONS = ['001_sources_registry', '002_sync_attempts', '003_source_match_key', '004_source_name_nocase', '005_webhook_deliveries', '006_github_imports', '007_change_feeds', '008_storage_shards', '009_registry_next_run', '010_shard_endpoints', '011_registry_verify_index', '012_feed_secrets', '013_import_unfinished_runs', '014_import_retry_at', '015_import_attachment_fetch_url', '016_import_progress', '017_change_staged', '018_housekeeping', '019_lfs', '020_import_list_columns', '021_import_repository_id', '022_import_secondary_limited', '023_import_refreshes', '024_activity'];
 
 async function executedMigrations(db: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
