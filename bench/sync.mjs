@@ -10,6 +10,7 @@
 //   BENCH_KEEP=1                      keep the temp directory (printed)
 //   BENCH_STRICT=1                    exit 1 when a goal is missed
 //   BENCH_BULLMQ_URL=redis://…/8      Redis of the BullMQ side (BENCH_BULLMQ=0 leaves that side out)
+//   BENCH_TRACING=0                   leaves the "traced" side (tracing on) out
 //
 // Method:
 //  - N small bare upstreams (a template with 4 commits, 2 branches, a
@@ -23,6 +24,13 @@
 //    when every registry row has completedSeq ≥ requestedSeq and state synced.
 //  - bullmq (reported, no goal): the same on a second Forgesync instance whose
 //    jobs go through BullMQ on Redis (FORGESYNC_JOBS_URL), on mirrors of its own.
+//  - traced (reported, no goal): the same on a third instance (mirrors of its
+//    own) with tracing on for its runs only: OTLP/HTTP export to a local
+//    receiver in a child process (bench/lib/otlp-receiver.mjs); each run starts
+//    the provider, and its time includes exporting the last batch (stopTracing).
+//    The other sides run with tracing off, as every deployment without
+//    OTEL_EXPORTER_OTLP_ENDPOINT does; "off cost" is the helper's cost per
+//    call with tracing off (withSpan vs calling the function).
 //  - plain: `git clone --mirror --no-local` of every upstream (not timed); a
 //    measured run is `git --git-dir=<mirror> fetch --prune origin` (the
 //    mirror's configured refspec is +refs/*:refs/*) in every mirror through
@@ -60,6 +68,8 @@ import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
 import { addCommit, cloneMirror, createTemplate, createUpstreams, git, pool, PLAIN_GIT_ENV, refLines } from './lib/git-fleet.mjs';
 import { collectGarbage, median, rotate, spreadPct } from './lib/harness.mjs';
+import { startOtlpReceiver } from './lib/otlp-receiver.mjs';
+import { startTracing, stopTracing, withSpan } from '../dist/tracing/index.js';
 
 const env = process.env;
 
@@ -71,6 +81,7 @@ const cfg = {
   rssSampleMs: 50,
   keep: env.BENCH_KEEP === '1',
   strict: env.BENCH_STRICT === '1',
+  tracing: env.BENCH_TRACING !== '0',
   bullmqUrl: env.BENCH_BULLMQ === '0' ? undefined : (env.BENCH_BULLMQ_URL ?? `redis://127.0.0.1:6379/8?prefix=bench-sync-${process.pid}`),
 };
 const GOALS = { changed: 1.1, unchanged: 0.5 };
@@ -124,10 +135,15 @@ async function measured(fn) {
 const root = mkdtempSync(join(os.tmpdir(), 'forgesync-bench-sync-'));
 let app;
 let bull;
+let traced;
+let receiver;
 const cleanup = async () => {
+  await stopTracing();
   await app?.close().catch(() => {});
   await bull?.close().catch(() => {});
-  app = bull = undefined;
+  await traced?.close().catch(() => {});
+  await receiver?.stop();
+  app = bull = traced = receiver = undefined;
   if (cfg.bullmqUrl) await dropQueueKeys(cfg.bullmqUrl).catch(() => {});
   if (!cfg.keep) rmSync(root, { recursive: true, force: true });
 };
@@ -233,16 +249,45 @@ if (cfg.bullmqUrl) {
   await waitCaughtUp(bull);
 }
 
+if (cfg.tracing) {
+  progress(`forgesync traced: adding and cloning ${cfg.repos} sources`);
+  receiver = await startOtlpReceiver();
+  traced = await openInstance('forgesync-traced');
+  for (let i = 0; i < upstreams.length; i++) await traced.replication.addSource({ url: upstreams[i], name: names[i] });
+  await waitCaughtUp(traced);
+}
+// The SDK reads its settings from the environment: only the traced runs start it (runTraced).
+// A queue large enough that no span is dropped: the cost of exporting every one is measured.
+const tracingEnv = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver?.endpoint ?? '', OTEL_SERVICE_NAME: 'forgesync-bench', OTEL_BSP_MAX_QUEUE_SIZE: '20000' };
+if (receiver) Object.assign(process.env, tracingEnv);
+
+/** ns per call of the tracing helper with tracing off, over calling the function itself. */
+async function offCostNs(calls = 200_000) {
+  const work = async () => 1;
+  const attributes = { 'forgesync.source': 'x' };
+  const time = async (fn) => {
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++) await fn();
+    return ((performance.now() - t0) * 1e6) / calls;
+  };
+  await time(work);
+  const direct = await time(work);
+  const wrapped = await time(() => withSpan('sync', attributes, work));
+  return { directNs: direct, withSpanNs: wrapped, overheadNs: wrapped - direct };
+}
+const offCost = await offCostNs();
+
 const sampler = new RssSampler();
 
 /** One forgesync run of `instance`: request a sync of every source, wait until all rows caught up. */
-async function runForgesync(instance) {
+async function runForgesync(instance, after) {
   collectGarbage();
   sampler.active = true;
   let rows;
   const run = await measured(async () => {
     for (const name of names) await instance.replication.requestSync(name, { trigger: 'library' });
     rows = await waitCaughtUp(instance);
+    await after?.();
   });
   sampler.sample();
   sampler.active = false;
@@ -269,7 +314,12 @@ async function runFloor() {
     }),
   );
 }
-const RUNNERS = { forgesync: () => runForgesync(app), plain: runPlain, floor: runFloor, ...(bull ? { bullmq: () => runForgesync(bull) } : {}) };
+/** One run of the traced instance with tracing on: the provider started before, its last batch exported within the run. */
+async function runTraced() {
+  await startTracing(tracingEnv);
+  return runForgesync(traced, stopTracing);
+}
+const RUNNERS = { forgesync: () => runForgesync(app), plain: runPlain, floor: runFloor, ...(bull ? { bullmq: () => runForgesync(bull) } : {}), ...(traced ? { traced: runTraced } : {}) };
 const SIDES = Object.keys(RUNNERS);
 
 let changeCounter = 0;
@@ -301,6 +351,7 @@ for (let cycle = 0; cycle <= cfg.cycles; cycle++) {
     }
     sample.ratio = sample.forgesync / sample.plain;
     if (bull) sample.bullmqRatio = sample.bullmq / sample.plain;
+    if (traced) sample.tracedRatio = sample.traced / sample.forgesync;
     sample.floorRatio = sample.floor / sample.plain;
     sample.overFloor = sample.forgesync / sample.floor;
     if (SIDES.every((who) => cpu[who])) {
@@ -308,6 +359,7 @@ for (let cycle = 0; cycle <= cfg.cycles; cycle++) {
       const total = (who) => cpu[who].self + cpu[who].children;
       sample.cpuRatio = total('forgesync') / total('plain');
       if (bull) sample.bullmqCpuRatio = total('bullmq') / total('plain');
+      if (traced) sample.tracedCpuRatio = total('traced') / total('forgesync');
       sample.cpuFloorRatio = total('floor') / total('plain');
     }
     sample.loadAverage = os.loadavg()[0];
@@ -325,6 +377,7 @@ await pool(upstreams, setupParallel, async (upstream, i) => {
   const row = await app.replication.getSource(names[i]);
   if ((await refLines(row.registry.mirrorPath)) !== expected) mismatched.push(`forgesync ${names[i]}`);
   if (bull && (await refLines((await bull.replication.getSource(names[i])).registry.mirrorPath)) !== expected) mismatched.push(`bullmq ${names[i]}`);
+  if (traced && (await refLines((await traced.replication.getSource(names[i])).registry.mirrorPath)) !== expected) mismatched.push(`traced ${names[i]}`);
   if ((await refLines(plainMirrors[i])) !== expected) mismatched.push(`plain ${names[i]}`);
   if ((await refLines(floorMirrors[i])) !== expected) mismatched.push(`floor ${names[i]}`);
 });
@@ -351,6 +404,13 @@ for (const scenario of SCENARIOS) {
           bullmqMs: median(list.map((s) => s.bullmq)),
           bullmqRatio: median(list.map((s) => s.bullmqRatio)),
           bullmqCpuRatio: list.every((s) => s.cpu) ? median(list.map((s) => s.bullmqCpuRatio)) : undefined,
+        }
+      : {}),
+    ...(traced
+      ? {
+          tracedMs: median(list.map((s) => s.traced)),
+          tracedRatio: median(list.map((s) => s.tracedRatio)),
+          tracedCpuRatio: list.every((s) => s.cpu) ? median(list.map((s) => s.tracedCpuRatio)) : undefined,
         }
       : {}),
     floorRatio: median(list.map((s) => s.floorRatio)),
@@ -413,6 +473,21 @@ if (bull) {
   );
   log('  (the same runs with FORGESYNC_JOBS_URL: a second instance whose jobs go through BullMQ on Redis)');
 }
+const exported = receiver ? await receiver.count() : undefined;
+if (traced) {
+  log('');
+  log(
+    table(
+      ['tracing on vs off (no goal)', 'off ms', 'on ms', 'on/off', 'cpu on/off'],
+      SCENARIOS.map(({ key }) => {
+        const r = results[key];
+        return [r.label, ms(r.forgesyncMs), ms(r.tracedMs), x(r.tracedRatio), r.tracedCpuRatio ? x(r.tracedCpuRatio) : '-'];
+      }),
+    ),
+  );
+  log(`  (traced = a third instance with tracing on, OTLP/HTTP JSON to a local receiver: ${exported.spans.toLocaleString('en-US')} spans in ${exported.requests} exports, ${mib(exported.bytes).toFixed(1)} MiB)`);
+}
+log(`  tracing off: withSpan costs ${offCost.overheadNs.toFixed(0)} ns per call over the call itself (${offCost.withSpanNs.toFixed(0)} vs ${offCost.directNs.toFixed(0)} ns); a sync makes about 10 such calls`);
 log('');
 log(
   table(
@@ -487,6 +562,7 @@ const resultsFile = writeResults('sync', {
       },
       results,
       memory: { peakRss: sampler.peak, rssBeforeOpen, perCycle: memory, rssGrowth, heapGrowth, flat: memoryFlat },
+      tracing: { offCost, exported },
       mirrorsMatchingUpstream: mismatched.length === 0,
       goalsMet: allMet,
 });

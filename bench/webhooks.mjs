@@ -10,6 +10,7 @@
 //   BENCH_KEEP=1                      keep the temp directory (printed)
 //   BENCH_STRICT=1                    exit 1 when a goal is missed
 //   BENCH_PROFILE_DIR=/tmp/prof       write a CPU profile of forgesync serve there
+//   BENCH_TRACING=0                   leaves out the second serve with tracing on
 //
 // Method:
 //  - N small bare upstreams (bench/lib/git-fleet.mjs) in a temp directory;
@@ -33,6 +34,12 @@
 //    "accepted" (forgesync), 200 (hello). Latency: send to last byte.
 //    forgesync keeps syncing meanwhile (every accepted push is a request;
 //    the syncs are ls-remote rounds that find nothing new), as in production.
+//  - Tracing on (unless BENCH_TRACING=0): a second `forgesync serve` on a data
+//    directory of its own (the same sources) with OTEL_EXPORTER_OTLP_ENDPOINT
+//    set, exporting to a local OTLP/HTTP receiver in a child process
+//    (bench/lib/otlp-receiver.mjs); each rate stage runs against it right after
+//    the first serve (each side's syncs caught up before the other's run), and
+//    "on/off" is its accepted/s over the first serve's, which runs with tracing off.
 //  - Peak RSS: VmHWM of the serve process from /proc/<pid>/status.
 //  - Storm: a new commit lands on every upstream, then BENCH_STORM pushes
 //    round-robin over all repositories, unthrottled; at half-way a second
@@ -60,6 +67,7 @@ import { pushDelivery } from './lib/push-delivery.mjs';
 import { addCommit, createTemplate, createUpstreams, git, pool, refLines } from './lib/git-fleet.mjs';
 import { runStage } from './lib/webhooks-load.mjs';
 import { cpuMsOf, memoryOf, startHello, startServe, stop } from './lib/webhooks-procs.mjs';
+import { startOtlpReceiver } from './lib/otlp-receiver.mjs';
 
 const env = process.env;
 
@@ -75,6 +83,7 @@ const cfg = {
   drainTimeoutMs: 180_000,
   keep: env.BENCH_KEEP === '1',
   strict: env.BENCH_STRICT === '1',
+  tracing: env.BENCH_TRACING !== '0',
 };
 const GOAL_FETCHES_PER_REPO = 2;
 // The webhook secret shared by the bench's server and client: from the environment, else random.
@@ -85,10 +94,14 @@ const root = mkdtempSync(join(os.tmpdir(), 'forgesync-bench-webhooks-'));
 let serve;
 let hello;
 let registryDb;
+let traced;
+let tracedDb;
+let receiver;
 const cleanup = async () => {
   registryDb?.close();
-  registryDb = undefined;
-  await Promise.all([stop(serve?.child), stop(hello?.child)]);
+  tracedDb?.close();
+  registryDb = tracedDb = undefined;
+  await Promise.all([stop(serve?.child), stop(hello?.child), stop(traced?.child), receiver?.stop()]);
   if (!cfg.keep) rmSync(root, { recursive: true, force: true });
 };
 process.once('SIGINT', async () => {
@@ -125,13 +138,17 @@ async function main() {
     FORGESYNC_GITHUB_WEBHOOK_SECRET: SECRET,
     FORGESYNC_LOG_LEVEL: 'info',
   };
+  const tracedEnv = { ...serveEnv, FORGESYNC_DATA_DIR: join(root, 'forgesync-traced') };
   progress('adding sources');
-  const setupApp = await Forgesync.open(loadConfig({ cwd: root, env: serveEnv }), {
-    logger: createLogger({ level: 'warn', destination: pino.destination(join(root, 'setup.log')) }),
-  });
-  for (let i = 0; i < upstreams.length; i++) await setupApp.replication.addSource({ url: upstreams[i], name: names[i] });
-  const capacity = setupApp.config.maxConcurrentSyncs;
-  await setupApp.close();
+  let capacity;
+  for (const setupEnv of cfg.tracing ? [serveEnv, tracedEnv] : [serveEnv]) {
+    const setupApp = await Forgesync.open(loadConfig({ cwd: root, env: setupEnv }), {
+      logger: createLogger({ level: 'warn', destination: pino.destination(join(root, 'setup.log')) }),
+    });
+    for (let i = 0; i < upstreams.length; i++) await setupApp.replication.addSource({ url: upstreams[i], name: names[i] });
+    capacity = setupApp.config.maxConcurrentSyncs;
+    await setupApp.close();
+  }
 
   progress('starting forgesync serve and the hello-world server');
   const logFile = join(root, 'serve.log');
@@ -140,6 +157,16 @@ async function main() {
   registryDb.pragma('busy_timeout = 5000');
   progress('initial clones');
   await waitCaughtUp();
+  if (cfg.tracing) {
+    progress('starting the OTLP receiver and forgesync serve with tracing on');
+    receiver = await startOtlpReceiver();
+    // A queue large enough that spans are not dropped under the unthrottled stages: the cost of exporting every one is measured.
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'forgesync-bench', OTEL_BSP_MAX_QUEUE_SIZE: '20000' };
+    traced = await startServe({ ...tracedEnv, ...otel }, join(root, 'serve-traced.log'));
+    tracedDb = new BetterSqlite3(join(tracedEnv.FORGESYNC_DATA_DIR, 'forgesync.db'));
+    tracedDb.pragma('busy_timeout = 5000');
+    await waitCaughtUp(tracedDb);
+  }
   const rssAfterClone = memoryOf(serve.child.pid);
 
   // ---- deliveries ----
@@ -186,10 +213,19 @@ async function main() {
     const drainStart = performance.now();
     await waitCaughtUp();
     forgesyncResult.catchUpMs = performance.now() - drainStart;
+    const tracedResult = traced ? await runTracedStage(label, common, forgesyncAccepted) : undefined;
     const helloAfter = await runHello();
     const helloResult = helloAfter.acceptedPerSec > helloBefore.acceptedPerSec ? helloAfter : helloBefore;
     helloResult.runsPerSec = [helloBefore.acceptedPerSec, helloAfter.acceptedPerSec];
-    stages.push({ label, rate, count, hello: helloResult, forgesync: forgesyncResult, ratio: forgesyncResult.acceptedPerSec / helloResult.acceptedPerSec });
+    stages.push({
+      label,
+      rate,
+      count,
+      hello: helloResult,
+      forgesync: forgesyncResult,
+      ratio: forgesyncResult.acceptedPerSec / helloResult.acceptedPerSec,
+      ...(tracedResult ? { traced: tracedResult, tracedRatio: tracedResult.acceptedPerSec / forgesyncResult.acceptedPerSec } : {}),
+    });
   }
   const rssAfterStages = memoryOf(serve.child.pid);
 
@@ -198,6 +234,7 @@ async function main() {
   const rssEnd = memoryOf(serve.child.pid);
   const helloRss = memoryOf(hello.child.pid);
   const metrics = await (await fetch(`${serve.address}/metrics`)).text();
+  const tracing = traced ? { servePeakRssBytes: memoryOf(traced.child.pid).peak, exported: await receiver.count() } : undefined;
   progress('');
 
   // ---- report ----
@@ -214,6 +251,7 @@ async function main() {
       helloPeakRssBytes: helloRss.peak,
     },
     storm,
+    tracing,
     webhookMetrics: metrics.split('\n').filter((l) => l.startsWith('forgesync_webhooks_total')),
     syncMetrics: metrics.split('\n').filter((l) => l.startsWith('forgesync_syncs_total')),
     goals: { fetchesPerRepo: { target: GOAL_FETCHES_PER_REPO, met: storm.fetches.max <= GOAL_FETCHES_PER_REPO }, mirrorsEqual: storm.mirrorsEqual === cfg.repos },
@@ -228,14 +266,29 @@ async function main() {
 
 
 /** Sync attempts recorded so far (all sources). */
-function attemptCount() {
-  return registryDb.prepare('select count(*) as n from sync_attempts').get().n;
+function attemptCount(db = registryDb) {
+  return db.prepare('select count(*) as n from sync_attempts').get().n;
+}
+
+/** A rate stage against the serve with tracing on (its syncs caught up after it, as the first serve's are). */
+async function runTracedStage(label, common, accepted) {
+  progress(`stage ${label}: forgesync, tracing on`);
+  const attemptsBefore = attemptCount(tracedDb);
+  const cpu = cpuMsOf(traced.child.pid);
+  const run = await runStage({ ...common, url: `${traced.address}/hooks/github`, accepted });
+  run.serverCpuMs = cpuMsOf(traced.child.pid) - cpu;
+  run.syncAttemptsDuringStage = attemptCount(tracedDb) - attemptsBefore;
+  progress(`stage ${label}: waiting for the traced serve's syncs to catch up`);
+  const drainStart = performance.now();
+  await waitCaughtUp(tracedDb);
+  run.catchUpMs = performance.now() - drainStart;
+  return run;
 }
 
 /** Waits until every registry row is synced and has caught up with its requests; throws on a failed row or timeout. */
-async function waitCaughtUp() {
+async function waitCaughtUp(db = registryDb) {
   const deadline = Date.now() + cfg.drainTimeoutMs;
-  const query = registryDb.prepare(
+  const query = db.prepare(
     `select sum(case when state = 'synced' and completed_seq >= requested_seq then 1 else 0 end) as done,
             sum(case when state = 'failed' then 1 else 0 end) as failed, count(*) as n from registry`,
   );
@@ -335,6 +388,29 @@ function printReport(r) {
   const bad = r.stages.filter((s) => s.forgesync.accepted !== s.forgesync.sent);
   for (const s of bad) log(`  note: stage ${s.label}: ${s.forgesync.accepted}/${s.forgesync.sent} accepted, statuses ${JSON.stringify(s.forgesync.statuses)}`);
   log('  (ratio = forgesync accepted/s ÷ hello ok/s in the same stage; latency from send to last byte, client in this process)');
+  if (r.tracing) {
+    log('');
+    log(
+      table(
+        ['stage', 'off accepted/s', 'p50 ms', 'p99 ms', 'CPU ms/delivery', 'on accepted/s', 'p50 ms', 'p99 ms', 'CPU ms/delivery', 'on/off', 'syncs during (on)'],
+        r.stages.map((s) => [
+          s.label,
+          int(s.forgesync.acceptedPerSec),
+          ms(s.forgesync.p50Ms),
+          ms(s.forgesync.p99Ms),
+          (s.forgesync.serverCpuMs / Math.max(1, s.forgesync.completed)).toFixed(3),
+          int(s.traced.acceptedPerSec),
+          ms(s.traced.p50Ms),
+          ms(s.traced.p99Ms),
+          (s.traced.serverCpuMs / Math.max(1, s.traced.completed)).toFixed(3),
+          `${s.tracedRatio.toFixed(2)}×`,
+          int(s.traced.syncAttemptsDuringStage),
+        ]),
+      ),
+    );
+    const exported = r.tracing.exported;
+    log(`  (tracing on: a second serve exporting OTLP/HTTP JSON to a local receiver: ${int(exported.spans)} spans in ${int(exported.requests)} exports, ${mib(exported.bytes).toFixed(1)} MiB; its peak RSS ${mib(r.tracing.servePeakRssBytes).toFixed(1)} MiB)`);
+  }
   log(
     `peak RSS of forgesync serve (VmHWM): ${mib(r.memory.servePeakRssBytes).toFixed(1)} MiB` +
       ` (after clones ${mib(r.memory.serveRssAfterClonesBytes).toFixed(1)}, after stages ${mib(r.memory.serveRssAfterStagesBytes).toFixed(1)},` +

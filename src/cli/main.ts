@@ -7,6 +7,7 @@ import { withApiOf } from './app-context.js';
 import { commandConfig } from './context.js';
 import { leaseCommands } from './lease-commands.js';
 import { serveCommand } from './serve-command.js';
+import { startTracing, stopTracing } from '../tracing/start.js';
 
 /** Builds the `forgesync` command tree. */
 export function buildProgram(): Command {
@@ -38,6 +39,8 @@ function overrideExits(command: Command): void {
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   try {
+    // Tracing only when the OTEL_* variables ask for it (tracing/start.ts); its last spans are exported below.
+    await startTracing();
     await buildProgram().parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
@@ -46,5 +49,7 @@ export async function main(argv: string[]): Promise<number> {
     if (process.env.FORGESYNC_DEBUG) console.error(error);
     else process.stderr.write(`forgesync: ${(error as Error)?.message ?? String(error)}\n`);
     return 1;
+  } finally {
+    await stopTracing();
   }
 }

@@ -1,5 +1,6 @@
 import type { OutgoingEvent } from './events.js';
 import type { DeliveryOutcome, FeedSink } from './sinks/types.js';
+import { ATTR, withSpan } from '../tracing/index.js';
 
 /** One event to deliver, with what the caller needs back. */
 export interface Planned<T> {
@@ -27,10 +28,10 @@ export async function deliverInOrder<T>(sink: FeedSink, planned: readonly Planne
   // The common case, every key once (a bulk of changes across sources): one call, no queues.
   if (new Set(planned.map((entry) => entry.key)).size === planned.length) {
     if (planned.length === 0 || signal.aborted) return result;
-    const outcomes = await sink.deliver(
+    const outcomes = await withSpan('feed deliver', { [ATTR.feedEvents]: planned.length }, () => sink.deliver(
       planned.map((entry) => entry.event),
       signal,
-    );
+    ));
     planned.forEach((entry, index) => {
       const outcome = outcomes[index] ?? { ok: false as const, error: 'the sink gave no outcome for this event' };
       if (outcome.ok) result.acked.push(entry.item);
@@ -46,10 +47,10 @@ export async function deliverInOrder<T>(sink: FeedSink, planned: readonly Planne
   }
   while (queues.size > 0 && !signal.aborted) {
     const round = [...queues.values()].map((queue) => queue.shift()!);
-    const outcomes = await sink.deliver(
+    const outcomes = await withSpan('feed deliver', { [ATTR.feedEvents]: round.length }, () => sink.deliver(
       round.map((entry) => entry.event),
       signal,
-    );
+    ));
     round.forEach((entry, index) => {
       const outcome = outcomes[index] ?? { ok: false as const, error: 'the sink gave no outcome for this event' };
       const queue = queues.get(entry.key)!;

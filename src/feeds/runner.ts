@@ -15,6 +15,7 @@ import { scopeMatcher } from './scope.js';
 import type { FeedSink } from './sinks/types.js';
 import type { FeedRecord, FeedRepository, FeedRun } from './store/feeds.js';
 import { fullStartSteps, lastRunStep, runFailureStep, takeRequestsSteps } from './store/run-steps.js';
+import { ATTR, withSpan } from '../tracing/index.js';
 
 export type FeedOperation = 'partial sync' | 'full sync';
 
@@ -63,7 +64,7 @@ export class FeedRunner {
     const key = feedLeaseKey(name);
     const startedAt = new Date();
     const attempt = await leases.tryWithLease(key, { ttlMs: leaseTtlMs, owner: operation, ...(shutdown ? { signal: shutdown } : {}) }, async (lease, signal) => {
-      const result = operation === 'full sync' ? await this.#fullChunk(feed, lease, signal) : await this.#partial(feed, lease, signal);
+      const result = await withSpan(`feed ${operation}`, { [ATTR.feed]: name }, () => (operation === 'full sync' ? this.#fullChunk(feed, lease, signal) : this.#partial(feed, lease, signal)));
       const run: FeedRun = { operation, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), outcome: result.outcome, delivered: result.delivered };
       if (result.outcome !== 'idle') await this.#write(feed.id, lease, [lastRunStep(repo.db, feed.id, run)]);
       return result;

@@ -23,6 +23,7 @@ import {
 } from './storage.js';
 import { validateRemoteUrl } from './url.js';
 import { hasServedView, publishServedView } from './served-view.js';
+import { ATTR, withSpan } from '../tracing/index.js';
 
 export { lsRemote, localRefs, localHead, refsChecksum, countRefChanges, type RefMap, type RemoteListing } from './refs.js';
 export { cleanupTempDirs, removeMirror, mirrorPathFor } from './storage.js';
@@ -109,7 +110,7 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
   const target = await prepareTarget(options);
   const { url, path, remote } = target;
   // In-process for a plain local upstream or a clean advertisement, `git ls-remote` otherwise (see remote-refs.ts).
-  const upstream = await listRemote(runner, remote, signal ? { signal } : {});
+  const upstream = await withSpan('list upstream refs', { [ATTR.source]: options.name }, () => listRemote(runner, remote, signal ? { signal } : {}));
   const inspection = await inspect(runner, path, url, options.fsck ?? false, signal);
   let before: RefMap = new Map();
   let outcome: Outcome;
@@ -124,9 +125,9 @@ export async function syncMirror(options: SyncMirrorOptions): Promise<MirrorSync
       if (!hasServedView(path)) publishServedView(path, before, inspection.head);
       return result('noop', path, [], before, upstream, inspection.head);
     }
-    outcome = await fetchOrReclone(target, fetchLines);
+    outcome = await withSpan('git fetch', { [ATTR.source]: options.name }, () => fetchOrReclone(target, fetchLines));
   } else {
-    outcome = await cloneAfresh(target, inspection);
+    outcome = await withSpan('git clone', { [ATTR.source]: options.name }, () => cloneAfresh(target, inspection));
   }
   const head = await followUpstreamHead(target, upstream.head);
   const after = readRefFiles(path) ?? (await localRefs(runner, path, { signal }));

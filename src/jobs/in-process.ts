@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/logger.js';
 import { allowListeners, LISTENERS_PER_TASK } from '../util/abort-listeners.js';
+import { traceEnqueue, traceJobRun, type TraceCarrier } from '../tracing/index.js';
 import { InvalidJobError, JobTransportClosedError } from './errors.js';
 import type { Job, JobKind, JobLoad, JobTransport } from './types.js';
 import { validateJob, validateJobKind } from './validate.js';
@@ -52,6 +53,8 @@ export class InProcessTransport implements JobTransport {
   readonly #kinds = new Map<string, KindQueue>();
   readonly #shutdown = new AbortController();
   readonly #logger: Logger | undefined;
+  /** The trace context each waiting job was queued in (tracing on only). */
+  readonly #traces = new WeakMap<Job, TraceCarrier>();
   #started = false;
   #closed = false;
 
@@ -79,7 +82,10 @@ export class InProcessTransport implements JobTransport {
     const queue = this.#kinds.get(job.kind);
     // A kind nobody handles here has nowhere to go; the registry still holds the request.
     if (!queue) return;
-    if (queue.add(job)) this.#pump(queue);
+    await traceEnqueue({ kind: job.kind, key: job.key, transport: this.name, queue: job.kind }, async (trace) => {
+      if (trace) this.#traces.set(job, trace);
+      if (queue.add(job)) this.#pump(queue);
+    });
   }
 
   async load(kind: string, _options?: { shard?: string }): Promise<JobLoad> {
@@ -109,7 +115,7 @@ export class InProcessTransport implements JobTransport {
   #run(queue: KindQueue, job: Job): void {
     const running = (async () => {
       try {
-        await queue.spec.run(job, this.#shutdown.signal);
+        await traceJobRun({ kind: job.kind, key: job.key, transport: this.name, queue: job.kind }, this.#traces.get(job), () => queue.spec.run(job, this.#shutdown.signal));
       } catch (error) {
         this.#logger?.error({ event: 'job_error', kind: job.kind, key: job.key, err: String(error) }, `${job.kind} job failed`);
       } finally {

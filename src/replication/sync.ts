@@ -16,6 +16,7 @@ import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import type { BoundToken } from '../credentials/store.js';
 import { ownerName } from '../leases/owner.js';
+import { ATTR, recordSpan, spanClock, withSpan } from '../tracing/index.js';
 
 /**
  * What one call to `sync()` ended with: `idle` when no request was waiting
@@ -156,7 +157,8 @@ export class SyncService {
       return 'elsewhere';
     }
     const key = syncLeaseKey(sourceId);
-    const run = await leases.tryWithLease(
+    const leaseWaitStarted = spanClock();
+    const run = await withSpan('sync', { [ATTR.source]: source.name, [ATTR.syncTrigger]: trigger }, (span) => leases.tryWithLease(
       key,
       {
         ttlMs: leaseTtlMs,
@@ -165,12 +167,13 @@ export class SyncService {
         onRenewError: (error) => logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
       },
       async (lease, signal) => {
+        recordSpan('lease acquire', { 'forgesync.lease.key': key }, leaseWaitStarted);
         let outcome: SyncOutcome = 'noop';
         try {
           // The first round may use the source read above; later rounds read it again.
           let known: SourceWithRegistry | undefined = source;
           for (let round = 0; round < MAX_ROUNDS; round++) {
-            const result = await this.#round({ sourceId: source.id, trigger, lease, signal, known, placement });
+            const result = await withSpan('sync round', { [ATTR.source]: source.name, 'forgesync.sync.round': round }, () => this.#round({ sourceId: source.id, trigger, lease, signal, known, placement }));
             known = undefined;
             outcome = result.outcome;
             if (!result.requestPending) break;
@@ -178,10 +181,12 @@ export class SyncService {
         } finally {
           if (signal.aborted) await this.options.registry.releaseStarted(source.id, lease.fence).catch(() => false);
         }
+        span.setAttributes({ [ATTR.syncOutcome]: outcome });
         return outcome;
       },
-    );
+    ));
     if (!run.ran) {
+      recordSpan('lease acquire', { 'forgesync.lease.key': key, 'forgesync.lease.busy': true }, leaseWaitStarted);
       logLeaseSkip(logger, key, run.holder, { source: source.name });
       this.options.onSkip?.();
       return 'skipped';
@@ -200,7 +205,7 @@ export class SyncService {
   async #round(round: Round): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
     const { sourceId, lease, signal, known } = round;
     const startedAt = performance.now();
-    const started = await this.#startAttempt(round);
+    const started = await withSpan('registry start', { [ATTR.dbOperationName]: 'startSync' }, () => this.#startAttempt(round));
     if (!started) return { outcome: 'lost', requestPending: false };
     const { row, attemptId } = started;
     const previous = settledState(row);
@@ -218,18 +223,19 @@ export class SyncService {
     try {
       const bound = source.credentialRef ? await this.options.tokenFor(source.credentialRef, source.url) : undefined;
       token = bound?.token;
-      const synced = await syncMirror(this.#mirrorOptions({ source, bound, token, signal }));
+      const synced = await withSpan('git mirror sync', { [ATTR.source]: source.name }, () => syncMirror(this.#mirrorOptions({ source, bound, token, signal })));
       result = synced;
-      const counters = await this.#recordSynced({ round, source, row, attemptId, previous, synced });
+      const counters = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishSync', [ATTR.source]: source.name }, () => this.#recordSynced({ round, source, row, attemptId, previous, synced }));
       attemptFinished = true;
       outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
       if (counters && (synced.refChanges.length > 0 || previous !== 'synced')) this.options.onChanges?.();
       requestPending = counters !== null && counters.requestedSeq > counters.completedSeq;
       if (counters && this.options.afterSync) await this.options.afterSync({ source, mirror: synced.path, result: synced }, signal);
     } catch (caught) {
-      error = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
+      const reason = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
+      error = reason;
       if (signal.aborted) outcome = 'lost';
-      else outcome = await this.#recordFailed({ round, source, row, previous, error, caught });
+      else outcome = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishFailed', [ATTR.source]: source.name }, () => this.#recordFailed({ round, source, row, previous, error: reason, caught }));
     }
     const durationMs = performance.now() - startedAt;
     if (!attemptFinished) {

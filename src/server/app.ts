@@ -15,6 +15,7 @@ import type { RegisterRoutes } from './module-routes.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
+import { traceHttpRequests } from '../tracing/http-server.js';
 
 /** Webhook bodies above this are refused with 413. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -73,6 +74,8 @@ export async function buildServer(app: ServedApp, options: ServerOptions) {
   server.setSerializerCompiler(serializerCompiler);
   server.setErrorHandler(errorHandler(serverPaths));
   guardRequests(server as unknown as FastifyInstance, options.allowedHosts ?? defaultAllowedHosts());
+  // A span per request served, when tracing is on (tracing/http-server.ts); nothing otherwise.
+  traceHttpRequests(server as unknown as FastifyInstance);
   await server.register(fastifySwagger, {
     openapi: {
       info: { title: 'forgesync', version: '1', description: 'Repository replication under exclusive, fenced leases.' },

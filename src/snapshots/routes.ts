@@ -10,6 +10,7 @@ import { relay, type ShardReads } from '../cluster/api.js';
 import { access, BEARER, errorResponses } from '../server/routes/common.js';
 import { objectAtJson, snapshotAnswerJson, snapshotEntryAnswerJson } from './json.js';
 import type { Snapshots } from './service.js';
+import { ATTR, withSpan } from '../tracing/index.js';
 
 const SourceParamsSchema = z.object({ name: z.string().min(1).max(200) });
 
@@ -137,13 +138,13 @@ function openSnapshotRoute(server: SnapshotServer, { snapshots, shardReads, crea
       const remote = await shardReads?.endpointFor(request.params.name);
       if (remote) return shardReads!.forward(remote, request, reply, creatorOf(request));
       const { ref, sync, waitMs, holdMs } = request.body;
-      const snapshot = await snapshots.open(request.params.name, ref, {
+      const snapshot = await withSpan('snapshot open', { [ATTR.source]: request.params.name, 'forgesync.snapshot.sync': sync }, () => snapshots.open(request.params.name, ref, {
         sync,
         waitMs,
         holdMs: holdMs ?? defaultHoldMs,
         owner: 'api',
         creator: creatorOf(request),
-      });
+      }));
       return reply.code(201).send(snapshotAnswerJson(snapshot.toJSON()));
     },
   );

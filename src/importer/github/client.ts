@@ -16,6 +16,7 @@ import { bodyParser, connectionReset, httpErrorOf, limitOf, messageOf } from './
 import { egressFetch } from './egress-fetch.js';
 import { zeroCounts, type RequestCounts } from './request-counts.js';
 import type { ClientToken, GetOptions, GithubClientOptions, GithubResponse } from './client-types.js';
+import { traceClientRequest } from '../../tracing/http-client.js';
 
 /** The most one answer of the API may be: a page of 100 pull requests is about 2 MB; a longer one is refused, not retried. */
 export const MAX_ANSWER_BYTES = 8 * 2 ** 20;
@@ -147,7 +148,7 @@ export class GithubClient {
         if (status !== undefined && status < 400) permit.success();
       };
       try {
-        outcome = await this.#send<T>(slot, path, options, answered);
+        outcome = await traceClientRequest({ method: 'GET', path, host: this.#api.host }, () => this.#send<T>(slot, path, options, answered), (sent) => sent.response?.status ?? sent.status);
       } finally {
         answered();
         if (outcome?.secondary) verdict = permit.secondaryLimited();

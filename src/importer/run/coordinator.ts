@@ -13,6 +13,7 @@ import { STAGES, type Stage } from '../types.js';
 import { RunContext, RunStoppedError, type RunDeps } from './context.js';
 import { retryTransient, runRetryDelay } from './retry.js';
 import { ownerName } from '../../leases/owner.js';
+import { ATTR, withSpan } from '../../tracing/index.js';
 
 /** The lease of an import's coordination (a contract: operators see it in `forgesync lease list`). */
 export const importLeaseKey = (name: string) => `import:github:${name.toLowerCase()}`;
@@ -150,7 +151,7 @@ export class Coordinator {
         stage = STAGES[index]!;
         if (stage !== record.stage) await ctx.commit([imports.setStageStep(record.id, stage, Date.now())]);
         logger.info({ event: 'import_stage', import: record.name, stage, run: record.run }, `import ${record.name}: stage ${stage}`);
-        await STAGE_RUNNERS[stage](ctx, this.options.env);
+        await withSpan(`import stage ${stage}`, { [ATTR.import]: record.name, [ATTR.importStage]: stage }, () => STAGE_RUNNERS[stage](ctx, this.options.env));
       }
       await ctx.commit([imports.finishStep(record.id, record.requestedSeq, Date.now())]);
       await this.options.onFinished(record, Date.now() - started);

@@ -6,6 +6,7 @@ import { InvalidJobError, JobBackendUnavailableError, JobTransportClosedError } 
 import type { JobTransportOptions } from '../open.js';
 import type { Job, JobKind, JobLoad, JobPayload, JobTransport } from '../types.js';
 import { validateJob, validateJobKind, validateKindName } from '../validate.js';
+import { traceEnqueue, traceJobRun, type TraceCarrier } from '../../tracing/index.js';
 import { checkServer, connectCommandClient, endClient, parseJobsUrl, shut, within, workerClient, type JobsRedisTarget } from './connection.js';
 import { Fairness } from './fairness.js';
 import { ErrorLog } from './log.js';
@@ -22,6 +23,8 @@ const START_TIMEOUT_MS = 5000;
 interface JobData {
   key: string;
   payload?: JobPayload;
+  /** The W3C trace context it was queued in (tracing on), continued by the worker's span. */
+  trace?: TraceCarrier;
 }
 
 /** The jobs of one handled kind in this process. */
@@ -115,14 +118,16 @@ class BullmqTransport implements JobTransport {
     // buckets or never does.
     const queueName = queueOf(job.kind, job.shard);
     if (job.fairness !== undefined) options.priority = this.#fairness.rank(queueName, job.key, job.fairness);
-    return this.#queue(queueName)
-      .add(job.kind, data, options)
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          throw this.#unavailable(`could not queue ${job.kind} job "${job.key}"`, err);
-        },
-      );
+    return traceEnqueue({ kind: job.kind, key: job.key, transport: this.name, queue: queueName }, (trace) =>
+      this.#queue(queueName)
+        .add(job.kind, trace ? { ...data, trace } : data, options)
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            throw this.#unavailable(`could not queue ${job.kind} job "${job.key}"`, err);
+          },
+        ),
+    );
   }
 
   async load(kind: string, options: { shard?: string } = {}): Promise<JobLoad> {
@@ -243,7 +248,7 @@ class BullmqTransport implements JobTransport {
       if (this.#shutdown.signal.aborted) return;
       handled.running++;
       try {
-        await handled.spec.run(job, this.#shutdown.signal);
+        await traceJobRun({ kind, key: job.key, transport: this.name, queue: bullJob.queueName, messageId: bullJob.id }, data.trace, () => handled.spec.run(job, this.#shutdown.signal));
       } catch (error) {
         this.#logger.error({ event: 'job_error', kind, key: job.key, err: String(error) }, `${kind} job failed`);
         throw error; // fails this job only; the worker goes on

@@ -1,0 +1,75 @@
+import { createLogger } from '../logging/logger.js';
+import { enableSpans, tracingOn } from './span.js';
+
+/**
+ * Turns tracing on in this process when the standard OpenTelemetry
+ * variables ask for it: `OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` set, `OTEL_SDK_DISABLED` not true,
+ * `OTEL_TRACES_EXPORTER` unset or `otlp`. Only then is the SDK imported: a
+ * process without them loads no OpenTelemetry module at all (see span.ts).
+ * The SDK reads the rest itself: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+ * OTEL_TRACES_SAMPLER(_ARG), OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, _TIMEOUT,
+ * OTEL_BSP_* (batching).
+ */
+
+/** How long shutdown waits for the last spans to be exported (a receiver that is down must not hold up an exit). */
+const SHUTDOWN_TIMEOUT_MS = 5000;
+
+/** Shuts the provider down, set while tracing is on. */
+let shutdownProvider: (() => Promise<void>) | undefined;
+
+/** Why tracing is off for `env`, or null when it should be on. */
+export function tracingOffReason(env: NodeJS.ProcessEnv): string | null {
+  if (['true', '1'].includes((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase())) return 'OTEL_SDK_DISABLED is true';
+  const exporter = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
+  if (exporter !== '' && exporter !== 'otlp') return `OTEL_TRACES_EXPORTER is "${exporter}" (forgesync exports otlp only)`;
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) return 'no OTEL_EXPORTER_OTLP_ENDPOINT is set';
+  return null;
+}
+
+/**
+ * Starts a NodeTracerProvider (batching, OTLP over HTTP with JSON bodies)
+ * registered as the global one, when `env` asks for it (see above); does
+ * nothing otherwise or when already started. Resolves to whether tracing is on.
+ */
+export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  if (tracingOn()) return true;
+  if (tracingOffReason(env) !== null) return false;
+  const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+  ]);
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the default name.
+  const detected = resources.detectResources({ detectors: [resources.envDetector, resources.hostDetector, resources.serviceInstanceIdDetector] });
+  const resource = resources.resourceFromAttributes({ 'service.name': 'forgesync' }).merge(detected);
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  // The AsyncLocalStorage context manager and the W3C trace context propagator.
+  provider.register();
+  // The SDK's own warnings (a collector that does not answer, spans dropped from a full queue) as log lines of ours.
+  const logger = createLogger().child({ component: 'tracing' });
+  const warn = (message: string, ...details: unknown[]) =>
+    logger.warn({ event: 'tracing_warning', detail: details.map((detail) => String((detail as Error)?.message ?? detail)).join('; ').slice(0, 500) }, `tracing: ${message}`);
+  api.diag.setLogger({ error: warn, warn, info: () => {}, debug: () => {}, verbose: () => {} }, api.DiagLogLevel.WARN);
+  enableSpans({ api, tracer: api.trace.getTracer('forgesync') });
+  shutdownProvider = async () => {
+    enableSpans(undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_TIMEOUT_MS).unref()));
+    await Promise.race([provider.shutdown().catch(() => undefined), late]);
+    clearTimeout(timer);
+    api.trace.disable();
+    api.diag.disable();
+    api.context.disable();
+    api.propagation.disable();
+  };
+  return true;
+}
+
+/** Exports the spans still batched and stops tracing (end of a CLI command, `serve` shutdown); nothing when it is off. */
+export async function stopTracing(): Promise<void> {
+  const shutdown = shutdownProvider;
+  shutdownProvider = undefined;
+  await shutdown?.();
+}
