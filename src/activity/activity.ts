@@ -59,6 +59,8 @@ export class Activity {
   #serving = false;
   /** Deltas sampled but not written (the database failed): added to the next sample's, so an outage loses no count. */
   #unwritten: SeriesDelta[] = [];
+  /** The cutoffs of this process's last fold and prune (see #sample). */
+  #folded: { foldTo: number; pruneTo: number } | undefined;
 
   constructor(private readonly options: ActivityOptions) {
     this.#db = activityDb(options.database);
@@ -102,9 +104,15 @@ export class Activity {
     await addToRollup(this.#db, dialect, 'minute', Math.floor(now / MINUTE_MS) * MINUTE_MS, this.#unwritten);
     this.#unwritten = [];
     const { activityMinutesKeptMs, activityHoursKeptMs } = this.options.settings;
-    // Whole hours only: an hour row is made from all of its minutes at once.
-    await foldMinutes(this.#db, dialect, Math.floor((now - activityMinutesKeptMs) / HOUR_MS) * HOUR_MS);
-    await pruneHours(this.#db, now - activityHoursKeptMs);
+    // Whole hours only: an hour row is made from all of its minutes at once. Rows start on the hour, so deleting those
+    // before the cutoff is deleting those before the next hour from it: both cutoffs move once an hour, and a sample
+    // in the same hour as the last fold has nothing to fold or prune.
+    const cutoffs = { foldTo: Math.floor((now - activityMinutesKeptMs) / HOUR_MS) * HOUR_MS, pruneTo: Math.ceil((now - activityHoursKeptMs) / HOUR_MS) * HOUR_MS };
+    if (cutoffs.foldTo !== this.#folded?.foldTo || cutoffs.pruneTo !== this.#folded.pruneTo) {
+      await foldMinutes(this.#db, dialect, cutoffs.foldTo);
+      await pruneHours(this.#db, cutoffs.pruneTo);
+      this.#folded = cutoffs;
+    }
     await this.#recordFailures();
   }
 

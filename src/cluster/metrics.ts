@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { ShardRepository } from './store/shards.js';
+import { scrapeRead } from '../util/scrape-read.js';
 
 /**
  * The storage shards as every process sees them in the shared database
@@ -9,9 +10,8 @@ import type { ShardRepository } from './store/shards.js';
  * (operator-chosen, a handful).
  */
 export function shardMetrics(registry: Registry, shards: Pick<ShardRepository, 'health'>): void {
-  // One read serves both gauges of a scrape (as the feeds' gauges share theirs).
-  let reading: ReturnType<ShardRepository['health']> | undefined;
-  const read = () => (reading ??= shards.health().finally(() => setTimeout(() => (reading = undefined), 100).unref()));
+  // One read serves both gauges of a scrape.
+  const read = scrapeRead(() => shards.health());
   new Gauge({
     name: 'forgesync_shard_up',
     help: 'Whether a storage shard has a live worker: 1 when one heartbeat it lately (active or draining), 0 when it is down (no heartbeat for 2 × FORGESYNC_LEASE_TTL).',

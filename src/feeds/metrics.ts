@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { scrapeRead } from '../util/scrape-read.js';
 
 export interface FeedMetrics {
   delivered: Counter<'feed' | 'operation'>;
@@ -25,8 +26,7 @@ export function feedMetrics(registry: Registry, source: FeedGaugeSource): FeedMe
     registers: [registry],
   });
   // One read serves both gauges of a scrape.
-  let reading: Promise<Awaited<ReturnType<FeedGaugeSource['lag']>>> | undefined;
-  const read = () => (reading ??= source.lag().catch(() => []).finally(() => setTimeout(() => (reading = undefined), 100).unref()));
+  const read = scrapeRead(() => source.lag().catch(() => []));
   new Gauge({
     name: 'forgesync_feed_lag_changes',
     help: 'Changes in a feed\'s scope not yet acknowledged by its sink (held back and dead ones included).',

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RegistryCounts, SyncLag } from './store/registry.js';
+import { scrapeRead } from '../util/scrape-read.js';
 
 /**
  * The replication module's Prometheus metrics. Labels are all bounded
@@ -47,11 +48,10 @@ export type ReplicationMetrics = ReturnType<typeof replicationMetrics>;
 /**
  * How far behind their interval the sources are, read from the registry on
  * each scrape (RegistryRepository.lag: one aggregate query, whose answer
- * serves both gauges of a scrape, as the feeds' gauges share theirs).
+ * serves both gauges of a scrape).
  */
 export function syncLagMetrics(registry: Registry, lag: () => Promise<SyncLag>): void {
-  let reading: Promise<SyncLag> | undefined;
-  const read = () => (reading ??= lag().finally(() => setTimeout(() => (reading = undefined), 100).unref()));
+  const read = scrapeRead(lag);
   new Gauge({
     name: 'forgesync_sources_overdue',
     help: 'Enabled sources scheduled by interval (cron sources and those whose upstream is gone apart) whose last successful sync is older than twice their interval, or that were never synced though added that long ago.',

@@ -66,12 +66,6 @@ describe('dashboard activity page in headless chromium', () => {
     await t?.close();
   });
 
-  async function get<T>(path: string): Promise<T> {
-    const response = await fetch(`${t.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(response.status, path).toBe(200);
-    return (await response.json()) as T;
-  }
-
   const textOf = (selector: string, expected: RegExp) => textOfPage(page, selector, expected);
   const legend = (chart: string, series: string) => `[data-chart="${chart}"] tr[data-series="${series}"] [data-field="total"]`;
 
@@ -104,7 +98,7 @@ describe('dashboard activity page in headless chromium', () => {
     expect(failed).toBe(2);
     const observed = await rollupTotal('forgesync_sync_duration_seconds_count', {});
     expect(observed).toBe(4);
-    const series = await get<ActivitySeries>('/api/activity/series?range=hour');
+    const series = await t.getJson<ActivitySeries>('/api/activity/series?range=hour');
     expect(series.times).toHaveLength(60);
     expect(series.charts.find((chart) => chart.id === 'syncs')?.series.map((each) => [each.label, each.total])).toEqual([
       ['failed', failed],
@@ -136,7 +130,7 @@ describe('dashboard activity page in headless chromium', () => {
     for (const chart of ['webhooks', 'feeds']) await textOf(`[data-chart="${chart}"] [data-field="empty"]`, /Nothing recorded/);
 
     // One group: the same error of two sources, with their paths and hashes as placeholders.
-    const groups = await get<(Omit<FailureGroup, 'firstSeenAt' | 'lastSeenAt' | 'sourceIds'> & { firstSeenAt: string; lastSeenAt: string })[]>('/api/activity/failures');
+    const groups = await t.getJson<(Omit<FailureGroup, 'firstSeenAt' | 'lastSeenAt' | 'sourceIds'> & { firstSeenAt: string; lastSeenAt: string })[]>('/api/activity/failures');
     expect(groups).toHaveLength(1);
     const [group] = groups;
     expect(group).toMatchObject({ count: 2, sources: BROKEN });

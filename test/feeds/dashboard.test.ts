@@ -105,13 +105,7 @@ describe('dashboard feeds page in headless chromium', () => {
     await receiver?.stop();
   });
 
-  async function get<T>(path: string): Promise<T> {
-    const response = await fetch(`${t.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(response.status, path).toBe(200);
-    return (await response.json()) as T;
-  }
-
-  const status = (name: string) => get<FeedStatus>(`/api/feeds/${encodeURIComponent(name)}`);
+  const status = (name: string) => t.getJson<FeedStatus>(`/api/feeds/${encodeURIComponent(name)}`);
 
   const textOf = (selector: string, expected: RegExp, timeoutMs?: number) => textOfPage(page, selector, expected, timeoutMs);
 
@@ -198,7 +192,7 @@ describe('dashboard feeds page in headless chromium', () => {
     expect(await page.locator(field('files', 'holder')).count()).toBe(0);
 
     // hooks' page: its dead letter (seq, type, subject, attempts, the receiver's answer as text), its last error.
-    const [letter, ...others] = await get<{ seq: number; type: string; subject: string; attempts: number; lastError: string }[]>('/api/feeds/hooks/dead-letters');
+    const [letter, ...others] = await t.getJson<{ seq: number; type: string; subject: string; attempts: number; lastError: string }[]>('/api/feeds/hooks/dead-letters');
     expect(others).toEqual([]);
     expect(letter).toMatchObject({ type: 'dev.forgesync.ref.created', subject: 'refs/heads/topic', attempts: 1 });
     expect(letter!.lastError).toContain(HOSTILE);
@@ -289,7 +283,7 @@ describe('dashboard feeds page in headless chromium', () => {
     await textOf('#feed-dead-count', /^\(1\)$/);
     await page.click('#feed-retry');
     await textOf('#flash', /^Sending 1 dead letter of hooks again\.$/);
-    expect(await get('/api/feeds/hooks/dead-letters')).toEqual([]);
+    expect(await t.getJson('/api/feeds/hooks/dead-letters')).toEqual([]);
     const retried = await status('hooks');
     expect(retried).toMatchObject({ deadLetters: 0, lag: { changes: 1 } });
     await textOf('#feed-dead-letters tbody', /^No dead letters\.$/);

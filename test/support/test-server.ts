@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { Forgesync } from '../../src/app/forgesync.js';
 import { buildServer, type ForgesyncServer, type ServerOptions } from '../../src/server/app.js';
 import type { AuthTokens } from '../../src/server/auth.js';
@@ -18,6 +19,8 @@ export interface TestServer {
    * state changes need.
    */
   auth(token?: string | null): Record<string, string>;
+  /** GETs `path` with the admin token, expects 200, and returns its JSON body. */
+  getJson<T>(path: string): Promise<T>;
   /** Closes the server, then the Forgesync (scheduler, workers, database, leases). */
   close(): Promise<void>;
 }
@@ -65,16 +68,22 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     await server.ready();
   }
   if (options.service) app.startService();
+  const auth = (token: string | null | undefined = tokens.admin): Record<string, string> => ({
+    'content-type': 'application/json',
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  });
   return {
     app,
     server,
     logs,
     tokens,
     url,
-    auth: (token = tokens.admin): Record<string, string> => ({
-      'content-type': 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    }),
+    auth,
+    getJson: async <T>(path: string): Promise<T> => {
+      const response = await server.inject({ method: 'GET', url: path, headers: auth() });
+      expect(response.statusCode, path).toBe(200);
+      return response.json() as T;
+    },
     close: async () => {
       await server.close();
       await app.close();
