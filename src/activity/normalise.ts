@@ -36,7 +36,13 @@ export function normaliseFailure(message: string): string {
   return text.length > MAX_LENGTH ? `${text.slice(0, MAX_LENGTH - 1)}…` : text;
 }
 
-/** A short stable id of a normalised message: how a group is named in URLs (`/api/activity/failures/<group>/resync`). */
+/**
+ * A short stable id of a normalised message: how a group is named in URLs
+ * (`/api/activity/failures/<group>/resync`). The lines of a git stderr tail
+ * (joined by " | ") count as a set: git and the upload-pack or remote helper
+ * it runs write to one stderr, and their lines come in either order.
+ */
 export function failureGroupId(normalised: string): string {
-  return createHash('sha256').update(normalised).digest('hex').slice(0, 16);
+  const lines = [...new Set(normalised.split(' | '))].sort();
+  return createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 16);
 }

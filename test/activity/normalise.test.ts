@@ -58,4 +58,12 @@ describe('normaliseFailure', () => {
     expect(normal).not.toContain(token);
     expect(normaliseFailure('exit code 128')).not.toBe(normaliseFailure('repository not found'));
   });
+
+  it('gives the lines of a stderr tail in either order one group id', () => {
+    const ours = 'fatal: git upload-pack: not our ref 4e906041214871ab66d104ecc956ff04c480e04b';
+    const remote = 'fatal: remote error: upload-pack: not our ref 4e906041214871ab66d104ecc956ff04c480e04b';
+    const id = (lines: string[]) => failureGroupId(normaliseFailure(`git clone failed with exit code 128: Cloning into bare repository '/tmp/m.git'... | ${lines.join(' | ')}`));
+    expect(id([ours, remote])).toBe(id([remote, ours]));
+    expect(id([ours, remote])).not.toBe(id([ours]));
+  });
 });
