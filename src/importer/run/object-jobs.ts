@@ -163,10 +163,10 @@ export class ObjectJobs {
   }
 
   /**
-   * Runs job `key` of import `importId` if it is still pending and its
-   * lease is free. `running`: the run as the coordinator that just listed
-   * the job pending has it (no need to read both again; the guarded write
-   * refuses a job of a run that ended or a job done meanwhile all the same).
+   * Runs job `key` of import `importId` if its lease is free and, under
+   * the lease, its row is still pending. `running`: the run as the
+   * coordinator that just listed the job pending has it (no need to read
+   * it again; the guarded write refuses a job of a run that ended all the same).
    */
   async run(importId: number, key: string, shutdown: AbortSignal, running?: ImportRecord): Promise<void> {
     // A job that failed for a transient cause (its lease, a read; its write tries again by itself)
@@ -197,14 +197,15 @@ export class ObjectJobs {
     const { imports, waiter, leases, logger, leaseTtlMs, database } = this.options;
     const record = running ?? (await imports.findById(importId));
     if (!record || record.state !== 'started') return;
-    if (!running) {
-      const row = await waiter.find(importId, key);
-      if (!row || row.state !== 'pending' || row.run !== record.run) return;
-    }
     const prepared = await this.#prepared(record);
     const leaseKey = `${importLeaseKey(record.name)}:${key}`.slice(0, 512);
     const request = { ttlMs: leaseTtlMs, owner: ownerName(`import ${record.name} ${key}`), signal: shutdown };
     const job = async (lease: Lease, signal: AbortSignal): Promise<void> => {
+      // The row is read under the lease, not before it: a job may wait long for its lease or a place in
+      // `answering` (its process stopped, its answers slow to store), and meanwhile another holder may
+      // have done it. Read here, a job done elsewhere costs this read, not its requests again.
+      const row = await waiter.find(importId, key);
+      if (!row || row.state !== 'pending' || row.run !== record.run) return;
       const work = {
         db: database.db,
         importId,
