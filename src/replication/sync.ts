@@ -5,6 +5,7 @@ import { writeFenced } from '../leases/fenced.js';
 import type { Lease } from '../leases/lease.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { GitRunner } from '../git/runner.js';
+import type { StoreDialect } from '../store/database.js';
 import { RemoteNotFoundError } from '../git/errors.js';
 import { syncMirror, type MirrorSyncResult, type SyncMirrorOptions } from '../git/mirror.js';
 import type { Logger } from '../logging/logger.js';
@@ -16,7 +17,7 @@ import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import type { BoundToken } from '../credentials/store.js';
 import { ownerName } from '../leases/owner.js';
-import { ATTR, recordSpan, spanClock, withSpan } from '../tracing/index.js';
+import { ATTR, DB_SYSTEM_NAME, recordSpan, spanClock, withSpan } from '../tracing/index.js';
 
 /**
  * What one call to `sync()` ended with: `idle` when no request was waiting
@@ -29,6 +30,8 @@ export interface SyncServiceOptions {
   sources: SourceRepository;
   registry: RegistryRepository;
   leases: LeaseManager;
+  /** The registry's database, named in the spans of its writes. */
+  dialect: StoreDialect;
   runner: GitRunner;
   /** The token of a credential for a URL (see CredentialStore.tokenFor). */
   tokenFor: (credential: string, url: string) => Promise<BoundToken>;
@@ -205,7 +208,7 @@ export class SyncService {
   async #round(round: Round): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
     const { sourceId, lease, signal, known } = round;
     const startedAt = performance.now();
-    const started = await withSpan('registry start', { [ATTR.dbOperationName]: 'startSync' }, () => this.#startAttempt(round));
+    const started = await withSpan('registry start', { [ATTR.dbOperationName]: 'startSync', [ATTR.dbSystemName]: DB_SYSTEM_NAME[this.options.dialect] }, () => this.#startAttempt(round));
     if (!started) return { outcome: 'lost', requestPending: false };
     const { row, attemptId } = started;
     const previous = settledState(row);
@@ -225,7 +228,7 @@ export class SyncService {
       token = bound?.token;
       const synced = await withSpan('git mirror sync', { [ATTR.source]: source.name }, () => syncMirror(this.#mirrorOptions({ source, bound, token, signal })));
       result = synced;
-      const counters = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishSync', [ATTR.source]: source.name }, () => this.#recordSynced({ round, source, row, attemptId, previous, synced }));
+      const counters = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishSync', [ATTR.dbSystemName]: DB_SYSTEM_NAME[this.options.dialect], [ATTR.source]: source.name }, () => this.#recordSynced({ round, source, row, attemptId, previous, synced }));
       attemptFinished = true;
       outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
       if (counters && (synced.refChanges.length > 0 || previous !== 'synced')) this.options.onChanges?.();
@@ -235,7 +238,7 @@ export class SyncService {
       const reason = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
       error = reason;
       if (signal.aborted) outcome = 'lost';
-      else outcome = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishFailed', [ATTR.source]: source.name }, () => this.#recordFailed({ round, source, row, previous, error: reason, caught }));
+      else outcome = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishFailed', [ATTR.dbSystemName]: DB_SYSTEM_NAME[this.options.dialect], [ATTR.source]: source.name }, () => this.#recordFailed({ round, source, row, previous, error: reason, caught }));
     }
     const durationMs = performance.now() - startedAt;
     if (!attemptFinished) {

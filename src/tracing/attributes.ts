@@ -1,3 +1,5 @@
+import type { StoreDialect } from '../store/database.js';
+
 /**
  * Span attribute names. The standard ones are OpenTelemetry's semantic
  * conventions (the values of @opentelemetry/semantic-conventions' ATTR_*
@@ -20,6 +22,7 @@ export const ATTR = {
   messagingDestinationName: 'messaging.destination.name',
   messagingMessageId: 'messaging.message.id',
   dbOperationName: 'db.operation.name',
+  dbSystemName: 'db.system.name',
   /** forgesync's own: the source (by name) a span works on. */
   source: 'forgesync.source',
   /** forgesync's own: the import (by name). */
@@ -35,3 +38,6 @@ export const ATTR = {
   jobKey: 'forgesync.job.key',
   feedEvents: 'forgesync.feed.events',
 } as const;
+
+/** `db.system.name` of each registry database (the semantic conventions' values). */
+export const DB_SYSTEM_NAME: Record<StoreDialect, string> = { sqlite: 'sqlite', postgres: 'postgresql' };

@@ -1,4 +1,4 @@
-export { ATTR } from './attributes.js';
+export { ATTR, DB_SYSTEM_NAME } from './attributes.js';
 export { activeTraceCarrier, recordSpan, spanClock, tracingOn, withSpan, type SpanAttributes, type SpanHandle, type SpanOptions, type SpanRole, type TraceCarrier } from './span.js';
 export { startTracing, stopTracing, tracingOffReason } from './start.js';
 export { traceEnqueue, traceJobRun, type TracedJob } from './jobs.js';

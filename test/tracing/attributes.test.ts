@@ -4,7 +4,7 @@
 import * as semconv from '@opentelemetry/semantic-conventions';
 import * as incubating from '@opentelemetry/semantic-conventions/incubating';
 import { describe, expect, it } from 'vitest';
-import { ATTR } from '../../src/tracing/attributes.js';
+import { ATTR, DB_SYSTEM_NAME } from '../../src/tracing/attributes.js';
 
 const STANDARD: Partial<Record<keyof typeof ATTR, string>> = {
   httpRequestMethod: semconv.ATTR_HTTP_REQUEST_METHOD,
@@ -16,6 +16,7 @@ const STANDARD: Partial<Record<keyof typeof ATTR, string>> = {
   clientAddress: semconv.ATTR_CLIENT_ADDRESS,
   errorType: semconv.ATTR_ERROR_TYPE,
   dbOperationName: semconv.ATTR_DB_OPERATION_NAME,
+  dbSystemName: semconv.ATTR_DB_SYSTEM_NAME,
   messagingSystem: incubating.ATTR_MESSAGING_SYSTEM,
   messagingOperationType: incubating.ATTR_MESSAGING_OPERATION_TYPE,
   messagingOperationName: incubating.ATTR_MESSAGING_OPERATION_NAME,
@@ -31,5 +32,6 @@ describe('span attribute names', () => {
       else expect(name, field).toMatch(/^forgesync\.[a-z_.]+$/);
     }
     expect(Object.keys(STANDARD).every((field) => field in ATTR)).toBe(true);
+    expect(DB_SYSTEM_NAME).toEqual({ sqlite: incubating.DB_SYSTEM_NAME_VALUE_SQLITE, postgres: semconv.DB_SYSTEM_NAME_VALUE_POSTGRESQL });
   });
 });

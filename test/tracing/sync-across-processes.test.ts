@@ -119,7 +119,7 @@ describe('a trace from a webhook to the registry write, across an api and a work
       expect(spans.ancestors(span).map((ancestor) => ancestor.spanId), name).toContain(sync.spanId);
     }
     expect(write.resource['test.process']).toBe('worker');
-    expect(write.attributes).toMatchObject({ 'forgesync.source': 'p0', 'db.operation.name': 'finishSync' });
+    expect(write.attributes).toMatchObject({ 'forgesync.source': 'p0', 'db.operation.name': 'finishSync', 'db.system.name': 'postgresql' });
     // The whole chain, from the registry write up to the webhook request, one trace.
     expect(spans.ancestors(write).map((span) => span.spanId)).toEqual(expect.arrayContaining([sync.spanId, processed.spanId, sent.spanId, intake.spanId, webhook.spanId]));
   }, 120_000);
