@@ -24,7 +24,8 @@ import { SyncService, syncLeaseKey, type SyncFollower } from './sync.js';
 import { SyncFollowers } from './followers.js';
 import { Nudger, SYNC_JOB, syncRoom, VERIFY_JOB } from './nudger.js';
 import type { Batcher } from '../util/batcher.js';
-import { matchRequestBatcher } from './webhooks/match-batcher.js';
+import { matchRequestBatcher, type MatchRequest } from './webhooks/match-batcher.js';
+import { activeTraceCarrier } from '../tracing/index.js';
 import { Signal } from '../util/signal.js';
 import type { AddSourceInput, DeliveryRun, ReplicationOptions, ResyncTarget, SyncWaitResult, WebhookDelivery } from './options.js';
 
@@ -64,7 +65,7 @@ export class Replication {
   readonly #statusSections = new SourceStatusSections();
   readonly #nudger: Nudger;
   /** Webhook sync requests, grouped (see matchRequestBatcher). */
-  readonly #webhookRequests: Batcher<readonly string[], MatchedRequest[]>;
+  readonly #webhookRequests: Batcher<MatchRequest, MatchedRequest[]>;
 
   constructor(private readonly options: ReplicationOptions) {
     const { database, leases, logger, settings } = options;
@@ -304,7 +305,7 @@ export class Replication {
    * hot path. Returns those sources (none: nothing recorded).
    */
   requestSyncMatching(keys: readonly string[]): Promise<MatchedRequest[]> {
-    return this.#webhookRequests.submit(keys);
+    return this.#webhookRequests.submit({ keys, trace: activeTraceCarrier() });
   }
 
   /** Records a sync request on every row the target selects (`forgesync resync`); returns how many rows it touched. */

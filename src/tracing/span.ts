@@ -90,6 +90,18 @@ export function recordSpan(name: string, attributes: SpanAttributes, startedAt: 
   tracing.tracer.startSpan(name, { attributes: defined(attributes), startTime: startedAt }).end(performance.timeOrigin + performance.now());
 }
 
+/**
+ * Runs `fn` with `carrier`'s trace context active and no span of its own:
+ * work done in a batch for one of the requests batched together (a job it
+ * queues) continues that request's trace, not the batch's first request's.
+ * Tracing off or no carrier: just `fn`.
+ */
+export function withTraceContext<T>(carrier: TraceCarrier | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!tracing || !carrier) return fn();
+  const { api } = tracing;
+  return api.context.with(api.propagation.extract(api.ROOT_CONTEXT, carrier), fn);
+}
+
 /** The active span's W3C trace context, to carry to another process; undefined when tracing is off or no span is active. */
 export function activeTraceCarrier(): TraceCarrier | undefined {
   if (!tracing) return undefined;

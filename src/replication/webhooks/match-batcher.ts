@@ -1,3 +1,4 @@
+import { withTraceContext, type TraceCarrier } from '../../tracing/index.js';
 import { Batcher } from '../../util/batcher.js';
 import type { Nudger } from '../nudger.js';
 import type { RegistryRepository } from '../store/registry.js';
@@ -12,12 +13,26 @@ const MATCH_BATCH = 200;
  * they name is nudged once, unless an earlier request of it still waits
  * (a storm of pushes to one repository queues one job, not one a push).
  */
-export function matchRequestBatcher(registry: RegistryRepository, nudger: Nudger): Batcher<readonly string[], MatchedRequest[]> {
-  return new Batcher<readonly string[], MatchedRequest[]>(
-    async (keySets) => {
-      const matched = await registry.requestByMatchKeySets(keySets);
-      const sources = new Map(matched.flat().filter((source) => !source.alreadyWaiting).map((source) => [source.sourceId, source]));
-      await Promise.all([...sources.values()].map((source) => nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard, moveTo: source.moveTo }, 'webhook')));
+/** One delivery's match keys, and its trace context (the job it queues continues its trace). */
+export interface MatchRequest {
+  keys: readonly string[];
+  trace: TraceCarrier | undefined;
+}
+
+export function matchRequestBatcher(registry: RegistryRepository, nudger: Nudger): Batcher<MatchRequest, MatchedRequest[]> {
+  return new Batcher<MatchRequest, MatchedRequest[]>(
+    async (requests) => {
+      const matched = await registry.requestByMatchKeySets(requests.map((request) => request.keys));
+      // Each source once, under the trace of the first delivery of the batch that named it.
+      const sources = new Map<number, { source: MatchedRequest; trace: TraceCarrier | undefined }>();
+      matched.forEach((found, index) => {
+        for (const source of found) if (!source.alreadyWaiting && !sources.has(source.sourceId)) sources.set(source.sourceId, { source, trace: requests[index]!.trace });
+      });
+      await Promise.all(
+        [...sources.values()].map(({ source, trace }) =>
+          withTraceContext(trace, () => nudger.nudge({ id: source.sourceId, name: source.name, url: source.url, shard: source.shard, moveTo: source.moveTo }, 'webhook')),
+        ),
+      );
       return matched;
     },
     { maxBatch: MATCH_BATCH, concurrency: 1 },
