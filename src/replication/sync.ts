@@ -139,7 +139,12 @@ const MAX_ROUNDS = 5;
  * is let go.
  */
 export class SyncService {
-  constructor(private readonly options: SyncServiceOptions) {}
+  /** The registry's database, as the spans of its statements name it. */
+  readonly #dbSystem: { [ATTR.dbSystemName]: string };
+
+  constructor(private readonly options: SyncServiceOptions) {
+    this.#dbSystem = { [ATTR.dbSystemName]: DB_SYSTEM_NAME[options.dialect] };
+  }
 
   /**
    * Serves the source's unserved requests, if it has any: under its lease if
@@ -208,7 +213,7 @@ export class SyncService {
   async #round(round: Round): Promise<{ outcome: SyncOutcome; requestPending: boolean }> {
     const { sourceId, lease, signal, known } = round;
     const startedAt = performance.now();
-    const started = await withSpan('registry start', { [ATTR.dbOperationName]: 'startSync', [ATTR.dbSystemName]: DB_SYSTEM_NAME[this.options.dialect] }, () => this.#startAttempt(round));
+    const started = await withSpan('registry start', { [ATTR.dbOperationName]: 'startSync', ...this.#dbSystem }, () => this.#startAttempt(round));
     if (!started) return { outcome: 'lost', requestPending: false };
     const { row, attemptId } = started;
     const previous = settledState(row);
@@ -228,7 +233,7 @@ export class SyncService {
       token = bound?.token;
       const synced = await withSpan('git mirror sync', { [ATTR.source]: source.name }, () => syncMirror(this.#mirrorOptions({ source, bound, token, signal })));
       result = synced;
-      const counters = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishSync', [ATTR.dbSystemName]: DB_SYSTEM_NAME[this.options.dialect], [ATTR.source]: source.name }, () => this.#recordSynced({ round, source, row, attemptId, previous, synced }));
+      const counters = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishSync', ...this.#dbSystem, [ATTR.source]: source.name }, () => this.#recordSynced({ round, source, row, attemptId, previous, synced }));
       attemptFinished = true;
       outcome = !counters ? 'lost' : synced.action === 'noop' ? 'noop' : 'synced';
       if (counters && (synced.refChanges.length > 0 || previous !== 'synced')) this.options.onChanges?.();
@@ -238,7 +243,7 @@ export class SyncService {
       const reason = redactSecrets(String((caught as Error)?.message ?? caught), [token]);
       error = reason;
       if (signal.aborted) outcome = 'lost';
-      else outcome = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishFailed', [ATTR.dbSystemName]: DB_SYSTEM_NAME[this.options.dialect], [ATTR.source]: source.name }, () => this.#recordFailed({ round, source, row, previous, error: reason, caught }));
+      else outcome = await withSpan('registry write', { [ATTR.dbOperationName]: 'finishFailed', ...this.#dbSystem, [ATTR.source]: source.name }, () => this.#recordFailed({ round, source, row, previous, error: reason, caught }));
     }
     const durationMs = performance.now() - startedAt;
     if (!attemptFinished) {
