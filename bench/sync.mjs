@@ -485,7 +485,7 @@ if (traced) {
       }),
     ),
   );
-  log(`  (traced = a third instance with tracing on, OTLP/HTTP JSON to a local receiver: ${exported.spans.toLocaleString('en-US')} spans in ${exported.requests} exports, ${mib(exported.bytes).toFixed(1)} MiB)`);
+  log(`  (traced = a third instance with tracing on, OTLP/HTTP protobuf to a local receiver: ${exported.spans.toLocaleString('en-US')} spans in ${exported.requests} exports, ${mib(exported.bytes).toFixed(1)} MiB)`);
 }
 log(`  tracing off: withSpan costs ${offCost.overheadNs.toFixed(0)} ns per call over the call itself (${offCost.withSpanNs.toFixed(0)} vs ${offCost.directNs.toFixed(0)} ns); a sync makes about 10 such calls`);
 log('');

@@ -409,7 +409,7 @@ function printReport(r) {
       ),
     );
     const exported = r.tracing.exported;
-    log(`  (tracing on: a second serve exporting OTLP/HTTP JSON to a local receiver: ${int(exported.spans)} spans in ${int(exported.requests)} exports, ${mib(exported.bytes).toFixed(1)} MiB; its peak RSS ${mib(r.tracing.servePeakRssBytes).toFixed(1)} MiB)`);
+    log(`  (tracing on: a second serve exporting OTLP/HTTP protobuf to a local receiver: ${int(exported.spans)} spans in ${int(exported.requests)} exports, ${mib(exported.bytes).toFixed(1)} MiB; its peak RSS ${mib(r.tracing.servePeakRssBytes).toFixed(1)} MiB)`);
   }
   log(
     `peak RSS of forgesync serve (VmHWM): ${mib(r.memory.servePeakRssBytes).toFixed(1)} MiB` +

@@ -1,19 +1,36 @@
 import { proxyConfigured } from '../egress/proxy.js';
 import { REFUSED_RANGES } from '../egress/ranges.js';
 import { parseProtocols } from '../git/url.js';
+import { exportProtocol, tracingOffReason } from '../tracing/index.js';
 import { ok, warn, type CheckContext, type CheckGroup, type CheckResult } from './types.js';
 
 /**
  * What forgesync may reach (the egress policy: protocols, networks allowed
- * beyond the public internet, a proxy) and which webhook endpoints accept
- * deliveries (each needs its secret; without it the endpoint answers 404).
+ * beyond the public internet, a proxy), where its traces go, and which
+ * webhook endpoints accept deliveries (each needs its secret; without it
+ * the endpoint answers 404).
  */
 export const exposureChecks: CheckGroup = {
   name: 'exposure',
   async run({ config }: CheckContext): Promise<CheckResult[]> {
-    return [egressSummary(config), ...webhookChecks(config)];
+    return [egressSummary(config), tracingCheck(process.env), ...webhookChecks(config)];
   },
 };
+
+/** Whether the OTEL_* variables turn tracing on (tracing/start.ts), and where spans go: the collector's origin only (its URL or headers may hold a key). */
+export function tracingCheck(env: NodeJS.ProcessEnv): CheckResult {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const off = tracingOffReason(env);
+  if (!endpoint) return ok('tracing', 'off: no OTEL_EXPORTER_OTLP_ENDPOINT (set it to export traces over OTLP/HTTP)');
+  if (off) return warn('tracing', `off although an endpoint is set: ${off}`, 'unset OTEL_SDK_DISABLED / OTEL_TRACES_EXPORTER, or set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf or http/json, if traces are wanted');
+  let origin: string;
+  try {
+    origin = new URL(endpoint).origin;
+  } catch {
+    return warn('tracing', 'on, but OTEL_EXPORTER_OTLP_ENDPOINT is not a URL: no span will reach a collector', 'set it to the collector\'s OTLP/HTTP address, such as http://otel-collector:4318');
+  }
+  return ok('tracing', `on: spans exported over OTLP/HTTP (${exportProtocol(env)}) to ${origin}`);
+}
 
 function egressSummary(config: CheckContext['config']): CheckResult {
   const protocols = [...parseProtocols(config.gitProtocols)].join(', ');

@@ -7,6 +7,9 @@ import { enableSpans, tracingOn } from './span.js';
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` set, `OTEL_SDK_DISABLED` not true,
  * `OTEL_TRACES_EXPORTER` unset or `otlp`. Only then is the SDK imported: a
  * process without them loads no OpenTelemetry module at all (see span.ts).
+ * `OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL` picks the encoding: `http/protobuf`
+ * (the specification's default) or `http/json`; `grpc` is not offered (its
+ * exporter brings a gRPC stack: point it at a collector's OTLP/HTTP port).
  * The SDK reads the rest itself: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
  * OTEL_TRACES_SAMPLER(_ARG), OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, _TIMEOUT,
  * OTEL_BSP_* (batching).
@@ -24,21 +27,34 @@ export function tracingOffReason(env: NodeJS.ProcessEnv): string | null {
   const exporter = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
   if (exporter !== '' && exporter !== 'otlp') return `OTEL_TRACES_EXPORTER is "${exporter}" (forgesync exports otlp only)`;
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) return 'no OTEL_EXPORTER_OTLP_ENDPOINT is set';
+  const protocol = exportProtocol(env);
+  if (!PROTOCOLS.includes(protocol)) return `OTEL_EXPORTER_OTLP_PROTOCOL is "${protocol}" (forgesync exports ${PROTOCOLS.join(' or ')}: point it at a collector's OTLP/HTTP port, 4318)`;
   return null;
 }
 
+const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'];
+
+/** The OTLP encoding asked for, the traces' own variable first; `http/protobuf` by default, as the specification has it. */
+export const exportProtocol = (env: NodeJS.ProcessEnv): string =>
+  (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/protobuf').toLowerCase();
+
 /**
- * Starts a NodeTracerProvider (batching, OTLP over HTTP with JSON bodies)
+ * Starts a NodeTracerProvider (batching, OTLP over HTTP in the protocol's encoding)
  * registered as the global one, when `env` asks for it (see above); does
  * nothing otherwise or when already started. Resolves to whether tracing is on.
  */
 export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   if (tracingOn()) return true;
-  if (tracingOffReason(env) !== null) return false;
+  const off = tracingOffReason(env);
+  if (off !== null) {
+    // An endpoint asked for traces in an encoding not offered: say so once (the other reasons are deliberate).
+    if (off.startsWith('OTEL_EXPORTER_OTLP_PROTOCOL')) createLogger().warn({ event: 'tracing_off', reason: off }, `tracing: off: ${off}`);
+    return false;
+  }
   const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-node'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
+    exportProtocol(env) === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
     import('@opentelemetry/resources'),
   ]);
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the default name.

@@ -9,6 +9,7 @@ import { Forgesync } from '../../src/app/forgesync.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { clockCheck } from '../../src/doctor/database-checks.js';
 import { diskStatus, DISK_THRESHOLDS } from '../../src/doctor/disk-checks.js';
+import { tracingCheck } from '../../src/doctor/exposure-checks.js';
 import { runDoctor } from '../../src/doctor/runner.js';
 import type { CheckResult, DoctorReport } from '../../src/doctor/types.js';
 import { freePort } from '../support/free-port.js';
@@ -220,6 +221,17 @@ describe('forgesync doctor', () => {
     expect(clockCheck({ skewMs: -2_000, roundTripMs: 4 }, 15_000)).toMatchObject({ status: 'warn', detail: expect.stringContaining('behind by 2000 ms') });
     expect(clockCheck({ skewMs: 5_000, roundTripMs: 4 }, 15_000)).toMatchObject({ status: 'fail', hint: expect.stringContaining('NTP') });
     expect(clockCheck(undefined, 15_000).status).toBe('ok');
+  });
+
+  it('says where traces go (the collector\'s origin only), and why they are off when an endpoint asks for them', () => {
+    expect(tracingCheck({})).toMatchObject({ name: 'tracing', status: 'ok', detail: expect.stringMatching(/^off: no OTEL_EXPORTER_OTLP_ENDPOINT/) });
+    const key = testSecret('DOCTOR_OTLP_KEY');
+    const on = tracingCheck({ OTEL_EXPORTER_OTLP_ENDPOINT: `https://collector.example:4318/otlp?key=${key}` });
+    expect(on).toEqual({ name: 'tracing', status: 'ok', detail: 'on: spans exported over OTLP/HTTP (http/protobuf) to https://collector.example:4318' });
+    expect(tracingCheck({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector.example:4318/v1/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).detail).toContain('(http/json)');
+    const grpc = tracingCheck({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.example:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+    expect(grpc).toMatchObject({ status: 'warn', detail: expect.stringContaining('"grpc"'), hint: expect.stringContaining('http/protobuf') });
+    expect(tracingCheck({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.example:4318', OTEL_SDK_DISABLED: 'true' }).status).toBe('warn');
   });
 
   it('keeps the disk thresholds ordered: fail below warn', () => {

@@ -40,7 +40,7 @@ describe('traces of an import', () => {
     const root = receiver.spans.find((span) => span.name === 'test import run')!;
     expect(root, 'the run span was exported').toBeDefined();
     expect(root.resource['service.name']).toBe('forgesync-import-test');
-    expect(receiver.contentTypes).toEqual(new Set(['application/json']));
+    expect(receiver.contentTypes).toEqual(new Set(['application/x-protobuf']));
 
     const stages = receiver.spans.filter((span) => span.name.startsWith('import stage '));
     expect(stages.length).toBeGreaterThanOrEqual(3);

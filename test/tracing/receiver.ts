@@ -1,10 +1,12 @@
 // An OTLP/HTTP trace receiver for the tests: a real HTTP server on 127.0.0.1
-// taking `POST /v1/traces`. forgesync's exporter (@opentelemetry/exporter-trace-otlp-http)
-// sends OTLP's JSON encoding (ids as hex, attribute values as { stringValue | intValue | … }),
-// so it is decoded with JSON.parse and no protobuf package is needed.
+// taking `POST /v1/traces` in either of OTLP/HTTP's encodings, as a collector
+// does: protobuf (`application/x-protobuf`, forgesync's default, decoded by
+// otlp-protobuf.ts) or JSON (`application/json`, ids as hex, attribute values
+// as { stringValue | intValue | … }).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '../support/eventually.js';
+import { decodeTraceExport } from './otlp-protobuf.js';
 
 type AttributeValue = string | number | boolean;
 
@@ -53,9 +55,13 @@ export class OtlpReceiver {
           return;
         }
         receiver.requests++;
-        receiver.contentTypes.add(String(request.headers['content-type']));
-        receiver.#take(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        const contentType = String(request.headers['content-type']);
+        receiver.contentTypes.add(contentType);
+        const body = Buffer.concat(chunks);
+        receiver.#take(contentType.startsWith('application/x-protobuf') ? decodeTraceExport(body) : JSON.parse(body.toString('utf8')));
+        // An empty ExportTraceServiceResponse, in the request's encoding: everything accepted.
+        if (contentType.startsWith('application/x-protobuf')) response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        else response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
