@@ -28,10 +28,7 @@ export async function deliverInOrder<T>(sink: FeedSink, planned: readonly Planne
   // The common case, every key once (a bulk of changes across sources): one call, no queues.
   if (new Set(planned.map((entry) => entry.key)).size === planned.length) {
     if (planned.length === 0 || signal.aborted) return result;
-    const outcomes = await withSpan('feed deliver', { [ATTR.feedEvents]: planned.length }, () => sink.deliver(
-      planned.map((entry) => entry.event),
-      signal,
-    ));
+    const outcomes = await deliverTraced(sink, planned, signal);
     planned.forEach((entry, index) => {
       const outcome = outcomes[index] ?? { ok: false as const, error: 'the sink gave no outcome for this event' };
       if (outcome.ok) result.acked.push(entry.item);
@@ -47,10 +44,7 @@ export async function deliverInOrder<T>(sink: FeedSink, planned: readonly Planne
   }
   while (queues.size > 0 && !signal.aborted) {
     const round = [...queues.values()].map((queue) => queue.shift()!);
-    const outcomes = await withSpan('feed deliver', { [ATTR.feedEvents]: round.length }, () => sink.deliver(
-      round.map((entry) => entry.event),
-      signal,
-    ));
+    const outcomes = await deliverTraced(sink, round, signal);
     round.forEach((entry, index) => {
       const outcome = outcomes[index] ?? { ok: false as const, error: 'the sink gave no outcome for this event' };
       const queue = queues.get(entry.key)!;
@@ -65,4 +59,9 @@ export async function deliverInOrder<T>(sink: FeedSink, planned: readonly Planne
   }
   // Stopped early: whatever was not sent stays where it was (not acknowledged, not held back).
   return result;
+}
+
+/** One call of the sink, in a `feed deliver` span. */
+function deliverTraced(sink: FeedSink, entries: readonly Planned<unknown>[], signal: AbortSignal): Promise<DeliveryOutcome[]> {
+  return withSpan('feed deliver', { [ATTR.feedEvents]: entries.length }, () => sink.deliver(entries.map((entry) => entry.event), signal));
 }

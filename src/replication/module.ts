@@ -85,7 +85,6 @@ export class Replication {
       sources: this.sources,
       registry: this.registry,
       leases,
-      dialect: database.dialect,
       runner: options.runner,
       tokenFor: (credential, url) => options.credentials.tokenFor(credential, url),
       logger,

@@ -5,7 +5,6 @@ import { writeFenced } from '../leases/fenced.js';
 import type { Lease } from '../leases/lease.js';
 import type { LeaseManager } from '../leases/manager.js';
 import type { GitRunner } from '../git/runner.js';
-import type { StoreDialect } from '../store/database.js';
 import { RemoteNotFoundError } from '../git/errors.js';
 import { syncMirror, type MirrorSyncResult, type SyncMirrorOptions } from '../git/mirror.js';
 import type { Logger } from '../logging/logger.js';
@@ -30,8 +29,6 @@ export interface SyncServiceOptions {
   sources: SourceRepository;
   registry: RegistryRepository;
   leases: LeaseManager;
-  /** The registry's database, named in the spans of its writes. */
-  dialect: StoreDialect;
   runner: GitRunner;
   /** The token of a credential for a URL (see CredentialStore.tokenFor). */
   tokenFor: (credential: string, url: string) => Promise<BoundToken>;
@@ -143,7 +140,7 @@ export class SyncService {
   readonly #dbSystem: { [ATTR.dbSystemName]: string };
 
   constructor(private readonly options: SyncServiceOptions) {
-    this.#dbSystem = { [ATTR.dbSystemName]: DB_SYSTEM_NAME[options.dialect] };
+    this.#dbSystem = { [ATTR.dbSystemName]: DB_SYSTEM_NAME[options.registry.dialect] };
   }
 
   /**

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CloudEvent } from '../../src/feeds/events.js';
+import { OPEN_PREFIX as OPEN_FILE_PREFIX } from '../../src/feeds/sinks/file.js';
 
-/** The prefix of the file a file sink appends to until it rolls it into place under the rest of its name. */
-export const OPEN_FILE_PREFIX = '.current-';
+export { OPEN_FILE_PREFIX };
 
 /**
  * A file sink's files in `dir`, delivered and open, in delivery order (an

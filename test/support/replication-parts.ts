@@ -29,7 +29,6 @@ export function syncServiceOf(app: Forgesync): SyncService {
     sources,
     registry,
     leases: app.kernel.leases,
-    dialect: app.kernel.database.dialect,
     runner: app.runner,
     tokenFor: (credential, url) => credentials.tokenFor(credential, url),
     logger,

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, readdir, readFile, rename, stat, truncate, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rename, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OutgoingEvent } from '../events.js';
 import { InvalidSinkOptionError } from './errors.js';
@@ -15,7 +15,7 @@ export const DEFAULT_MAX_FILE_AGE_MS = 60_000;
 /** What a delivered file's name looks like; its leading timestamp is what it sorts by. */
 const NAME = /^(\d{15})-\d{7}-\d{12}\.ndjson$/;
 /** The file being appended to is this prefix and its future name: a dot-file, which readers of delivered files skip. */
-const OPEN_PREFIX = '.current-';
+export const OPEN_PREFIX = '.current-';
 /** An open file untouched this long past its maximum age was left by a sink that is gone (killed): the next one rolls it. */
 const ABANDONED_AFTER_MS = 60_000;
 /** Filesystems that cannot fsync a directory say so with these; nothing more can be done there. */
@@ -71,6 +71,16 @@ class FileSink implements FeedSink {
   readonly #maxAgeMs: number;
   /** The timestamp of the last name given; undefined until the directory was read. */
   #lastMs: number | undefined;
+  /**
+   * The directory's mtime after this sink last changed it (opened or renamed
+   * a file; appending changes nothing). Another mtime means another sink (a
+   * process the feed's runs moved to) opened or rolled a file since: this
+   * sink's open file is rolled before it appends again, so that no two open
+   * files ever take turns and the names stay in delivery order.
+   */
+  #seenMtimeMs: number | undefined;
+  /** When an open file that another sink left, fresh at the last look, may be abandoned: the directory is read again then. */
+  #recheckAt = Infinity;
   #open: OpenFile | undefined;
   #ageTimer: NodeJS.Timeout | undefined;
   /** Deliveries and rolls go one after another, so that names are taken in the order files appear. */
@@ -113,7 +123,12 @@ class FileSink implements FeedSink {
       // Where the files go: the directory's real path, checked again before each write (the operator may have moved things).
       const directory = await openDirectoryInRoot(this.#directory, this.#root, this.#shownUrl);
       if (this.#open && this.#open.directory !== directory) await this.#roll();
-      this.#lastMs ??= await this.#recover(directory);
+      const mtimeMs = (await stat(directory)).mtimeMs;
+      if (this.#lastMs === undefined || mtimeMs !== this.#seenMtimeMs || Date.now() >= this.#recheckAt) {
+        await this.#roll();
+        this.#lastMs = Math.max(this.#lastMs ?? 0, await this.#recover(directory));
+        await this.#sawDirectory(directory);
+      }
       // In order: an abort leaves a prefix of the delivery acknowledged.
       for (const part of this.#parts(events)) {
         if (signal.aborted) break;
@@ -135,13 +150,16 @@ class FileSink implements FeedSink {
   *#parts(events: readonly OutgoingEvent[]): Generator<{ text: string; end: number }> {
     let lines: string[] = [];
     let bytes = 0;
+    // The open file's room for the first part; each later part goes to a new file (see #append).
+    let room = this.#room();
     for (const [index, entry] of events.entries()) {
       const line = `${entry.body}\n`;
       const size = Buffer.byteLength(line);
-      if (lines.length > 0 && bytes + size > this.#room()) {
+      if (lines.length > 0 && bytes + size > room) {
         yield { text: lines.join(''), end: index };
         lines = [];
         bytes = 0;
+        room = this.#maxBytes;
       }
       lines.push(line);
       bytes += size;
@@ -183,6 +201,7 @@ class FileSink implements FeedSink {
       throw error;
     }
     this.#open = { directory, name, handle, bytes: 0, openedAt: Date.now() };
+    await this.#sawDirectory(directory);
     // Rolled when old even if nothing more comes; the timer does not keep the process alive.
     this.#ageTimer = setTimeout(() => void this.#enqueue(() => this.#rollIfOld()).catch(() => undefined), this.#maxAgeMs);
     this.#ageTimer.unref();
@@ -206,6 +225,12 @@ class FileSink implements FeedSink {
     }
     await rename(join(file.directory, `${OPEN_PREFIX}${file.name}`), join(file.directory, file.name));
     await syncDirectory(file.directory);
+    await this.#sawDirectory(file.directory);
+  }
+
+  /** Notes the directory's mtime after a change of this sink's own (see #seenMtimeMs). */
+  async #sawDirectory(directory: string): Promise<void> {
+    this.#seenMtimeMs = (await stat(directory)).mtimeMs;
   }
 
   #nextName(): string {
@@ -224,6 +249,7 @@ class FileSink implements FeedSink {
    */
   async #recover(directory: string): Promise<number> {
     let newest = -1;
+    this.#recheckAt = Infinity;
     for (const entry of await readdir(directory)) {
       const name = entry.startsWith(OPEN_PREFIX) ? entry.slice(OPEN_PREFIX.length) : entry;
       const ms = NAME.exec(name)?.[1];
@@ -237,11 +263,33 @@ class FileSink implements FeedSink {
   async #rollAbandoned(directory: string, name: string): Promise<void> {
     const path = join(directory, `${OPEN_PREFIX}${name}`);
     const info = await stat(path);
-    if (Date.now() - info.mtimeMs < this.#maxAgeMs + ABANDONED_AFTER_MS) return;
-    const text = await readFile(path);
-    await truncate(path, text.lastIndexOf(0x0a) + 1);
+    const abandonedAt = info.mtimeMs + this.#maxAgeMs + ABANDONED_AFTER_MS;
+    if (Date.now() < abandonedAt) {
+      // Maybe still in use by a live sink: looked at again once it would be abandoned.
+      this.#recheckAt = Math.min(this.#recheckAt, abandonedAt);
+      return;
+    }
+    await truncate(path, await wholeLinesLength(path, info.size));
     await rename(path, join(directory, name));
     await syncDirectory(directory);
+  }
+}
+
+/** The length of `path` up to its last newline: its whole lines (read from the end, a block at a time). */
+async function wholeLinesLength(path: string, size: number): Promise<number> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const block = Buffer.alloc(64 * 1024);
+    for (let end = size; end > 0; ) {
+      const start = Math.max(0, end - block.length);
+      const { bytesRead } = await handle.read(block, 0, end - start, start);
+      const newline = block.subarray(0, bytesRead).lastIndexOf(0x0a);
+      if (newline !== -1) return start + newline + 1;
+      end = start;
+    }
+    return 0;
+  } finally {
+    await handle.close();
   }
 }
 

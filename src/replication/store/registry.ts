@@ -116,6 +116,11 @@ export class RegistryRepository {
     this.#matchRequests = matchRequests(db, database.dialect);
   }
 
+  /** The database the registry is in (`sqlite`, `postgres`). */
+  get dialect(): Database['dialect'] {
+    return this.#dialect;
+  }
+
   /**
    * Records a request in one atomic statement: requested_seq + 1, and a
    * synced or failed row becomes pending with its backoff cleared (an

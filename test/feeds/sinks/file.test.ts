@@ -158,6 +158,18 @@ describe('file sink', () => {
     expect(files.map(({ text }) => text).join('')).toBe([...calls[0]!, ...calls[1]!, calls[1]![0]!, ...calls[2]!].map((entry) => `${entry.body}\n`).join(''));
   });
 
+  it('keeps delivery order when two open sinks take turns on one directory (a feed whose runs move between processes)', async () => {
+    const directory = fresh();
+    const [here, there] = [await openIn(directory), await openIn(directory)];
+    const calls = Array.from({ length: 5 }, () => makeEvents(2));
+    // As the feed's lease hands its runs to one process, then the other: here, there, here, there, here.
+    for (const [index, events] of calls.entries()) expect((await (index % 2 === 0 ? here : there).deliver(events, never())).every((outcome) => outcome.ok)).toBe(true);
+    await here.close();
+    await there.close();
+    const files = await filesOf(directory);
+    expect(files.map(({ text }) => text).join('')).toBe(calls.flat().map((entry) => `${entry.body}\n`).join(''));
+  });
+
   it('makes files appear only whole', async () => {
     const directory = fresh();
     // Files of a few MiB: written in several chunks, which a reader could catch half done if they were written in place.
