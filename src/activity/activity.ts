@@ -10,7 +10,7 @@ import { mergeDeltas, RegistrySampler, type SeriesDelta } from './sampler.js';
 import { ACTIVITY_SERIES } from './series.js';
 import type { activitySettings } from './settings.js';
 import { readFailures, recordFailures } from './store/failures.js';
-import { addToRollup, foldMinutes, pruneHours, readRollup, toHours } from './store/rollup.js';
+import { addToRollup, foldMinutes, pruneHours, readMinutesByHour, readRollup, toHours } from './store/rollup.js';
 import { activityDb, type ActivityDb, type Resolution } from './store/tables.js';
 
 /** The ranges the charts show: the last hour and day in minutes, the last month in hours. */
@@ -129,8 +129,9 @@ export class Activity {
     const last = Math.floor(this.#now() / stepMs) * stepMs;
     const times = Array.from({ length: buckets }, (_, index) => last - (buckets - 1 - index) * stepMs);
     let rows = await readRollup(this.#db, resolution, times[0]!);
-    // The minutes not folded yet (the last day) are the month's latest hours, added to any hour row of theirs.
-    if (resolution === 'hour') rows = toHours([...rows, ...(await readRollup(this.#db, 'minute', times[0]!))]);
+    // The minutes not folded yet (the last day) are the month's latest hours, summed into hours by the database and
+    // added to any hour row of theirs (a fold of stragglers can leave both for one hour).
+    if (resolution === 'hour') rows = toHours([...rows, ...(await readMinutesByHour(this.#db, times[0]!))]);
     return { range, resolution, stepMs, times, charts: buildCharts(times, rows) };
   }
 
@@ -148,7 +149,9 @@ export class Activity {
 
   /** Requests a sync of every source of group `id`; returns how many. */
   async resyncGroup(id: string): Promise<{ group: string; requested: number; sources: string[] }> {
-    const group = (await this.failures()).find((each) => each.id === id);
+    // The groups' sources only: their first-seen times (activity_failures) are not needed here.
+    const { groups } = failureGroupsOf(await this.options.sources.listSources({ state: 'failed' }));
+    const group = groups.find((each) => each.id === id);
     if (!group) throw new FailureGroupNotFoundError(id);
     await this.options.sources.requestSyncByIds(group.sourceIds, { trigger: 'manual' });
     return { group: id, requested: group.sources.length, sources: group.sources };

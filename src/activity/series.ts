@@ -2,8 +2,11 @@
  * The series the activity rollup keeps: a declared list of this process's
  * Prometheus metrics and the labels kept of each (the others are summed
  * away), so that the table stays small whatever the registry holds.
- * Every label kept here is bounded (results, providers): never a source,
- * a feed or an import name.
+ * Every label kept here takes few values (results, operations): never a
+ * source, a feed or an import name. Nothing caps the rows of a bucket:
+ * the values the metrics use today make a few dozen series (the histogram
+ * 15 of them: 12 buckets, +Inf, sum and count), and a new label value in
+ * the code adds one.
  */
 
 /** How a metric's samples become rollup rows (see sampler.ts). */
@@ -36,11 +39,3 @@ export const ACTIVITY_SERIES: readonly SeriesDeclaration[] = [
   { metric: 'forgesync_pack_cache_generated_bytes_total', kind: 'counter', keep: [] },
   { metric: 'forgesync_pack_cache_lookups_total', kind: 'counter', keep: ['result'] },
 ];
-
-/**
- * The most series the list above can make: a bound on the rows of one
- * minute or hour. Results and operations are few (syncs 5, webhooks 6,
- * import requests 7, feed operations 2, cache lookups 2); the histogram
- * has 12 buckets, +Inf, its sum and count.
- */
-export const MAX_SERIES = 64;

@@ -1,7 +1,8 @@
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { recordFailures, readFailures } from '../../src/activity/store/failures.js';
-import { addToRollup, foldMinutes, pruneHours, readRollup, type RollupValues } from '../../src/activity/store/rollup.js';
+import { addToRollup, foldMinutes, pruneHours, readMinutesByHour, readRollup, toHours, type RollupValues } from '../../src/activity/store/rollup.js';
 import { activityDb, type ActivityDb } from '../../src/activity/store/tables.js';
 import { createTestDatabase, type TestDatabase } from '../support/harness.js';
 
@@ -18,6 +19,17 @@ const T0 = Date.UTC(2026, 0, 5, 10);
 
 const syncs = (result: string, total: number): RollupValues => ({ metric: 'forgesync_syncs_total', labels: JSON.stringify({ result }), total, peak: 0, samples: 0 });
 const lag = (value: number): RollupValues => ({ metric: 'forgesync_feed_lag_changes', labels: '{}', total: value, peak: value, samples: 1 });
+
+/** A plugin that notes the kind of every INSERT, UPDATE and DELETE its Kysely runs, in `writes`. */
+function writesTo(writes: string[]): KyselyPlugin {
+  return {
+    transformQuery({ node }) {
+      if (node.kind === 'InsertQueryNode' || node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') writes.push(node.kind);
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+}
 
 describe.each(['sqlite', 'postgres'] as const)('activity rollup on %s', (kind) => {
   let target: TestDatabase;
@@ -97,13 +109,49 @@ describe.each(['sqlite', 'postgres'] as const)('activity rollup on %s', (kind) =
     ]);
     const byFirst = (await readFailures(db, 'source')).sort((x, y) => x.subject.localeCompare(y.subject));
     expect(byFirst).toEqual([
-      { subject: '1', groupId: 'a', firstSeenAt: 1000, lastSeenAt: 2000 },
-      { subject: '2', groupId: 'b', firstSeenAt: 2500, lastSeenAt: 2500 },
-      { subject: '3', groupId: 'b', firstSeenAt: 3000, lastSeenAt: 3000 },
+      { subject: '1', groupId: 'a', firstSeenAt: 1000 },
+      { subject: '2', groupId: 'b', firstSeenAt: 2500 },
+      { subject: '3', groupId: 'b', firstSeenAt: 3000 },
     ]);
     await recordFailures(db, 'source', [{ subject: '3', groupId: 'b', lastSeenAt: 4000 }]);
-    expect(await readFailures(db, 'source')).toEqual([{ subject: '3', groupId: 'b', firstSeenAt: 3000, lastSeenAt: 4000 }]);
+    expect(await readFailures(db, 'source')).toEqual([{ subject: '3', groupId: 'b', firstSeenAt: 3000 }]);
     await recordFailures(db, 'source', []);
     expect(await readFailures(db, 'source')).toEqual([]);
+  });
+
+  it('records the same failing subjects again without a write, and writes only the subject whose group changed', async () => {
+    const failing = [
+      { subject: '7', groupId: 'a', lastSeenAt: 1000 },
+      { subject: '8', groupId: 'a', lastSeenAt: 1000 },
+    ];
+    await recordFailures(db, 'source', failing);
+    const writes: string[] = [];
+    const watched = db.withPlugin(writesTo(writes));
+    // Every sample records the failing sources: later failures in the same groups change nothing stored.
+    await recordFailures(watched, 'source', failing.map((failure) => ({ ...failure, lastSeenAt: 5000 })));
+    expect(writes).toEqual([]);
+    await recordFailures(watched, 'source', [failing[0]!, { subject: '8', groupId: 'b', lastSeenAt: 6000 }]);
+    expect(writes).toEqual(['InsertQueryNode']);
+    expect((await readFailures(db, 'source')).sort((x, y) => x.subject.localeCompare(y.subject))).toEqual([
+      { subject: '7', groupId: 'a', firstSeenAt: 1000 },
+      { subject: '8', groupId: 'b', firstSeenAt: 6000 },
+    ]);
+    await recordFailures(db, 'source', []);
+  });
+
+  it('reads minute rows summed into their hours from a start on, as an hour row of them would be', async () => {
+    await addToRollup(db, kind, 'minute', T0 + 2 * HOUR + MINUTE, [syncs('synced', 2), lag(4)]);
+    await addToRollup(other, kind, 'minute', T0 + 2 * HOUR + 59 * MINUTE, [syncs('synced', 3.5), lag(10)]);
+    await addToRollup(db, kind, 'minute', T0 + 2 * HOUR + 59 * MINUTE, [lag(1)]);
+    await addToRollup(db, kind, 'minute', T0 + 3 * HOUR + 30 * MINUTE, [syncs('synced', 1)]);
+    const hours = await readMinutesByHour(db, T0 + 2 * HOUR);
+    expect(hours.map(({ resolution, bucketAt, metric, labels, total, peak, samples }) => ({ resolution, at: bucketAt - T0, metric, labels, total, peak, samples }))).toEqual([
+      { resolution: 'hour', at: 2 * HOUR, metric: 'forgesync_feed_lag_changes', labels: '{}', total: 15, peak: 10, samples: 3 },
+      { resolution: 'hour', at: 2 * HOUR, metric: 'forgesync_syncs_total', labels: '{"result":"synced"}', total: 5.5, peak: 0, samples: 0 },
+      { resolution: 'hour', at: 3 * HOUR, metric: 'forgesync_syncs_total', labels: '{"result":"synced"}', total: 1, peak: 0, samples: 0 },
+    ]);
+    // The same as summing the minute rows in JS; the minute left at T0 + HOUR is before the start.
+    expect(hours).toEqual(toHours(await readRollup(db, 'minute', T0 + 2 * HOUR)));
+    expect((await readMinutesByHour(db, T0 + HOUR)).map((row) => row.bucketAt - T0)).toEqual([HOUR, 2 * HOUR, 2 * HOUR, 3 * HOUR]);
   });
 });

@@ -18,6 +18,9 @@ import type { ActivityDb, Resolution } from './tables.js';
  * pruneHours — in: a cutoff; out: how many hour rows were deleted.
  * readRollup — in: a resolution and a start; out: its rows from that
  *   bucket on, oldest first.
+ * readMinutesByHour — in: a start (an hour); out: the minute rows from it
+ *   on, summed into their hours by the database as toHours would (a day of
+ *   minutes is 1,440 rows per series; summed, 24).
  */
 
 /** One row's values: what is added (total, samples) and what is maxed (peak). */
@@ -109,6 +112,29 @@ export async function readRollup(db: ActivityDb, resolution: Resolution, from: n
     .orderBy('labels')
     .execute();
   return rows.map((row) => ({ ...numbers(row), resolution }));
+}
+
+export async function readMinutesByHour(db: ActivityDb, from: number): Promise<RollupRow[]> {
+  // A literal, not a parameter: PostgreSQL matches the select's expression to the GROUP BY's only when they are the same text.
+  const hourOf = sql<number | string>`bucket_at - bucket_at % ${sql.lit(HOUR_MS)}`;
+  const rows = await db
+    .selectFrom('activity_rollup')
+    .select([
+      hourOf.as('hour_at'),
+      'metric',
+      'labels',
+      sql<number | string>`sum(total)`.as('total'),
+      sql<number | string>`max(peak)`.as('peak'),
+      sql<number | string>`sum(samples)`.as('samples'),
+    ])
+    .where('resolution', '=', 'minute')
+    .where('bucket_at', '>=', from)
+    .groupBy([hourOf, 'metric', 'labels'])
+    .orderBy(hourOf)
+    .orderBy('metric')
+    .orderBy('labels')
+    .execute();
+  return rows.map(({ hour_at, ...row }) => ({ ...numbers({ ...row, bucket_at: hour_at }), resolution: 'hour' as const }));
 }
 
 /** A row as read, its numbers made numbers (see store/columns.ts). */

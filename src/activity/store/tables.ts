@@ -28,7 +28,6 @@ export interface ActivityFailuresTable {
   subject: string;
   group_id: string;
   first_seen_at: Millis;
-  last_seen_at: Millis;
 }
 
 /** A type, not an interface: Kysely's withTables wants an index signature, which only type aliases have implicitly. */

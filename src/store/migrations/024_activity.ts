@@ -8,7 +8,8 @@ import type { StoreDialect } from '../database.js';
  * into per-hour rows kept a month (bounded by the declared series, see
  * src/activity/series.ts); and `activity_failures`, one row per failing
  * subject (a source) with the group of its error and when that error was
- * first and last seen, deleted when the subject recovers.
+ * first seen (the last failure is the registry's), deleted when the subject
+ * recovers.
  */
 export function activity(dialect: StoreDialect): Migration {
   const big = dialect === 'postgres' ? 'bigint' : 'integer';
@@ -31,7 +32,6 @@ export function activity(dialect: StoreDialect): Migration {
         .addColumn('subject', 'text', (c) => c.notNull())
         .addColumn('group_id', 'text', (c) => c.notNull())
         .addColumn('first_seen_at', big, (c) => c.notNull())
-        .addColumn('last_seen_at', big, (c) => c.notNull())
         .addPrimaryKeyConstraint('activity_failures_pk', ['kind', 'subject'])
         .execute();
     },
