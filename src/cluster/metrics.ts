@@ -19,7 +19,7 @@ export function shardMetrics(registry: Registry, shards: Pick<ShardRepository, '
     registers: [registry],
     async collect() {
       this.reset();
-      for (const shard of await read()) this.set({ shard: shard.id }, shard.state === 'down' ? 0 : 1);
+      for (const shard of (await read()) ?? []) this.set({ shard: shard.id }, shard.state === 'down' ? 0 : 1);
     },
   });
   new Gauge({
@@ -29,7 +29,7 @@ export function shardMetrics(registry: Registry, shards: Pick<ShardRepository, '
     registers: [registry],
     async collect() {
       this.reset();
-      for (const shard of await read()) this.set({ shard: shard.id }, shard.heartbeatAgeMs / 1000);
+      for (const shard of (await read()) ?? []) this.set({ shard: shard.id }, shard.heartbeatAgeMs / 1000);
     },
   });
 }

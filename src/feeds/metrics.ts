@@ -26,7 +26,7 @@ export function feedMetrics(registry: Registry, source: FeedGaugeSource): FeedMe
     registers: [registry],
   });
   // One read serves both gauges of a scrape.
-  const read = scrapeRead(() => source.lag().catch(() => []));
+  const read = scrapeRead(() => source.lag());
   new Gauge({
     name: 'forgesync_feed_lag_changes',
     help: 'Changes in a feed\'s scope not yet acknowledged by its sink (held back and dead ones included).',
@@ -34,7 +34,7 @@ export function feedMetrics(registry: Registry, source: FeedGaugeSource): FeedMe
     registers: [registry],
     async collect() {
       this.reset();
-      for (const row of await read()) this.set({ feed: row.feed }, row.changes);
+      for (const row of (await read()) ?? []) this.set({ feed: row.feed }, row.changes);
     },
   });
   new Gauge({
@@ -44,7 +44,7 @@ export function feedMetrics(registry: Registry, source: FeedGaugeSource): FeedMe
     registers: [registry],
     async collect() {
       this.reset();
-      for (const row of await read()) this.set({ feed: row.feed }, row.deadLetters);
+      for (const row of (await read()) ?? []) this.set({ feed: row.feed }, row.deadLetters);
     },
   });
   return { delivered, skips };

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ImportRecord } from './store/imports.js';
 import { STAGES } from './types.js';
+import { scrapeRead } from '../util/scrape-read.js';
 
 export interface ImporterMetrics {
   objects: Counter<'type' | 'kind'>;
@@ -12,6 +13,7 @@ export interface ImporterMetrics {
 
 /** The importer's metrics; `forgesync_import_stage` is read from the registry on each scrape. */
 export function importerMetrics(registry: Registry, list: () => Promise<ImportRecord[]>): ImporterMetrics {
+  const read = scrapeRead(list);
   const objects = new Counter({
     name: 'forgesync_import_objects_total',
     help: 'Objects fetched from GitHub and imported, by object type.',
@@ -48,7 +50,7 @@ export function importerMetrics(registry: Registry, list: () => Promise<ImportRe
     registers: [registry],
     async collect() {
       this.reset();
-      for (const record of await list().catch(() => [])) this.set({ import: record.name, stage: record.stage, state: record.state }, STAGES.indexOf(record.stage));
+      for (const record of (await read()) ?? []) this.set({ import: record.name, stage: record.stage, state: record.state }, STAGES.indexOf(record.stage));
     },
   });
   return { objects, requests, rateLimitWait, refreshes, refreshLag };

@@ -7,13 +7,14 @@ import { scrapeRead } from '../util/scrape-read.js';
  * (results, triggers, states, providers), never a repository name.
  */
 export function replicationMetrics(registry: Registry, counts: () => Promise<RegistryCounts>) {
+  const read = scrapeRead(counts);
   new Gauge({
     name: 'forgesync_registry_sources',
     help: 'Registry rows by state (and verified / mismatch / missing totals).',
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
-      for (const [state, value] of Object.entries(await counts())) this.set({ state }, value);
+      for (const [state, value] of Object.entries((await read()) ?? {})) this.set({ state }, value);
     },
   });
   return {
@@ -57,7 +58,8 @@ export function syncLagMetrics(registry: Registry, lag: () => Promise<SyncLag>):
     help: 'Enabled sources scheduled by interval (cron sources and those whose upstream is gone apart) whose last successful sync is older than twice their interval, or that were never synced though added that long ago.',
     registers: [registry],
     async collect() {
-      this.set((await read()).overdue);
+      const lag = await read();
+      if (lag) this.set(lag.overdue);
     },
   });
   new Gauge({
@@ -65,7 +67,8 @@ export function syncLagMetrics(registry: Registry, lag: () => Promise<SyncLag>):
     help: 'Age of the oldest last successful sync among the same sources (never synced: time since added); 0 when there are none.',
     registers: [registry],
     async collect() {
-      this.set((await read()).oldestSuccessAgeMs / 1000);
+      const lag = await read();
+      if (lag) this.set(lag.oldestSuccessAgeMs / 1000);
     },
   });
 }
@@ -76,13 +79,15 @@ export function syncLagMetrics(registry: Registry, lag: () => Promise<SyncLag>):
  * measured mirror summed from the reports (no per-source label).
  */
 export function housekeepingMetrics(registry: Registry, totals: () => Promise<{ looseObjects: number; packs: number; looseRefs: number }>) {
+  const read = scrapeRead(totals);
   new Gauge({
     name: 'forgesync_mirror_objects',
     help: 'Loose objects, packs and loose refs of all mirrors, as housekeeping last measured them (kind: loose_objects, packs, loose_refs).',
     labelNames: ['kind'] as const,
     registers: [registry],
     async collect() {
-      const sums = await totals();
+      const sums = await read();
+      if (!sums) return;
       this.set({ kind: 'loose_objects' }, sums.looseObjects);
       this.set({ kind: 'packs' }, sums.packs);
       this.set({ kind: 'loose_refs' }, sums.looseRefs);

@@ -5,9 +5,15 @@ const SHARED_MS = 100;
  * One read for all the gauges of a scrape that take their values from it
  * (prom-client collects every metric of a scrape at once): the first
  * gauge's collect() starts `read`, the others take its answer, and the next
- * scrape reads anew. Returns the function the gauges call.
+ * scrape reads anew. A read that fails answers undefined, and its gauges set
+ * nothing: prom-client fails the whole scrape when one collect() throws, and
+ * a database that is down must not hide every other metric (forgesync_ready
+ * 0 among them). Returns the function the gauges call.
  */
-export function scrapeRead<T>(read: () => Promise<T>): () => Promise<T> {
-  let reading: Promise<T> | undefined;
-  return () => (reading ??= read().finally(() => setTimeout(() => (reading = undefined), SHARED_MS).unref()));
+export function scrapeRead<T>(read: () => Promise<T>): () => Promise<T | undefined> {
+  let reading: Promise<T | undefined> | undefined;
+  return () =>
+    (reading ??= read()
+      .catch(() => undefined)
+      .finally(() => setTimeout(() => (reading = undefined), SHARED_MS).unref()));
 }

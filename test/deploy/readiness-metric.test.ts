@@ -21,4 +21,18 @@ describe('forgesync_ready on /metrics', () => {
       await t.close();
     }
   });
+
+  it('is 0 with the database gone, the rest of the scrape still served (the gauges read from it left out)', async () => {
+    const t = await startTestServer();
+    try {
+      await t.app.kernel.database.close();
+      expect((await t.server.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+      const scrape = await t.server.inject({ method: 'GET', url: '/metrics' });
+      expect(scrape.statusCode).toBe(200);
+      expect(scrape.body).toMatch(/^forgesync_ready 0$/m);
+      expect(scrape.body).toMatch(/^forgesync_syncs_total|^# TYPE forgesync_syncs_total counter$/m);
+    } finally {
+      await t.close();
+    }
+  });
 });
