@@ -25,6 +25,17 @@ const JANITOR_EVERY_MS = 10 * 60_000;
 /** The mirrors' size is walked at most this often (a large shard has many files); beats in between report the last one. */
 const SIZE_EVERY_MS = 60_000;
 
+/** How a shard row names the worker process holding it: `host:pid`. */
+function nodeOf(host: string, pid: number): string {
+  return `${host}:${pid}`;
+}
+
+/** The host of a shard row's node (see nodeOf): all before the last colon, or the whole string when it has none. */
+export function nodeHostOf(node: string): string {
+  const colon = node.lastIndexOf(':');
+  return colon === -1 ? node : node.slice(0, colon);
+}
+
 /**
  * A worker's membership of its storage shard: registers the shard on start
  * (and places the sources added while no shard was active), then
@@ -38,7 +49,7 @@ export class ShardMembership {
   #bytes = { value: 0, at: -Infinity };
 
   /** This worker as the shard row names it (written at register and with every beat, see ShardRepository.heartbeat). */
-  readonly #node = `${hostname()}:${process.pid}`;
+  readonly #node = nodeOf(hostname(), process.pid);
 
   constructor(private readonly options: MembershipOptions) {}
 

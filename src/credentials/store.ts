@@ -42,6 +42,11 @@ export interface BoundToken {
   allows(url: URL): boolean;
 }
 
+/** A credential that passed tokenFor's tests for one URL: the test of every URL its token may go to, and for an App where it mints. */
+type CheckedUse =
+  | { kind: 'token'; credential: TokenCredential; allows: (url: URL) => boolean }
+  | { kind: 'app'; credential: AppCredential; allows: (url: URL) => boolean; apiUrl: string };
+
 /** A secret the operator defined with the hosts it is bound to, as read: a credential's token or a feed secret. */
 interface BoundSecret {
   name: string;
@@ -132,6 +137,35 @@ export class CredentialStore {
    * @throws InvalidCredentialRefError for a malformed name; CredentialUnavailableError for anything else.
    */
   async tokenFor(name: string, url: string): Promise<BoundToken> {
+    const use = await this.#checkedUse(name, url);
+    if (use.kind === 'token') return { token: use.credential.token, allows: use.allows };
+    const installation = this.#installationOf(use.credential, use.apiUrl, use.allows);
+    try {
+      await installation.fresh();
+    } catch {
+      // Logged by InstallationTokens (GitHub's status and message); callers see what every unusable credential gives.
+      throw new CredentialUnavailableError(name, hostOf(url));
+    }
+    // Read at every request: a long run sends the token current then, refreshed before it expires.
+    return {
+      get token() {
+        return installation.current();
+      },
+      allows: use.allows,
+    };
+  }
+
+  /**
+   * Whether credential `name` may be used for `url`, tested as tokenFor tests it before it hands out
+   * (or mints) a token, without contacting any server: an App's token is not minted.
+   * @throws InvalidCredentialRefError for a malformed name; CredentialUnavailableError for anything else.
+   */
+  async checkUse(name: string, url: string): Promise<void> {
+    await this.#checkedUse(name, url);
+  }
+
+  /** What tokenFor needs once `name` passed every test for `url`: the credential, the test of its URLs, and for an App where it mints. */
+  async #checkedUse(name: string, url: string): Promise<CheckedUse> {
     validateCredentialName(name);
     const credential = (await this.#lookup(name.toLowerCase())) ?? null;
     let target: URL | undefined;
@@ -144,26 +178,13 @@ export class CredentialStore {
     // The one test of every URL the token may go to (the first and every redirect hop, API, downloads and git alike).
     const allows = (other: URL): boolean => this.#carries(other) && boundTo(hosts, other);
     if (!credential || !target || !allows(target)) throw new CredentialUnavailableError(name, hostOf(url));
-    if (credential.kind === 'token') return { token: credential.token, allows };
+    if (credential.kind === 'token') return { kind: 'token', credential, allows };
     const apiUrl = credential.apiUrl ?? appApiUrlFor(target);
     if (!allows(new URL(apiUrl))) {
       this.#report(credential.name, `GitHub App credential "${credential.name}" is not bound to ${new URL(apiUrl).host}, where its installation tokens are minted`);
       throw new CredentialUnavailableError(name, hostOf(url));
     }
-    const installation = this.#installationOf(credential, apiUrl, allows);
-    try {
-      await installation.fresh();
-    } catch {
-      // Logged by InstallationTokens (GitHub's status and message); callers see what every unusable credential gives.
-      throw new CredentialUnavailableError(name, hostOf(url));
-    }
-    // Read at every request: a long run sends the token current then, refreshed before it expires.
-    return {
-      get token() {
-        return installation.current();
-      },
-      allows,
-    };
+    return { kind: 'app', credential, allows, apiUrl };
   }
 
   /** The credentials defined now, by name: kind and hosts only (for listing; never a secret). */

@@ -6,7 +6,7 @@ import { ConfigError } from '../config/errors.js';
 import { fail, messageOf, ok, type CheckResult } from './types.js';
 
 /** The configuration, or the failed checks saying why there is none. */
-export type ConfigOutcome = { config: ForgesyncConfig; results: CheckResult[] } | { config: undefined; results: CheckResult[] };
+type ConfigOutcome = { config: ForgesyncConfig; results: CheckResult[] } | { config: undefined; results: CheckResult[] };
 
 /**
  * Loads the configuration the way `serve` does (file, environment, flags)

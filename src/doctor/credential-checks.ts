@@ -1,9 +1,8 @@
 import { Writable } from 'node:stream';
-import { boundTo, hostOf, type HostBinding } from '../credentials/hosts.js';
+import { hostOf, type HostBinding } from '../credentials/hosts.js';
 import { CredentialStore, type CredentialSummary } from '../credentials/store.js';
 import { EgressPolicy } from '../egress/policy.js';
 import { secretTargetOf } from '../feeds/sinks/url.js';
-import { parseProtocols } from '../git/url.js';
 import { createLogger } from '../logging/logger.js';
 import type { CredentialUse } from './store/registry-facts.js';
 import { fail, messageOf, ok, type CheckContext, type CheckGroup, type CheckResult } from './types.js';
@@ -19,9 +18,8 @@ const HOW_TO_BIND = 'give every credential the hosts it may be sent to: "hosts":
  */
 export const credentialChecks: CheckGroup = {
   name: 'credentials',
-  async run({ config, registry }: CheckContext): Promise<CheckResult[]> {
+  async run({ config, protocols, registry }: CheckContext): Promise<CheckResult[]> {
     const problems: string[] = [];
-    const protocols = parseProtocols(config.gitProtocols);
     const store = new CredentialStore({ secretsFile: config.secretsFile, logger: problemCollector(problems), protocols, egress: new EgressPolicy({ allowNetworks: config.allowNetworks ?? [] }) });
     const defined = await store.list();
     const results: CheckResult[] = problems.map((problem) => fail('credentials', problem, `${HOW_TO_BIND}; until this is fixed, no credential it concerns is used (a problem in the secrets file disables the whole file)`));
@@ -42,8 +40,8 @@ async function useCheck(store: CredentialStore, defined: readonly CredentialSumm
   if (!credential) {
     return fail(name, `${use.usedBy} names credential "${use.credential}", which is not defined`, `define it in the secrets file (FORGESYNC_SECRETS_FILE) or as FORGESYNC_CREDENTIAL_${use.credential.toUpperCase()} with its hosts`);
   }
-  // A token's binding is checked the way a sync checks it; an App's without minting a token (that would call GitHub).
-  const bound = credential.kind === 'token' ? await store.tokenFor(use.credential, use.url).then(() => true, () => false) : bindsUrl(credential.hosts, use.url);
+  // Checked the way a sync checks it, for both kinds; an App's token is not minted (that would call GitHub).
+  const bound = await store.checkUse(use.credential, use.url).then(() => true, () => false);
   if (bound) return ok(name, `${use.usedBy} uses it for ${hostOf(use.url)}`);
   return fail(name, `${use.usedBy} uses credential "${use.credential}" for ${hostOf(use.url)}, but it is bound to ${credential.hosts.map(bindingText).join(', ')} only`, `add ${hostOf(use.url)} to its hosts if the token is meant for it (plain http also needs http in FORGESYNC_GIT_PROTOCOLS and a binding naming http://)`);
 }
@@ -55,14 +53,6 @@ async function feedSecretCheck(store: CredentialStore, feed: { name: string; sin
     return ok(name, `feed ${feed.name} uses it for ${hostOf(feed.sink)}`);
   } catch (error) {
     return fail(name, `feed ${feed.name} names feed secret "${feed.secret}", which is not defined or not bound to ${hostOf(feed.sink)} (${messageOf(error)})`, `define "feed:${feed.secret}" in the secrets file (or FORGESYNC_FEED_SECRET_${feed.secret.toUpperCase()}) with hosts naming ${hostOf(feed.sink)}`);
-  }
-}
-
-function bindsUrl(hosts: readonly HostBinding[], url: string): boolean {
-  try {
-    return boundTo(hosts, new URL(url));
-  } catch {
-    return false;
   }
 }
 

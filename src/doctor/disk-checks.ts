@@ -2,11 +2,12 @@ import { constants } from 'node:fs';
 import { access, statfs } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
+import { nodeHostOf } from '../cluster/membership.js';
 import { formatBytes as bytes } from '../snapshots/errors.js';
 import { fail, messageOf, ok, warn, type CheckContext, type CheckGroup, type CheckResult, type CheckStatus } from './types.js';
 
 /** Space and inodes of one filesystem, as statfs gives them. */
-export interface DiskSpace {
+interface DiskSpace {
   totalBytes: number;
   freeBytes: number;
   totalInodes: number;
@@ -49,7 +50,7 @@ export const diskChecks: CheckGroup = {
     if (registry.read === 'failed') return results;
     const here = hostname();
     for (const shard of registry.facts.shards) {
-      const node = shard.node.slice(0, shard.node.lastIndexOf(':'));
+      const node = nodeHostOf(shard.node);
       if (node !== here) {
         results.push(ok(`disk:shard:${shard.id}`, `on ${node}, not this machine: run forgesync doctor there (its worker last reported ${new Date(shard.lastSeenAt).toISOString()})`));
       } else if (shard.dataDir !== config.dataDir) {

@@ -1,7 +1,7 @@
 import { proxyConfigured } from '../egress/proxy.js';
 import { REFUSED_RANGES } from '../egress/ranges.js';
-import { parseProtocols } from '../git/url.js';
 import { exportProtocol, tracingOffReason } from '../tracing/index.js';
+import { traceEndpoint } from '../tracing/start.js';
 import { ok, warn, type CheckContext, type CheckGroup, type CheckResult } from './types.js';
 
 /**
@@ -12,14 +12,14 @@ import { ok, warn, type CheckContext, type CheckGroup, type CheckResult } from '
  */
 export const exposureChecks: CheckGroup = {
   name: 'exposure',
-  async run({ config }: CheckContext): Promise<CheckResult[]> {
-    return [egressSummary(config), tracingCheck(process.env), ...webhookChecks(config)];
+  async run({ config, protocols }: CheckContext): Promise<CheckResult[]> {
+    return [egressSummary(config, protocols), tracingCheck(process.env), ...webhookChecks(config)];
   },
 };
 
 /** Whether the OTEL_* variables turn tracing on (tracing/start.ts), and where spans go: the collector's origin only (its URL or headers may hold a key). */
 export function tracingCheck(env: NodeJS.ProcessEnv): CheckResult {
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const endpoint = traceEndpoint(env);
   const off = tracingOffReason(env);
   if (!endpoint) return ok('tracing', 'off: no OTEL_EXPORTER_OTLP_ENDPOINT (set it to export traces over OTLP/HTTP)');
   if (off) return warn('tracing', `off although an endpoint is set: ${off}`, 'unset OTEL_SDK_DISABLED / OTEL_TRACES_EXPORTER, or set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf or http/json, if traces are wanted');
@@ -32,13 +32,13 @@ export function tracingCheck(env: NodeJS.ProcessEnv): CheckResult {
   return ok('tracing', `on: spans exported over OTLP/HTTP (${exportProtocol(env)}) to ${origin}`);
 }
 
-function egressSummary(config: CheckContext['config']): CheckResult {
-  const protocols = [...parseProtocols(config.gitProtocols)].join(', ');
+function egressSummary(config: CheckContext['config'], protocols: ReadonlySet<string>): CheckResult {
+  const listed = [...protocols].join(', ');
   const allowed = config.allowNetworks ?? [];
   const networks = allowed.length === 0 ? `public addresses only (${REFUSED_RANGES.length} loopback, private, link-local and reserved ranges refused)` : `public addresses and ${allowed.join(', ')}`;
   const proxy = proxyConfigured() ? '; a proxy is configured (http_proxy/https_proxy/all_proxy): git goes through it, the proxy must enforce what it may reach' : '';
-  const detail = `git protocols ${protocols}; networks: ${networks}${proxy}`;
-  const plaintext = ['http', 'git'].filter((protocol) => parseProtocols(config.gitProtocols).has(protocol));
+  const detail = `git protocols ${listed}; networks: ${networks}${proxy}`;
+  const plaintext = ['http', 'git'].filter((protocol) => protocols.has(protocol));
   if (plaintext.length > 0) {
     return warn('egress', detail, `${plaintext.join(' and ')} in FORGESYNC_GIT_PROTOCOLS ${plaintext.length === 1 ? 'sends' : 'send'} repositories (and tokens bound to http:// hosts) unencrypted; keep them only for upstreams on a trusted network`);
   }

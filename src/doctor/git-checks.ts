@@ -2,8 +2,9 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { advertisement } from '../cloning/upload-pack.js';
+import { FULL_REPACK_ARGS } from '../git/housekeeping.js';
 import { GitRunner } from '../git/runner.js';
-import { parseProtocols } from '../git/url.js';
 import { fail, messageOf, ok, type CheckContext, type CheckGroup, type CheckResult } from './types.js';
 
 /** A git feature forgesync uses, the release that brought it, and what uses it. */
@@ -14,7 +15,7 @@ interface GitFeature {
 }
 
 /** What src/git, src/cloning and src/lfs run, by the git release each needs; the newest one is the minimum. */
-export const GIT_FEATURES: readonly GitFeature[] = [
+const GIT_FEATURES: readonly GitFeature[] = [
   { since: [2, 37], feature: 'repack --cruft', usedFor: 'housekeeping (unreachable objects kept in a cruft pack until the prune grace ends)' },
   { since: [2, 36], feature: 'cat-file --batch-command', usedFor: 'reading mirrors (snapshots, contents, LFS scans)' },
   { since: [2, 34], feature: 'repack --write-midx', usedFor: 'housekeeping (multi-pack index and bitmaps)' },
@@ -25,7 +26,7 @@ export const GIT_FEATURES: readonly GitFeature[] = [
 ];
 
 /** The oldest git with every feature above. */
-export const MINIMUM_GIT = GIT_FEATURES.reduce((newest, { since }) => (compare(since, newest) > 0 ? since : newest), [0, 0] as [number, number]);
+const MINIMUM_GIT = GIT_FEATURES.reduce((newest, { since }) => (compare(since, newest) > 0 ? since : newest), [0, 0] as [number, number]);
 
 /**
  * git's version against what forgesync uses, then the features tried for
@@ -34,8 +35,8 @@ export const MINIMUM_GIT = GIT_FEATURES.reduce((newest, { since }) => (compare(s
  */
 export const gitChecks: CheckGroup = {
   name: 'git',
-  async run({ config, timeoutMs, signal }: CheckContext): Promise<CheckResult[]> {
-    const runner = new GitRunner({ protocols: parseProtocols(config.gitProtocols), defaultTimeoutMs: timeoutMs });
+  async run({ protocols, timeoutMs, signal }: CheckContext): Promise<CheckResult[]> {
+    const runner = new GitRunner({ protocols, defaultTimeoutMs: timeoutMs });
     let version: string;
     try {
       version = (await runner.run(['version'], { signal })).stdout.trim().replace(/^git version /, '');
@@ -59,8 +60,8 @@ async function featureProbes(runner: GitRunner, signal: AbortSignal): Promise<Ch
   try {
     await runner.run(['init', '--bare', '--quiet', repo], { signal });
     await runner.run([`--git-dir=${repo}`, 'cat-file', '--batch-command'], { input: '', signal });
-    await runner.run([`--git-dir=${repo}`, 'repack', '-q', '-a', '-d', '--cruft', '--write-midx', '--write-bitmap-index'], { signal });
-    const advertised = await advertisement(runner, repo, signal);
+    await runner.run([`--git-dir=${repo}`, ...FULL_REPACK_ARGS], { signal });
+    const advertised = await v2Advertisement(runner, repo, signal);
     if (!/version 2/.test(advertised)) throw new Error('upload-pack does not speak protocol version 2');
     if (!/fetch=[^\n]*\bfilter\b/.test(advertised)) throw new Error('upload-pack does not offer filters (partial clone)');
     return ok('git:features', 'cat-file --batch-command, cruft repack with midx and bitmaps, protocol v2 with partial clone: all work');
@@ -71,14 +72,15 @@ async function featureProbes(runner: GitRunner, signal: AbortSignal): Promise<Ch
   }
 }
 
-/** What upload-pack advertises to a protocol v2 client, configured as forgesync serves clones. */
-async function advertisement(runner: GitRunner, repo: string, signal: AbortSignal): Promise<string> {
-  const git = runner.start(['-c', 'uploadpack.allowFilter=true', 'upload-pack', '--advertise-refs', '--stateless-rpc', repo], { gitProtocol: 'version=2', timeoutMs: runner.defaultTimeoutMs });
+/** What upload-pack advertises to a protocol v2 client: the very call `GET …/info/refs` makes (src/cloning), so with the server's settings. */
+async function v2Advertisement(runner: GitRunner, repo: string, signal: AbortSignal): Promise<string> {
+  const { git, body } = advertisement(runner, repo, 'version=2');
+  // Its own limit is a long clone's: the group's deadline (the signal) is what bounds it here.
   const stop = () => git.stop();
   signal.addEventListener('abort', stop, { once: true });
   git.child.stdin.end();
   let stdout = '';
-  git.child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  body.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const [code] = (await once(git.child, 'close').finally(() => signal.removeEventListener('abort', stop))) as [number | null];
   if (code !== 0) throw new Error(`git upload-pack exited with ${code}: ${git.stderr().trim()}`);
   return stdout;

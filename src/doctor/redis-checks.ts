@@ -1,12 +1,9 @@
 import type { Redis } from 'ioredis';
-import { parseJobsUrl } from '../jobs/bullmq/connection.js';
+import { MINIMUM_REDIS_MAJOR, parseJobsUrl, readRedisServer, redisMajor } from '../jobs/bullmq/connection.js';
 import { urlScheme } from '../leases/open.js';
 import { redactUrl } from '../util/redact.js';
 import { connectFailFast } from '../util/redis-client.js';
 import { fail, messageOf, ok, type CheckContext, type CheckGroup, type CheckResult } from './types.js';
-
-/** BullMQ's own minimum (RedisConnection.minimumVersion). */
-const MINIMUM_MAJOR = 5;
 
 /** One Redis server and what forgesync keeps in it. */
 interface RedisUse {
@@ -16,7 +13,7 @@ interface RedisUse {
 }
 
 /** The Redis servers the configuration names (jobs, leases), each once. */
-export function redisUses(config: { jobsUrl: string | undefined; leaseUrl: string }): RedisUse[] {
+function redisUses(config: { jobsUrl: string | undefined; leaseUrl: string }): RedisUse[] {
   const byUrl = new Map<string, RedisUse>();
   const add = (connectUrl: string, use: 'jobs' | 'leases') => {
     const known = byUrl.get(connectUrl) ?? { connectUrl, shown: redactUrl(connectUrl), uses: [] };
@@ -54,14 +51,12 @@ async function checkRedis(use: RedisUse, timeoutMs: number): Promise<CheckResult
     return [fail(name, `${use.shown} is unreachable: ${messageOf(error)}`, `check ${setting} (host, port, password, TLS with rediss://) and that redis-server is running`)];
   }
   try {
-    const info = await client.info('server').then(async (server) => server + (await client.info('memory')));
-    const field = (key: string) => new RegExp(`^${key}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-    const version = field('redis_version') ?? 'unknown';
-    const policy = field('maxmemory_policy') ?? 'unknown';
-    const major = Number(version.split('.')[0]);
-    const reachable = major >= MINIMUM_MAJOR
+    const server = await readRedisServer(client);
+    const version = server.version ?? 'unknown';
+    const policy = server.policy ?? 'unknown';
+    const reachable = redisMajor(server.version) >= MINIMUM_REDIS_MAJOR
       ? ok(name, `Redis ${version} at ${use.shown} (${use.uses.join(', ')})`)
-      : fail(name, `Redis ${version} at ${use.shown}; BullMQ and forgesync need Redis ${MINIMUM_MAJOR} or later`, 'upgrade Redis (6.2 or later recommended)');
+      : fail(name, `Redis ${version} at ${use.shown}; BullMQ and forgesync need Redis ${MINIMUM_REDIS_MAJOR} or later`, 'upgrade Redis (6.2 or later recommended)');
     return [reachable, policyCheck(`${name}:maxmemory-policy`, policy, use)];
   } catch (error) {
     return [fail(name, `${use.shown} did not answer INFO: ${messageOf(error)}`, 'the user in the URL needs the INFO command; check the Redis ACL')];

@@ -1,5 +1,5 @@
 import type { ForgesyncConfig } from '../app/config.js';
-import { within } from '../jobs/bullmq/connection.js';
+import { parseProtocols } from '../git/url.js';
 import { checkConfig } from './config-check.js';
 import { credentialChecks } from './credential-checks.js';
 import { databaseChecks, leaseBackendChecks } from './database-checks.js';
@@ -10,10 +10,11 @@ import { natsChecks } from './nats-checks.js';
 import { redisChecks } from './redis-checks.js';
 import { readRegistryFacts } from './store/registry-facts.js';
 import { ForgesyncError, UnavailableError } from '../errors.js';
+import { within } from '../util/within.js';
 import { fail, messageOf, type CheckGroup, type CheckResult, type DoctorReport, type RegistryOutcome } from './types.js';
 
 /** Every group, in the order the report lists them. */
-export const CHECK_GROUPS: readonly CheckGroup[] = [databaseChecks, leaseBackendChecks, redisChecks, natsChecks, gitChecks, diskChecks, credentialChecks, exposureChecks];
+const CHECK_GROUPS: readonly CheckGroup[] = [databaseChecks, leaseBackendChecks, redisChecks, natsChecks, gitChecks, diskChecks, credentialChecks, exposureChecks];
 
 /** Default of `forgesync doctor --timeout`: long enough for a TLS handshake far away, short enough for a person waiting. */
 export const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
@@ -35,6 +36,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { config, results: configResults } = checkConfig(options.load);
   if (!config) return reportOf(configResults);
   const { timeoutMs } = options;
+  const protocols = parseProtocols(config.gitProtocols);
   const registry: RegistryOutcome = await withDeadline(readRegistryFacts(config.databaseUrl, { timeoutMs }), timeoutMs, 'reading the registry database').then(
     (facts) => ({ read: 'ok', facts }),
     (error: unknown) => ({ read: 'failed', error }),
@@ -45,7 +47,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       // A group may make a few calls in a row, each bounded by timeoutMs; the deadline catches what none bounded.
       const deadlineMs = 2 * timeoutMs;
       try {
-        return await withDeadline(group.run({ config, timeoutMs, signal: controller.signal, registry }), deadlineMs, `the ${group.name} checks`);
+        return await withDeadline(group.run({ config, protocols, timeoutMs, signal: controller.signal, registry }), deadlineMs, `the ${group.name} checks`);
       } catch (error) {
         return [
           error instanceof CheckTimeoutError
@@ -67,7 +69,7 @@ function reportOf(checks: CheckResult[]): DoctorReport {
 }
 
 /** A check (or the registry read) did not finish within its deadline. */
-export class CheckTimeoutError extends UnavailableError {
+class CheckTimeoutError extends UnavailableError {
   constructor(what: string, ms: number) {
     super(`${what} took longer than ${ms} ms`);
   }

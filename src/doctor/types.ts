@@ -24,6 +24,8 @@ export interface DoctorReport {
 /** What every group of checks gets: the loaded configuration and how long one backend may take to answer. */
 export interface CheckContext {
   config: ForgesyncConfig;
+  /** FORGESYNC_GIT_PROTOCOLS parsed (already validated when the configuration loaded). */
+  protocols: ReadonlySet<string>;
   /** The most one check may take; a backend that does not answer by then is a failure, not a hang. */
   timeoutMs: number;
   /** Aborted when the group's time is up (or it ended): git started by a check is killed with it. */

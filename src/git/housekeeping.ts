@@ -150,13 +150,16 @@ export async function runHousekeeping(options: { runner: GitRunner; mirror: stri
   return { outcomes, measure: measureMirror(mirror), staleLocks };
 }
 
+/** `full-repack` keeping every unreachable object (no prune cutoff): all reachable in one pack, the rest in a cruft pack, with a midx and bitmaps. */
+export const FULL_REPACK_ARGS: readonly string[] = ['repack', '-q', '-a', '-d', '--cruft', '--write-midx', '--write-bitmap-index'];
+
 /** The git commands of one task. */
 function taskCommands(task: HousekeepingTask, pruneBefore: number | null): string[][] {
   switch (task) {
     case 'geometric-repack':
       return [['repack', '-q', '--geometric=2', '-d', '--write-midx', '--write-bitmap-index']];
     case 'full-repack': {
-      if (pruneBefore === null) return [['repack', '-q', '-a', '-d', '--cruft', '--write-midx', '--write-bitmap-index']];
+      if (pruneBefore === null) return [[...FULL_REPACK_ARGS]];
       // `@<seconds> +0000` is git's raw date format: read exactly, whatever the locale.
       const cutoff = `@${Math.floor(pruneBefore / 1000)} +0000`;
       // As `git gc` does: with an expiration, repack drops the old objects of cruft packs and

@@ -26,11 +26,15 @@ export function tracingOffReason(env: NodeJS.ProcessEnv): string | null {
   if (['true', '1'].includes((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase())) return 'OTEL_SDK_DISABLED is true';
   const exporter = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
   if (exporter !== '' && exporter !== 'otlp') return `OTEL_TRACES_EXPORTER is "${exporter}" (forgesync exports otlp only)`;
-  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) return 'no OTEL_EXPORTER_OTLP_ENDPOINT is set';
+  if (!traceEndpoint(env)) return 'no OTEL_EXPORTER_OTLP_ENDPOINT is set';
   const protocol = exportProtocol(env);
   if (!PROTOCOLS.includes(protocol)) return `OTEL_EXPORTER_OTLP_PROTOCOL is "${protocol}" (forgesync exports ${PROTOCOLS.join(' or ')}: point it at a collector's OTLP/HTTP port, 4318)`;
   return null;
 }
+
+/** Where spans go, as the SDK picks it: the traces' own variable first, trimmed; '' or undefined when neither is set. */
+export const traceEndpoint = (env: NodeJS.ProcessEnv): string | undefined =>
+  env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
 
 const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'];
 

@@ -16,7 +16,8 @@ import { freePort } from '../support/free-port.js';
 import { MYSQL_URL } from '../leases/backends.js';
 import { POSTGRES_URL } from '../store/backends.js';
 import { testSecret } from '../support/secrets.js';
-import { fullFilesystem, healthySetup, NATS_URL, startRedis, type HealthySetup } from './setup.js';
+import { fullFilesystem, healthySetup, NATS_URL, type HealthySetup } from './setup.js';
+import { RedisInstance } from '../support/cluster/services.js';
 
 const CLI = fileURLToPath(new URL('../../bin/forgesync.js', import.meta.url));
 
@@ -95,7 +96,7 @@ describe('forgesync doctor', () => {
   });
 
   it('fails a Redis whose maxmemory-policy evicts (allkeys-lru), saying why and what to run', async () => {
-    const redis = await startRedis(await freePort(), ['--maxmemory-policy', 'allkeys-lru']);
+    const redis = await RedisInstance.start({ args: ['--maxmemory-policy', 'allkeys-lru'] });
     try {
       const report = await runDoctor({ load: () => setup.load({ jobsUrl: `${redis.url}/0?prefix=doctor` }), timeoutMs: 5_000 });
       const policy = check(report, 'redis:jobs:maxmemory-policy');

@@ -1,6 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +11,12 @@ import { loadConfig, type ForgesyncConfig } from '../../src/app/config.js';
 import { Forgesync } from '../../src/app/forgesync.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { postgresUrlWithLimits } from '../../src/util/database-sessions.js';
+import { REDIS_URL } from '../leases/backends.js';
 import { POSTGRES_URL } from '../store/backends.js';
 import { testSecret } from '../support/secrets.js';
 import { shardStore } from '../support/stores.js';
 
 export const NATS_URL = process.env.FORGESYNC_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
-export const REDIS_URL = process.env.FORGESYNC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
  * A setup a doctor should find healthy: PostgreSQL in a schema of its own,
@@ -49,8 +48,8 @@ export async function healthySetup(): Promise<HealthySetup> {
     JSON.stringify({
       dataDir: join(dir, 'data'),
       databaseUrl: postgresUrlWithLimits(POSTGRES_URL, undefined, [`-c search_path=${schema}`]),
-      leaseUrl: `${REDIS_URL}/0`,
-      jobsUrl: `${REDIS_URL}/0?prefix=doctor-${unique}`,
+      leaseUrl: REDIS_URL,
+      jobsUrl: `${REDIS_URL}?prefix=doctor-${unique}`,
       secretsFile,
       allowNetworks: '127.0.0.1/32',
       githubWebhookSecret: testSecret('DOCTOR_GITHUB'),
@@ -83,7 +82,7 @@ export async function healthySetup(): Promise<HealthySetup> {
     async dispose() {
       await jsm.streams.delete(stream).catch(() => undefined);
       await nc.close();
-      const redis = new Redis(`${REDIS_URL}/0`);
+      const redis = new Redis(REDIS_URL);
       const keys = await redis.keys(`doctor-${unique}:*`);
       if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
@@ -92,30 +91,6 @@ export async function healthySetup(): Promise<HealthySetup> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** A redis-server of the test's own on `port`, with `args`; stop() kills it. */
-export async function startRedis(port: number, args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { stdio: 'ignore' });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGKILL');
-    await once(child, 'exit');
-  };
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
-  client.on('error', () => {});
-  try {
-    for (let tries = 0; (await client.ping().catch(() => '')) !== 'PONG'; tries++) {
-      if (tries > 200) throw new Error(`redis-server on port ${port} did not start`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    client.disconnect();
-  }
-  return { url: `redis://127.0.0.1:${port}`, stop };
 }
 
 /**

@@ -75,20 +75,40 @@ export function workerClient(target: JobsRedisTarget, onError: (err: unknown) =>
   return client;
 }
 
+/** BullMQ's own minimum major version of Redis (RedisConnection.minimumVersion). */
+export const MINIMUM_REDIS_MAJOR = 5;
+
+/** What one INFO tells about a Redis server: its version and maxmemory-policy (undefined when INFO omits them). */
+export interface RedisServerFacts {
+  version: string | undefined;
+  policy: string | undefined;
+}
+
+/** Reads the server's version and maxmemory-policy with one INFO (its default sections include server and memory). */
+export async function readRedisServer(client: Redis): Promise<RedisServerFacts> {
+  const info = await client.info();
+  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+  return { version: field('redis_version'), policy: field('maxmemory_policy') };
+}
+
+/** The major version in a Redis version string (NaN when unknown). */
+export function redisMajor(version: string | undefined): number {
+  return version === undefined ? NaN : Number(version.split('.')[0]);
+}
+
 /**
  * Refuses a Redis that could silently drop BullMQ's keys: with any maxmemory-policy but
  * noeviction, Redis under memory pressure evicts job hashes, locks and deduplication keys
  * (BullMQ itself only prints a warning). Also refuses Redis older than BullMQ's minimum (5).
  */
 export async function checkServer(client: Redis, shown: string): Promise<void> {
-  let info: string;
+  let server: RedisServerFacts;
   try {
-    info = await client.info();
+    server = await readRedisServer(client);
   } catch (cause) {
     throw new JobBackendUnavailableError(`job queue Redis at ${shown} did not answer INFO: ${(cause as Error).message}`, { cause });
   }
-  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-  const policy = field('maxmemory_policy');
+  const { policy, version } = server;
   if (policy !== undefined && policy !== 'noeviction') {
     throw new JobBackendUnavailableError(
       `job queue Redis at ${shown} has maxmemory-policy ${policy}, which lets Redis evict queued jobs and their locks under memory pressure; ` +
@@ -96,10 +116,8 @@ export async function checkServer(client: Redis, shown: string): Promise<void> {
         'or use a Redis of its own for jobs',
     );
   }
-  const version = field('redis_version');
-  const major = version === undefined ? NaN : Number(version.split('.')[0]);
-  if (major < 5) {
-    throw new JobBackendUnavailableError(`job queue Redis at ${shown} is version ${version}; BullMQ needs Redis 5 or later (6.2 or later recommended)`);
+  if (redisMajor(version) < MINIMUM_REDIS_MAJOR) {
+    throw new JobBackendUnavailableError(`job queue Redis at ${shown} is version ${version}; BullMQ needs Redis ${MINIMUM_REDIS_MAJOR} or later (6.2 or later recommended)`);
   }
 }
 
@@ -114,16 +132,6 @@ export async function shut(client: Redis): Promise<void> {
     await client.quit();
   } catch {
     client.disconnect();
-  }
-}
-
-/** `promise`'s value, or 'late' if it takes longer than `ms`. */
-export async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)))]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

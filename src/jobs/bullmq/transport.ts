@@ -7,7 +7,8 @@ import type { JobTransportOptions } from '../open.js';
 import type { Job, JobKind, JobLoad, JobPayload, JobTransport } from '../types.js';
 import { validateJob, validateJobKind, validateKindName } from '../validate.js';
 import { traceEnqueue, traceJobRun, type TraceCarrier } from '../../tracing/index.js';
-import { checkServer, connectCommandClient, endClient, parseJobsUrl, shut, within, workerClient, type JobsRedisTarget } from './connection.js';
+import { within } from '../../util/within.js';
+import { checkServer, connectCommandClient, endClient, parseJobsUrl, shut, workerClient, type JobsRedisTarget } from './connection.js';
 import { Fairness } from './fairness.js';
 import { ErrorLog } from './log.js';
 

@@ -32,11 +32,15 @@ function ask(port: number, line: string): Promise<string | null> {
 /** `redis-server` in the foreground on a free port, nothing persisted: a restart loses every key. */
 export class RedisInstance {
   #child: ChildProcess | undefined;
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    /** More redis-server options (`--maxmemory-policy allkeys-lru`). */
+    private readonly args: readonly string[],
+  ) {}
 
-  static async start(): Promise<RedisInstance> {
+  static async start(options: { args?: readonly string[] } = {}): Promise<RedisInstance> {
     if (!(await onPath('redis-server'))) throw new Error('redis-server is not installed (apt-get install redis-server): the cluster proof runs a private Redis it can restart');
-    const redis = new RedisInstance(await freePort());
+    const redis = new RedisInstance(await freePort(), options.args ?? []);
     await redis.#spawn();
     return redis;
   }
@@ -46,7 +50,7 @@ export class RedisInstance {
   }
 
   async #spawn(): Promise<void> {
-    this.#child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+    this.#child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...this.args], { stdio: 'ignore' });
     await until(`redis on ${this.port}`, async () => (await ask(this.port, 'PING\r\n'))?.startsWith('+PONG') ?? false);
   }
 
