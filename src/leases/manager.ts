@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withSpan } from '../tracing/index.js';
 import { LeaseLostError, LeaseManagerClosedError, LeaseUnavailableError } from './errors.js';
 import { eitherAborted } from './abort.js';
 import { startHeartbeat } from './heartbeat.js';
@@ -187,7 +188,17 @@ export class LeaseManager {
    * @returns `{ ran: true, value }`, or `{ ran: false, holder }` naming who has the key (for the skip line).
    */
   async tryWithLease<T>(key: string, request: ScopedLeaseRequest, work: LeaseWork<T>): Promise<LeaseRun<T>> {
-    const attempt = await this.attempt(key, request);
+    // Taking the lease is a span of whatever is traced (a sync, an import job), `busy` when someone else holds it.
+    const attempt = await withSpan(
+      'lease acquire',
+      { 'forgesync.lease.key': key },
+      async (span) => {
+        const tried = await this.attempt(key, request);
+        if (!tried.lease) span.setAttributes({ 'forgesync.lease.busy': true });
+        return tried;
+      },
+      { inTraceOnly: true },
+    );
     if (!attempt.lease) return { ran: false, holder: attempt.holder };
     return { ran: true, value: await this.#runHolding(attempt.lease, request, work) };
   }

@@ -16,7 +16,7 @@ import { redactSecrets } from '../util/redact.js';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import type { BoundToken } from '../credentials/store.js';
 import { ownerName } from '../leases/owner.js';
-import { ATTR, DB_SYSTEM_NAME, recordSpan, spanClock, withSpan } from '../tracing/index.js';
+import { ATTR, DB_SYSTEM_NAME, withSpan } from '../tracing/index.js';
 
 /**
  * What one call to `sync()` ended with: `idle` when no request was waiting
@@ -162,7 +162,6 @@ export class SyncService {
       return 'elsewhere';
     }
     const key = syncLeaseKey(sourceId);
-    const leaseWaitStarted = spanClock();
     const run = await withSpan('sync', { [ATTR.source]: source.name, [ATTR.syncTrigger]: trigger }, (span) => leases.tryWithLease(
       key,
       {
@@ -172,7 +171,6 @@ export class SyncService {
         onRenewError: (error) => logger.warn({ event: 'lease_renew_failed', lease_key: key, err: String(error) }, 'lease renewal failed; retrying'),
       },
       async (lease, signal) => {
-        recordSpan('lease acquire', { 'forgesync.lease.key': key }, leaseWaitStarted);
         let outcome: SyncOutcome = 'noop';
         try {
           // The first round may use the source read above; later rounds read it again.
@@ -191,7 +189,6 @@ export class SyncService {
       },
     ));
     if (!run.ran) {
-      recordSpan('lease acquire', { 'forgesync.lease.key': key, 'forgesync.lease.busy': true }, leaseWaitStarted);
       logLeaseSkip(logger, key, run.holder, { source: source.name });
       this.options.onSkip?.();
       return 'skipped';

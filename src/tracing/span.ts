@@ -31,6 +31,8 @@ export interface SpanOptions {
   role?: SpanRole;
   /** The parent, when it came from another process (a job's data, request headers); else the active span. */
   parent?: TraceCarrier | undefined;
+  /** A part of something traced only: with no active span (nor `parent`), no span, just `fn` (a scheduler's periodic lease tries start no traces). */
+  inTraceOnly?: boolean;
 }
 
 type Api = typeof import('@opentelemetry/api');
@@ -60,6 +62,7 @@ export function withSpan<T>(name: string, attributes: SpanAttributes, fn: (span:
   if (!tracing) return fn(NOOP_HANDLE);
   const { api, tracer } = tracing;
   const parent = options.parent ? api.propagation.extract(api.ROOT_CONTEXT, options.parent) : api.context.active();
+  if (options.inTraceOnly && !api.trace.getSpan(parent)) return fn(NOOP_HANDLE);
   const kind = SPAN_KINDS[options.role ?? 'internal'];
   return tracer.startActiveSpan(name, { kind, attributes: defined(attributes) }, parent, async (span: Span) => {
     const handle: SpanHandle = { setAttributes: (more) => span.setAttributes(defined(more)) };
@@ -75,19 +78,6 @@ export function withSpan<T>(name: string, attributes: SpanAttributes, fn: (span:
       span.end();
     }
   });
-}
-
-/** The time now for recordSpan (epoch ms, sub-millisecond); 0 when tracing is off. */
-export const spanClock = (): number => (tracing ? performance.timeOrigin + performance.now() : 0);
-
-/**
- * Records a span that has already happened, from `startedAt` (spanClock) to
- * now, as a child of the active span: a wait measured around a call that
- * cannot be wrapped (a lease's acquisition inside tryWithLease).
- */
-export function recordSpan(name: string, attributes: SpanAttributes, startedAt: number): void {
-  if (!tracing || startedAt === 0) return;
-  tracing.tracer.startSpan(name, { attributes: defined(attributes), startTime: startedAt }).end(performance.timeOrigin + performance.now());
 }
 
 /**
