@@ -3,6 +3,7 @@ import { openJobTransport } from '../jobs/open.js';
 import type { JobTransport } from '../jobs/types.js';
 import type { LeaseManager } from '../leases/manager.js';
 import { leaseMetrics } from '../leases/metrics.js';
+import { readinessMetric } from './metrics.js';
 import { openLeaseManager } from '../leases/open.js';
 import type { Logger } from '../logging/logger.js';
 import { openDatabase, pingDatabase, type Database } from '../store/database.js';
@@ -51,6 +52,7 @@ export class Kernel {
   ) {
     // Here, not in a module: every process holds leases (workers most), whatever its roles.
     leaseMetrics(this.metrics, leases);
+    readinessMetric(this.metrics, () => this.readiness());
   }
 
   /** Opens the database (migrating it), the lease backend and the job transport; closes what opened if one fails. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createTestDatabase, openTestForgesync, testConfig } from '../support/harness.js';
 import { startTestServer } from '../support/test-server.js';
 
 /*
@@ -33,6 +34,15 @@ describe('forgesync_ready on /metrics', () => {
       expect(scrape.body).toMatch(/^forgesync_syncs_total|^# TYPE forgesync_syncs_total counter$/m);
     } finally {
       await t.close();
+    }
+  });
+
+  it('is in the registry of a process that serves no public HTTP (a worker scraped on its internal endpoint)', async () => {
+    const { app } = await openTestForgesync(testConfig((await createTestDatabase('sqlite')).url));
+    try {
+      expect(await app.kernel.metrics.metrics()).toMatch(/^forgesync_ready 1$/m);
+    } finally {
+      await app.close();
     }
   });
 });

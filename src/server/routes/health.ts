@@ -1,21 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { Gauge } from 'prom-client';
 import type { Kernel } from '../../kernel/kernel.js';
 
-/** `/livez` (the process answers), `/readyz` (database and lease backend reachable: ok or failed each), `/metrics` (with `forgesync_ready`, the same checks). */
+/** `/livez` (the process answers), `/readyz` (database and lease backend reachable: ok or failed each), `/metrics` (with `forgesync_ready`, the same checks: see kernel/metrics.ts). */
 export function healthRoutes(kernel: Kernel): FastifyPluginAsync {
   return async (server) => {
     const metrics = kernel.metrics;
-    new Gauge({
-      name: 'forgesync_ready',
-      help: 'Whether /readyz would answer 200 now: 1 when the database and the lease backend answer, 0 when either fails (which one is in the not_ready log line of /readyz).',
-      registers: [metrics],
-      // The same checks as /readyz, run at each scrape: no state kept between them.
-      async collect() {
-        const checks = await kernel.readiness();
-        this.set(Object.values(checks).every((result) => result === 'ok') ? 1 : 0);
-      },
-    });
     server.get('/livez', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
     server.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
