@@ -39,7 +39,7 @@ describe('dashboard activity page in headless chromium', () => {
   let t: TestServer;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
     t = await startTestServer({ listen: true, tokens: { admin: ADMIN_TOKEN }, env: { FORGESYNC_ACTIVITY_SAMPLE_INTERVAL: '1s' } });
@@ -53,11 +53,7 @@ describe('dashboard activity page in headless chromium', () => {
       await replication.addSource({ name, url: brokenUpstream().bare });
       expect((await replication.sync(name)).registry.state).toBe('failed');
     }
-    ({ browser, page } = await openBrowserPage());
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 401/.test(message.text())) pageErrors.push(`${message.text()} (${message.location().url})`);
-    });
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    ({ browser, page, pageErrors } = await openBrowserPage());
     mkdirSync(OUTPUT_DIR, { recursive: true });
   }, 90_000);
 

@@ -45,7 +45,7 @@ describe('dashboard feeds page in headless chromium', () => {
   /** While true, the receiver answers 500 with HOSTILE to the events of refs/heads/topic. */
   let refuseTopic = true;
   /** Console errors and uncaught exceptions in the page (a CSP violation shows up here). */
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
@@ -86,16 +86,13 @@ describe('dashboard feeds page in headless chromium', () => {
     expect((await t.app.replication.sync('alpha')).served).toBe(true);
     await feeds.sync('hooks', { wait: true });
 
-    ({ browser, page } = await openBrowserPage());
-    page.on('console', (message) => {
-      if (message.type() !== 'error' || /status of 401/.test(message.text())) return;
-      // The read-only token's Pause is refused: that 403 is expected.
-      if (/status of 403/.test(message.text()) && message.location().url.endsWith('/api/feeds/hooks/pause')) return;
-      // The page of an unknown feed asks for it (and its dead letters) once per refresh: those 404s are expected.
-      if (/status of 404/.test(message.text()) && /\/api\/feeds\/nothing-here(\/dead-letters)?$/.test(message.location().url)) return;
-      pageErrors.push(`${message.text()} (${message.location().url})`);
-    });
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    ({ browser, page, pageErrors } = await openBrowserPage(
+      (text, url) =>
+        // The read-only token's Pause is refused: that 403 is expected.
+        (/status of 403/.test(text) && url.endsWith('/api/feeds/hooks/pause')) ||
+        // The page of an unknown feed asks for it (and its dead letters) once per refresh: those 404s are expected.
+        (/status of 404/.test(text) && /\/api\/feeds\/nothing-here(\/dead-letters)?$/.test(url)),
+    ));
     mkdirSync(OUTPUT_DIR, { recursive: true });
   }, 90_000);
 

@@ -29,7 +29,7 @@ describe('dashboard imports page in headless chromium', () => {
   let baseUrl: string;
   let name: string;
   /** Console errors and uncaught exceptions in the page (a CSP violation shows up here). */
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
     h = await startImportHarness();
@@ -48,14 +48,8 @@ describe('dashboard imports page in headless chromium', () => {
     if (!address || typeof address !== 'object') throw new Error('the server has no TCP address');
     baseUrl = `http://127.0.0.1:${address.port}`;
 
-    ({ browser, page } = await openBrowserPage());
-    page.on('console', (message) => {
-      if (message.type() !== 'error' || /status of 401/.test(message.text())) return;
-      // The page of an unknown import asks for it once per refresh: that 404 is expected.
-      if (/status of 404/.test(message.text()) && message.location().url.endsWith(`/api/imports/${UNKNOWN}`)) return;
-      pageErrors.push(`${message.text()} (${message.location().url})`);
-    });
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    // The page of an unknown import asks for it once per refresh: that 404 is expected.
+    ({ browser, page, pageErrors } = await openBrowserPage((text, url) => /status of 404/.test(text) && url.endsWith(`/api/imports/${UNKNOWN}`)));
     mkdirSync(OUTPUT_DIR, { recursive: true });
   }, 90_000);
 

@@ -25,7 +25,7 @@ describe('dashboard in headless chromium', () => {
   let page: Page;
   let baseUrl: string;
   /** Console errors and uncaught exceptions in the page (a CSP violation shows up here). */
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
     const database = await createTestDatabase('sqlite');
@@ -37,11 +37,7 @@ describe('dashboard in headless chromium', () => {
     baseUrl = `http://127.0.0.1:${address.port}`;
     app.startService();
 
-    ({ browser, page } = await openBrowserPage());
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 401/.test(message.text())) pageErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    ({ browser, page, pageErrors } = await openBrowserPage());
     mkdirSync(OUTPUT_DIR, { recursive: true });
   });
 

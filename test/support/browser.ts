@@ -18,8 +18,12 @@ const CHROMIUM_ARGS = [
 /**
  * Launches Debian's headless chromium and opens one page (1280×860, 20 s
  * timeouts); a missing chromium fails with the command that installs it.
+ * `pageErrors` collects the page's uncaught errors and its console errors
+ * (`<text> (<url>)`), but for 401s (the dashboard asks before it has a
+ * token) and those `expected` says a test provokes: a test ends by
+ * expecting it empty.
  */
-export async function openBrowserPage(): Promise<{ browser: Browser; page: Page }> {
+export async function openBrowserPage(expected: (text: string, url: string) => boolean = () => false): Promise<{ browser: Browser; page: Page; pageErrors: string[] }> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `the dashboard tests need Debian's chromium at ${CHROMIUM}, which is missing; install it with ` +
@@ -30,7 +34,13 @@ export async function openBrowserPage(): Promise<{ browser: Browser; page: Page 
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
-  return { browser, page };
+  const pageErrors: string[] = [];
+  page.on('console', (message) => {
+    const [text, url] = [message.text(), message.location().url];
+    if (message.type() === 'error' && !/status of 401/.test(text) && !expected(text, url)) pageErrors.push(`${text} (${url})`);
+  });
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  return { browser, page, pageErrors };
 }
 
 /** Polls `page` until the text of the first element `selector` finds matches `expected`; returns that text. */
