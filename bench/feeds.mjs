@@ -80,7 +80,6 @@
 //     arrival − sync resolving (approximate: delivery may even beat it).
 // Results also go to bench/results/feeds.json.
 
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -88,7 +87,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { pino } from 'pino';
@@ -102,6 +101,7 @@ import { createLogger } from '../dist/logging/logger.js';
 import { run, runBatch } from '../dist/store/batch.js';
 import { appendChanges, headSeq, refChange } from '../dist/store/change-log.js';
 import { sqliteHandle } from '../dist/store/connect.js';
+import { startFeedsReceiver } from './lib/feeds-receiver-client.mjs';
 import { git } from './lib/git-fleet.mjs';
 import { collectGarbage, median, rotate, spreadPct, withDeadline } from './lib/harness.mjs';
 import { GOAL_VS_RAW } from './lib/report.mjs';
@@ -180,58 +180,6 @@ async function openInstance(name, extraEnv = {}) {
   const app = await Forgesync.open(config, { logger: createLogger({ level: 'warn', destination: pino.destination(join(root, `${name}.log`)) }) });
   apps.push(app);
   return app;
-}
-
-/** The receiver child process; resolves once it listens. */
-async function startReceiver() {
-  const child = fork(fileURLToPath(new URL('./lib/feeds-receiver.mjs', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const listeners = new Set();
-  child.on('message', (message) => {
-    for (const listener of [...listeners]) listener(message);
-  });
-  const next = (op, predicate = () => true) =>
-    new Promise((resolve, reject) => {
-      const onExit = (code) => reject(new Error(`the receiver exited (${code}) before answering ${op}`));
-      const listener = (message) => {
-        if (message.op === op && predicate(message)) {
-          listeners.delete(listener);
-          child.off('exit', onExit);
-          resolve(message);
-        }
-      };
-      listeners.add(listener);
-      child.once('exit', onExit);
-    });
-  const { port } = await withDeadline(next('ready'), 10_000, 'starting the receiver');
-  let asks = 0;
-  return {
-    port,
-    url: (path) => `http://127.0.0.1:${port}/${path}`,
-    async count() {
-      const id = ++asks;
-      const answer = next('count', (m) => m.id === id);
-      child.send({ op: 'count', id });
-      return answer;
-    },
-    async reset() {
-      const answer = next('reset');
-      child.send({ op: 'reset' });
-      await answer;
-    },
-    async report(on) {
-      const answer = next('report');
-      child.send({ op: 'report', on });
-      await answer;
-    },
-    onEvent(fn) {
-      const listener = (message) => message.op === 'event' && fn(message);
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    close() {
-      if (child.exitCode === null && child.signalCode === null) child.kill();
-    },
-  };
 }
 
 const sources = Math.max(1, Math.ceil(cfg.keys / 10));
@@ -379,7 +327,7 @@ let failure;
 let natsSkipped;
 
 try {
-  receiver = await startReceiver();
+  receiver = await startFeedsReceiver();
 
   // ---- 1. partial sync vs log length ----
   progress('opening the partial-sync instances');

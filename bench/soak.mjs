@@ -38,7 +38,6 @@
 //    small trees, pack cache).
 // Exit 1 when a goal is missed (or a driver failed); results also go to bench/results/soak.json.
 
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -48,6 +47,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Forgesync, loadConfig } from '../dist/index.js';
 import { createLogger } from '../dist/logging/logger.js';
+import { startFeedsReceiver } from './lib/feeds-receiver-client.mjs';
 import { createTemplate, createUpstreams, git } from './lib/git-fleet.mjs';
 import { request } from './lib/import-freshness-poll.mjs';
 import { PERIODS_MS, startLoad } from './lib/soak-load.mjs';
@@ -73,7 +73,7 @@ const parts = {};
 async function teardown() {
   await parts.load?.stop();
   await parts.serve?.stop();
-  parts.receiver?.kill('SIGTERM');
+  parts.receiver?.close();
   await parts.fake?.close();
   if (cfg.keep) log(`kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
@@ -162,7 +162,7 @@ async function setUp() {
   parts.fake = await startFakeGitHub({ tokens: [token], git: false, limit: 10_000_000, project: generateProject(PROJECT) });
   const issues = parts.fake.project.issues;
   const site = { fake: parts.fake, upstream: new FakeUpstream(parts.fake), issueNumbers: issues.filter((i) => !i.pull).map((i) => i.number), titles: new Map(issues.map((i) => [i.number, i.title])) };
-  const receiver = await startReceiver();
+  const receiver = (parts.receiver = await startFeedsReceiver({ quiet: true }));
 
   const dataDir = join(root, 'forgesync');
   const feedDir = join(root, 'feed-files');
@@ -200,7 +200,7 @@ async function setUp() {
     if (answer.status >= 300) throw new Error(`${method} ${path} answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     return JSON.parse(answer.text);
   };
-  await api('POST', '/api/feeds', { name: 'soak-http', sink: receiver.url });
+  await api('POST', '/api/feeds', { name: 'soak-http', sink: receiver.url('soak') });
   await api('POST', '/api/feeds', { name: 'soak-file', sink: `file://${feedDir}/soak` });
   await api('POST', '/api/imports', { project: `${parts.fake.project.repo.owner}/${PROJECT.name}`, name: PROJECT.name, apiUrl: parts.fake.apiUrl, credentials: ['GH'] });
   await waitFor('sources and the import synced', async () => {
@@ -223,27 +223,4 @@ async function waitFor(what, check) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(500);
   }
-}
-
-/** The http feed's receiver (bench/lib/feeds-receiver.mjs) as a child: its url and a count() of what it received. */
-async function startReceiver() {
-  const child = fork(fileURLToPath(new URL('./lib/feeds-receiver.mjs', import.meta.url)), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  parts.receiver = child;
-  const port = await new Promise((resolve, reject) => {
-    child.once('message', (message) => resolve(message.port));
-    child.once('exit', (code) => reject(new Error(`feed receiver exited with ${code}`)));
-  });
-  let id = 0;
-  const count = () =>
-    new Promise((resolve) => {
-      const mine = ++id;
-      const onMessage = (message) => {
-        if (message.op !== 'count' || message.id !== mine) return;
-        child.off('message', onMessage);
-        resolve(message);
-      };
-      child.on('message', onMessage);
-      child.send({ op: 'count', id: mine });
-    });
-  return { url: `http://127.0.0.1:${port}/soak`, count };
 }

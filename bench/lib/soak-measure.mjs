@@ -1,8 +1,9 @@
 // What bench/soak.mjs samples of the `forgesync serve` child, and its verdict:
 // a least-squares line through each series after the warm-up.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { request } from './import-freshness-poll.mjs';
+import { rssOf } from './serve-procs.mjs';
 import { mib } from './util.mjs';
 
 /** The goals (see the file head of bench/soak.mjs for why these numbers). */
@@ -36,8 +37,7 @@ export function duBytes(dir) {
 
 /** One sample of the child `pid`: RSS, heap used, fds, data-dir and feed-file sizes, and the work counts so far. */
 export async function sample({ pid, origin, admin, dataDir, feedDir, startedAt, load, receiver }) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN) * 1024;
+  const rss = rssOf(pid);
   const fds = readdirSync(`/proc/${pid}/fd`).length;
   const answer = await request(origin, { path: '/metrics', headers: { authorization: `Bearer ${admin}` } });
   const text = answer.status === 200 ? answer.text : '';
